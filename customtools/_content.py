@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar
 
 from customtools._errors import ContentError
 
@@ -208,9 +208,9 @@ class ExtensionContent:
         return out
 
 
-ContentBlock = Union[
-    TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource, ExtensionContent
-]
+ContentBlock = (
+    TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource | ExtensionContent
+)
 """Any content block a result or update can carry."""
 
 _CONTENT_TYPES = ("text", "image", "audio", "resource_link", "resource")
@@ -315,8 +315,8 @@ class ToolResult:
     meta: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.content, tuple):
-            object.__setattr__(self, "content", tuple(self.content))
+        if not isinstance(self.content, tuple):  # a list is accepted at run time
+            object.__setattr__(self, "content", tuple(self.content))  # type: ignore[unreachable]
 
     @classmethod
     def from_text(
@@ -416,8 +416,8 @@ def normalize_result(value: Any, *, tool_name: str) -> ToolResult:
     """
     if type(value) is ToolResult:
         return value
-    if type(value) is str:
-        return _text_result(value)
+    if isinstance(value, str):
+        return _text_result(str(value))
     if isinstance(value, ToolResult):
         return value
     if isinstance(value, Mapping):
@@ -428,8 +428,6 @@ def normalize_result(value: Any, *, tool_name: str) -> ToolResult:
                 " or a mapping with 'content' and/or 'details'"
             )
         return ToolResult.from_dict(value, where=f"tool {tool_name!r} result")
-    if isinstance(value, str):
-        return ToolResult.from_text(str(value))
     raise ContentError(
         f"tool {tool_name!r} returned {type(value).__name__}; return a ToolResult, a str,"
         " or a mapping with 'content' and/or 'details'"

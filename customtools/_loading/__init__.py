@@ -1,0 +1,1 @@
+"""Discovery and loading of tool modules (private; the public names live in customtools)."""

@@ -1,0 +1,244 @@
+"""Records the loader produces: where a tool came from, what loaded, what failed.
+
+Every record is a frozen value with ``to_dict()`` so CI and hosts can print or ship it.
+Errors are data here, never exceptions: one bad file never stops a load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from customtools._tool import CustomTool
+
+__all__ = [
+    "Candidate",
+    "Diagnostic",
+    "LoadError",
+    "LoadedTool",
+    "MetadataFile",
+    "ScanResult",
+    "ToolSource",
+]
+
+Level = Literal["user", "project"]
+CandidateKind = Literal["module", "package", "entry_point"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolSource:
+    """Where a tool module was found.
+
+    Args:
+        provider: stable provider id (``"native"``, ``"claude"``, ``"claude-plugins"``,
+            ``"codex"``, ``"plugin"``, ``"entry-points"``, ``"configured"``, or a host's own).
+        provider_name: display name for people (``"Claude Code"``).
+        level: ``"user"`` (home directory, installed packages) or ``"project"`` (under cwd).
+        plugin_name: for plugin roots and marketplace plugins, the plugin's name.
+        plugin_version: the plugin's version, when its manifest or registry gives one.
+        distribution: for entry points, the installed distribution's name.
+    """
+
+    provider: str
+    provider_name: str
+    level: Level
+    plugin_name: str | None = None
+    plugin_version: str | None = None
+    distribution: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form; ``None`` fields are omitted."""
+        out: dict[str, Any] = {
+            "provider": self.provider,
+            "providerName": self.provider_name,
+            "level": self.level,
+        }
+        for key, value in (
+            ("pluginName", self.plugin_name),
+            ("pluginVersion", self.plugin_version),
+            ("distribution", self.distribution),
+        ):
+            if value is not None:
+                out[key] = value
+        return out
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Candidate:
+    """A tool module the scan found; importing it is the next step.
+
+    Args:
+        path: the path as found (absolute, not resolved); for entry points, ``"<ep value>"``.
+        resolved_path: the real path (symlinks resolved), the dedupe key.
+        kind: ``"module"`` (a ``.py`` file), ``"package"`` (a directory with ``__init__.py``;
+            ``path`` is the directory) or ``"entry_point"``.
+        source: where it was found.
+        entry_point: for entry points, the value ``"module:factory"``.
+    """
+
+    path: str
+    resolved_path: str
+    kind: CandidateKind
+    source: ToolSource
+    entry_point: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        out: dict[str, Any] = {
+            "path": self.path,
+            "resolvedPath": self.resolved_path,
+            "kind": self.kind,
+            "source": self.source.to_dict(),
+        }
+        if self.entry_point is not None:
+            out["entryPoint"] = self.entry_point
+        return out
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetadataFile:
+    """A ``.md`` or ``.json`` file in a tools directory: described, never imported.
+
+    Args:
+        path: the file as found.
+        resolved_path: its real path.
+        name: the ``name`` from YAML frontmatter or the JSON object, else the file stem.
+        description: the ``description`` likewise, else ``""``.
+        source: where it was found.
+        format: ``"md"`` or ``"json"``.
+        data: every field read from the frontmatter or JSON object.
+    """
+
+    path: str
+    resolved_path: str
+    name: str
+    description: str
+    source: ToolSource
+    format: Literal["md", "json"]
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "path": self.path,
+            "resolvedPath": self.resolved_path,
+            "name": self.name,
+            "description": self.description,
+            "source": self.source.to_dict(),
+            "format": self.format,
+            "data": dict(self.data),
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Diagnostic:
+    """Something a person should know that is not an error: a skipped file, a disabled
+    provider, a duplicate path, a missing optional directory.
+
+    Args:
+        code: stable kebab-case code (``"skipped-file"``, ``"duplicate-path"``, ...).
+        message: one line for people.
+        path: the file or directory concerned, if any.
+        source: the source concerned, if any.
+    """
+
+    code: str
+    message: str
+    path: str | None = None
+    source: ToolSource | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form; ``None`` fields are omitted."""
+        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.path is not None:
+            out["path"] = self.path
+        if self.source is not None:
+            out["source"] = self.source.to_dict()
+        return out
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoadError:
+    """One thing that failed to load: a module, a factory, one tool of a factory, a conflict.
+
+    Args:
+        path: the path as found (or the entry point value).
+        error: a one-line cause naming the tool or file and what to do.
+        source: where it was found (``None`` for a configured path that does not resolve).
+        resolved_path: the real path, when known.
+        code: stable kebab-case code (``"import-error"``, ``"factory-error"``,
+            ``"name-conflict"``, ``"invalid-tool"``, ``"metadata-not-executable"``,
+            ``"timeout"``, ...).
+        tool_name: the tool concerned, when known.
+        traceback: a short traceback summary, in its own field so ``error`` stays one line.
+    """
+
+    path: str
+    error: str
+    source: ToolSource | None = None
+    resolved_path: str | None = None
+    code: str = "load-error"
+    tool_name: str | None = None
+    traceback: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.error}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form; ``None`` fields are omitted."""
+        out: dict[str, Any] = {"path": self.path, "error": self.error, "code": self.code}
+        for key, value in (
+            ("resolvedPath", self.resolved_path),
+            ("toolName", self.tool_name),
+            ("traceback", self.traceback),
+        ):
+            if value is not None:
+                out[key] = value
+        if self.source is not None:
+            out["source"] = self.source.to_dict()
+        return out
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoadedTool:
+    """A tool that loaded, with where it came from."""
+
+    path: str
+    resolved_path: str
+    tool: CustomTool
+    source: ToolSource
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: the tool's definition plus its origin."""
+        return {
+            "name": self.tool.name,
+            "label": self.tool.label,
+            "path": self.path,
+            "resolvedPath": self.resolved_path,
+            "source": self.source.to_dict(),
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScanResult:
+    """What a scan found, before any tool code runs.
+
+    ``candidates`` are deduplicated by real path (first occurrence kept, later ones reported
+    in ``diagnostics`` with code ``"duplicate-path"``) and in precedence order.
+    """
+
+    candidates: tuple[Candidate, ...] = ()
+    metadata: tuple[MetadataFile, ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = ()
+    errors: tuple[LoadError, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "candidates": [c.to_dict() for c in self.candidates],
+            "metadata": [m.to_dict() for m in self.metadata],
+            "diagnostics": [d.to_dict() for d in self.diagnostics],
+            "errors": [e.to_dict() for e in self.errors],
+        }

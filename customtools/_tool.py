@@ -1,0 +1,191 @@
+"""The tool model: :class:`CustomTool`.
+
+A tool is plain data plus callables. Construction checks everything that can be checked
+without running the tool (name, callables, options, and that ``parameters`` is a valid JSON
+Schema), so a bad tool fails when it is built (and the loader reports it as that tool's load
+error) instead of when a model first calls it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal
+
+from customtools._errors import ToolDefinitionError
+
+__all__ = ["TOOL_NAME_PATTERN", "CustomTool", "check_tool_name"]
+
+TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
+"""Tool names accepted everywhere: what both OpenAI and Anthropic accept for function names."""
+
+_NAME_RE = re.compile(TOOL_NAME_PATTERN)
+
+_EMPTY_OBJECT_SCHEMA: Mapping[str, Any] = MappingProxyType(
+    {"type": "object", "properties": {}, "additionalProperties": False}
+)
+
+
+def check_tool_name(name: object) -> str:
+    """Return ``name`` if it is a valid tool name, else raise with a message that says why.
+
+    Raises:
+        ToolDefinitionError: ``name`` is not a string matching :data:`TOOL_NAME_PATTERN`.
+    """
+    if not isinstance(name, str):
+        raise ToolDefinitionError(f"tool name must be a string, got {type(name).__name__}")
+    if _NAME_RE.match(name) is None or name.endswith("\n"):
+        if not name:
+            problem = "it is empty"
+        elif len(name) > 64:
+            problem = f"it is {len(name)} characters long (at most 64)"
+        else:
+            bad = sorted({ch for ch in name if not (ch.isascii() and (ch.isalnum() or ch in "_-"))})
+            problem = f"it contains {', '.join(map(repr, bad))}"
+        raise ToolDefinitionError(
+            f"invalid tool name {name!r}: {problem}; use 1-64 characters from"
+            " a-z, A-Z, 0-9, '_' and '-'"
+        )
+    return name
+
+
+def _is_async_callable(fn: Callable[..., Any]) -> bool:
+    if inspect.iscoroutinefunction(fn):
+        return True
+    call = getattr(fn, "__call__", None)  # noqa: B004 - callable objects with async __call__
+    return call is not None and inspect.iscoroutinefunction(call)
+
+
+def _check_callable(tool: str, field_name: str, value: Any, *, required: bool) -> None:
+    if value is None and not required:
+        return
+    if not callable(value):
+        raise ToolDefinitionError(
+            f"tool {tool!r}: {field_name} must be callable, got {type(value).__name__}"
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CustomTool:
+    """A model-callable tool.
+
+    Args:
+        name: unique tool name, 1-64 characters from ``[a-zA-Z0-9_-]``.
+        execute: ``execute(tool_call_id, params, on_update, ctx, signal)``, sync or async.
+            Returns a :class:`~customtools.ToolResult`, a ``str``, or a mapping with
+            ``content``/``details``; raising makes an error result. A sync function runs in a
+            worker thread.
+        label: human-readable name for UIs; defaults to ``name``.
+        description: what the tool does, written for the model.
+        parameters: JSON Schema (Draft 2020-12) of the arguments, usually built with
+            :class:`~customtools.Type`. Defaults to an object schema with no properties.
+        on_session: ``on_session(event, ctx)``, sync or async, called on session events.
+        render_call: ``render_call(args, theme)`` returning what a UI shows for the call.
+        render_result: ``render_result(result, options, theme, args)`` for the result.
+        timeout: seconds a call may run before it is aborted with a timeout; ``None`` for no
+            per-tool limit (the adapter may still set one).
+        coerce_args: apply LLM-friendly argument coercions; ``None`` follows the adapter.
+        apply_defaults: fill schema defaults into missing optional arguments; ``None``
+            follows the adapter.
+        lenient_args: when arguments are invalid, call the tool anyway with the arguments as
+            given (the violations are recorded in the result's ``_meta``).
+        hidden: not advertised to the model by default (for example a resolve tool).
+        deferrable: the host may load it on demand instead of listing it up front.
+        strict: ask providers for strict schema adherence (OpenAI strict mode).
+        concurrency: ``"shared"`` runs beside other shared calls; ``"exclusive"`` asks the
+            host to run it alone.
+        annotations: MCP-style hints (``readOnlyHint``, ``destructiveHint``, ...).
+        meta: ``_meta`` for protocol bridges.
+
+    Raises:
+        ToolDefinitionError: a field breaks a rule; the message names the tool and field.
+        SchemaError: ``parameters`` is not a valid JSON Schema.
+    """
+
+    name: str
+    execute: Callable[..., Any]
+    label: str = ""
+    description: str = ""
+    parameters: Mapping[str, Any] = field(default_factory=lambda: _EMPTY_OBJECT_SCHEMA)
+    on_session: Callable[..., Any] | None = None
+    render_call: Callable[..., Any] | None = None
+    render_result: Callable[..., Any] | None = None
+    timeout: float | None = None
+    coerce_args: bool | None = None
+    apply_defaults: bool | None = None
+    lenient_args: bool = False
+    hidden: bool = False
+    deferrable: bool = False
+    strict: bool = False
+    concurrency: Literal["shared", "exclusive"] = "shared"
+    annotations: Mapping[str, Any] | None = None
+    meta: Mapping[str, Any] | None = None
+    execute_is_async: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        name = check_tool_name(self.name)
+        if not self.label:
+            object.__setattr__(self, "label", name)
+        elif not isinstance(self.label, str):
+            raise ToolDefinitionError(f"tool {name!r}: label must be a string")
+        if not isinstance(self.description, str):
+            raise ToolDefinitionError(
+                f"tool {name!r}: description must be a string,"
+                f" got {type(self.description).__name__}"
+            )
+        _check_callable(name, "execute", self.execute, required=True)
+        for hook in ("on_session", "render_call", "render_result"):
+            _check_callable(name, hook, getattr(self, hook), required=False)
+        if self.timeout is not None and (
+            isinstance(self.timeout, bool)
+            or not isinstance(self.timeout, (int, float))
+            or not self.timeout > 0
+            or math.isinf(self.timeout)
+        ):
+            raise ToolDefinitionError(
+                f"tool {name!r}: timeout must be a positive number of seconds or None,"
+                f" got {self.timeout!r}"
+            )
+        if self.concurrency not in ("shared", "exclusive"):
+            raise ToolDefinitionError(
+                f"tool {name!r}: concurrency must be 'shared' or 'exclusive',"
+                f" got {self.concurrency!r}"
+            )
+        for mapping_field in ("annotations", "meta"):
+            value = getattr(self, mapping_field)
+            if value is not None and not isinstance(value, Mapping):
+                raise ToolDefinitionError(f"tool {name!r}: {mapping_field} must be a mapping")
+        if not isinstance(self.parameters, Mapping):
+            raise ToolDefinitionError(
+                f"tool {name!r}: parameters must be a JSON Schema object (a mapping),"
+                f" got {type(self.parameters).__name__}; build one with customtools.Type.Object"
+            )
+        if self.parameters is not _EMPTY_OBJECT_SCHEMA:
+            from customtools._validation import check_schema
+
+            check_schema(self.parameters, where=f"tool {name!r} parameters")
+        object.__setattr__(self, "execute_is_async", _is_async_callable(self.execute))
+
+    def definition(self) -> dict[str, Any]:
+        """The JSON-serializable description a host advertises: name, label, description,
+        parameters, and the flags and ``_meta`` that are set."""
+        out: dict[str, Any] = {
+            "name": self.name,
+            "label": self.label,
+            "description": self.description,
+            "parameters": dict(self.parameters),
+        }
+        for flag in ("hidden", "deferrable", "strict"):
+            if getattr(self, flag):
+                out[flag] = True
+        if self.concurrency != "shared":
+            out["concurrency"] = self.concurrency
+        if self.annotations is not None:
+            out["annotations"] = dict(self.annotations)
+        if self.meta is not None:
+            out["_meta"] = dict(self.meta)
+        return out

@@ -22,6 +22,7 @@ no task and no per-call controller (see docs/performance.md). A signal or a time
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import logging
@@ -40,7 +41,7 @@ from customtools._errors import ContentError, ToolAbortedError, ToolArgumentsErr
 from customtools._tool import CustomTool
 
 if TYPE_CHECKING:
-    from customtools._validation import CompiledValidator, Coercion
+    from customtools._validation import Coercion, CompiledValidator
 
 __all__ = ["COERCIONS_META_KEY", "VIOLATIONS_META_KEY", "CustomToolAdapter", "UpdateCallback"]
 
@@ -149,10 +150,9 @@ class _ThreadUpdateSink:
     def __call__(self, partial: Any) -> None:
         if self._sink.closed:
             return
-        try:
+        # RuntimeError: the event loop is gone (the call was abandoned and the host shut down).
+        with contextlib.suppress(RuntimeError):
             anyio.from_thread.run_sync(self._sink, partial)
-        except RuntimeError:
-            pass  # the event loop is gone (the call was abandoned and the host shut down)
 
 
 def _error_result(text: str, details: dict[str, Any]) -> ToolResult:
@@ -229,7 +229,9 @@ class CustomToolAdapter:
         self._is_async = tool.execute_is_async
         self._timeout = _min_timeout(timeout, tool.timeout)
         self._coerce = coerce_args if tool.coerce_args is None else tool.coerce_args
-        self._apply_defaults = apply_defaults if tool.apply_defaults is None else tool.apply_defaults
+        self._apply_defaults = (
+            apply_defaults if tool.apply_defaults is None else tool.apply_defaults
+        )
         self._context = context if context is not None else DEFAULT_CONTEXT
         self._update_interval = update_interval
         self._engine = engine

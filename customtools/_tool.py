@@ -13,7 +13,6 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Literal
 
 from customtools._errors import ToolDefinitionError
@@ -25,9 +24,9 @@ TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 
 _NAME_RE = re.compile(TOOL_NAME_PATTERN)
 
-_EMPTY_OBJECT_SCHEMA: Mapping[str, Any] = MappingProxyType(
-    {"type": "object", "properties": {}, "additionalProperties": False}
-)
+
+def _empty_object_schema() -> dict[str, Any]:
+    return {"type": "object", "properties": {}, "additionalProperties": False}
 
 
 def check_tool_name(name: object) -> str:
@@ -110,7 +109,7 @@ class CustomTool:
     execute: Callable[..., Any]
     label: str = ""
     description: str = ""
-    parameters: Mapping[str, Any] = field(default_factory=lambda: _EMPTY_OBJECT_SCHEMA)
+    parameters: Mapping[str, Any] = field(default_factory=_empty_object_schema)
     on_session: Callable[..., Any] | None = None
     render_call: Callable[..., Any] | None = None
     render_result: Callable[..., Any] | None = None
@@ -164,10 +163,9 @@ class CustomTool:
                 f"tool {name!r}: parameters must be a JSON Schema object (a mapping),"
                 f" got {type(self.parameters).__name__}; build one with customtools.Type.Object"
             )
-        if self.parameters is not _EMPTY_OBJECT_SCHEMA:
-            from customtools._validation import check_schema
+        from customtools._validation import check_schema
 
-            check_schema(self.parameters, where=f"tool {name!r} parameters")
+        check_schema(self.parameters, where=f"tool {name!r} parameters")
         object.__setattr__(self, "execute_is_async", _is_async_callable(self.execute))
 
     def definition(self) -> dict[str, Any]:

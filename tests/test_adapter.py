@@ -60,6 +60,17 @@ async def test_execute_receives_arguments_in_documented_order() -> None:
     assert seen[4] is controller.signal
 
 
+async def test_tool_without_parameters_accepts_empty_arguments_only() -> None:
+    async def execute(*_: Any) -> str:
+        return "no params needed"
+
+    adapter = CustomToolAdapter(CustomTool(name="bare", execute=execute))
+    assert (await adapter.execute("c", {})).text == "no params needed"
+    extra = await adapter.execute("c", {"surprise": 1})
+    assert extra.is_error
+    assert "surprise" in extra.text
+
+
 async def test_sync_execute_runs_in_a_worker_thread() -> None:
     threads: list[int] = []
 
@@ -69,7 +80,8 @@ async def test_sync_execute_runs_in_a_worker_thread() -> None:
 
     result = await CustomToolAdapter(make_tool(execute)).execute("c", {"x": 2})
     assert result.text == "sync 2"
-    assert threads and threads[0] != threading.get_ident()
+    assert threads
+    assert threads[0] != threading.get_ident()
 
 
 async def test_defaults_when_host_passes_no_signal_or_context() -> None:
@@ -91,7 +103,11 @@ async def test_defaults_when_host_passes_no_signal_or_context() -> None:
     [
         ("plain", "plain", None),
         (ToolResult.from_text("direct", details={"n": 1}), "direct", {"n": 1}),
-        ({"content": [{"type": "text", "text": "mapped"}], "details": {"k": 2}}, "mapped", {"k": 2}),
+        (
+            {"content": [{"type": "text", "text": "mapped"}], "details": {"k": 2}},
+            "mapped",
+            {"k": 2},
+        ),
         ({"details": {"only": True}}, "", {"only": True}),
         ({"content": ["bare string block"]}, "bare string block", None),
     ],
@@ -116,15 +132,20 @@ async def test_image_content_passes_through() -> None:
     assert result.content == (ImageContent(data="aGk=", mime_type="image/png"),)
 
 
-@pytest.mark.parametrize("returned", [42, None, object(), ["a list"], {"neither": 1}])
-async def test_unusable_return_value_is_an_error_naming_tool_and_type(returned: Any) -> None:
+@pytest.mark.parametrize(
+    ("returned", "named"),
+    [(42, "int"), (None, "NoneType"), (object(), "object"), (["x"], "list"), ({"n": 1}, "mapping")],
+)
+async def test_unusable_return_value_is_an_error_naming_tool_and_type(
+    returned: Any, named: str
+) -> None:
     async def execute(*_: Any) -> Any:
         return returned
 
     result = await CustomToolAdapter(make_tool(execute)).execute("c", {})
     assert result.is_error
     assert "'probe'" in result.text
-    assert type(returned).__name__ in result.text
+    assert f"returned {named}" in result.text or f"returned a {named}" in result.text
 
 
 async def test_exception_becomes_error_result_with_type_and_message() -> None:
@@ -248,9 +269,7 @@ async def test_abort_before_start_never_calls_the_tool() -> None:
 
     controller = AbortController()
     controller.abort("user pressed stop")
-    result = await CustomToolAdapter(make_tool(execute)).execute(
-        "c", {}, signal=controller.signal
-    )
+    result = await CustomToolAdapter(make_tool(execute)).execute("c", {}, signal=controller.signal)
     assert result.is_error
     assert not calls
     assert result.text == "tool 'probe' was cancelled: user pressed stop"

@@ -101,7 +101,11 @@ def test_result_accepts_list_content_and_stores_a_tuple() -> None:
 
 def test_text_joins_text_blocks_only() -> None:
     result = ToolResult(
-        content=(TextContent(text="a"), ImageContent(data="", mime_type="image/png"), TextContent(text="b"))
+        content=(
+            TextContent(text="a"),
+            ImageContent(data="", mime_type="image/png"),
+            TextContent(text="b"),
+        )
     )
     assert result.text == "a\nb"
 
@@ -130,7 +134,9 @@ def test_normalize_accepts_results_strings_and_mappings() -> None:
     direct = ToolResult.from_text("x")
     assert normalize_result(direct, tool_name="t") is direct
     assert normalize_result("s", tool_name="t") == ToolResult.from_text("s")
-    mapped = normalize_result({"content": [{"type": "text", "text": "m"}], "is_error": True}, tool_name="t")
+    mapped = normalize_result(
+        {"content": [{"type": "text", "text": "m"}], "is_error": True}, tool_name="t"
+    )
     assert mapped.is_error
     assert mapped.text == "m"
 

@@ -1,0 +1,319 @@
+"""Core runtime benchmark: the adapter against a bare await, the MCP SDK and LangChain.
+
+Run with ``make bench`` (installs the ``bench`` extra) or ``python benchmarks/bench_adapter.py``.
+Everything is measured in one process, in one run, on the 4-property schema of the
+performance anchors; figures are ratios to a bare ``await fn(**params)`` measured alongside.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _harness import Case, compile_case, fmt_time, measure
+
+from customtools import AbortController, CustomTool, CustomToolAdapter, ToolResult
+
+try:  # peers are optional: installed by the `bench` extra
+    from pydantic import BaseModel, ConfigDict, Field
+except ImportError:  # pragma: no cover
+    BaseModel = ConfigDict = Field = None  # type: ignore[assignment,misc]
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "pattern": "^[A-Za-z0-9_./-]+$", "minLength": 1},
+        "limit": {"type": "integer", "minimum": 1},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "mode": {"type": "string", "enum": ["read", "write", "append"]},
+    },
+    "required": ["path", "limit", "mode"],
+    "additionalProperties": False,
+}
+VALID = {"path": "src/pkg/main.py", "limit": 10, "tags": ["a", "b", "c"], "mode": "read"}
+INVALID = {"path": "bad path!", "limit": 0, "mode": "delete", "extra": 1}
+
+
+async def bare(path: str, limit: int, mode: str, tags: list[str] | None = None) -> str:
+    return "ok"
+
+
+async def tool_execute(
+    tool_call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any
+) -> str:
+    return "ok"
+
+
+def make_adapter() -> CustomToolAdapter:
+    return CustomToolAdapter(
+        CustomTool(name="read_file", description="bench", parameters=SCHEMA, execute=tool_execute)
+    )
+
+
+async def read_file_peer(
+    path: Annotated[str, Field(pattern="^[A-Za-z0-9_./-]+$", min_length=1)],
+    limit: Annotated[int, Field(ge=1)],
+    mode: Literal["read", "write", "append"],
+    tags: list[str] | None = None,
+) -> str:
+    return "ok"
+
+
+def mcp_cases(ns: dict[str, Any]) -> list[Case]:
+    if Field is None:
+        return []
+    server: Any
+    try:
+        from mcp.server.mcpserver import MCPServer
+
+        server = MCPServer("bench")
+        label = "MCP SDK MCPServer.call_tool"
+    except ImportError:
+        try:
+            from mcp.server.fastmcp import FastMCP
+        except ImportError:
+            return []
+        server = FastMCP("bench")
+        label = "MCP SDK FastMCP.call_tool"
+
+    server.add_tool(read_file_peer, name="read_file", structured_output=False)
+
+    async def mcp_call(args: dict[str, Any]) -> Any:
+        return await server.call_tool("read_file", args)
+
+    async def mcp_call_invalid() -> Any:
+        try:
+            return await server.call_tool("read_file", INVALID)
+        except Exception as exc:  # the SDK raises ToolError for invalid arguments
+            return exc
+
+    ns["mcp_call"] = mcp_call
+    ns["mcp_call_invalid"] = mcp_call_invalid
+    return [
+        Case(f"{label} (valid)", compile_case("await mcp_call(VALID)", ns)),
+        Case(f"{label} (invalid)", compile_case("await mcp_call_invalid()", ns)),
+    ]
+
+
+def langchain_cases(ns: dict[str, Any]) -> list[Case]:
+    try:
+        from langchain_core.tools import StructuredTool
+    except ImportError:
+        return []
+
+    class Args(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        path: str = Field(pattern="^[A-Za-z0-9_./-]+$", min_length=1)
+        limit: int = Field(ge=1)
+        mode: Literal["read", "write", "append"]
+        tags: list[str] | None = None
+
+    async def read_file(**kwargs: Any) -> str:
+        return "ok"
+
+    ns["lc_tool"] = StructuredTool.from_function(
+        coroutine=read_file, name="read_file", description="bench", args_schema=Args
+    )
+    return [
+        Case(
+            "LangChain StructuredTool.ainvoke (valid)",
+            compile_case("await lc_tool.ainvoke(VALID)", ns),
+        )
+    ]
+
+
+async def call_benchmarks(repeats: int) -> dict[str, Any]:
+    adapter = make_adapter()
+    controller = AbortController()
+    ns: dict[str, Any] = {
+        "bare": bare,
+        "adapter": adapter,
+        "VALID": VALID,
+        "INVALID": INVALID,
+        "signal": controller.signal,
+    }
+    mcp = mcp_cases(ns)
+    # Sanity: the adapter really validates and really reports every violation.
+    ok = await adapter.execute("c", VALID)
+    bad = await adapter.execute("c", INVALID)
+    assert not ok.is_error and ok.text == "ok", ok
+    assert bad.is_error and len(bad.details["violations"]) == 4, bad
+    timed = await adapter.execute("c", VALID, signal=controller.signal, timeout=60)
+    assert not timed.is_error, timed
+
+    cases = [
+        Case("baseline: await fn(**params)", compile_case("await bare(**VALID)", ns)),
+        Case(
+            "customtools adapter.execute (valid)",
+            compile_case('await adapter.execute("c", VALID)', ns),
+        ),
+        Case(
+            "customtools adapter.execute (valid, signal + timeout)",
+            compile_case('await adapter.execute("c", VALID, signal=signal, timeout=60)', ns),
+        ),
+        Case(
+            "customtools adapter.execute (invalid, all violations)",
+            compile_case('await adapter.execute("c", INVALID)', ns),
+        ),
+        *mcp,
+        *langchain_cases(ns),
+    ]
+    await measure(cases, repeats=repeats)
+    return {c.name: c for c in cases}
+
+
+async def update_throughput(n: int = 200_000) -> float:
+    async def streamer(
+        tool_call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any
+    ) -> str:
+        partial = ToolResult.from_text("tick")
+        for _ in range(n):
+            on_update(partial)
+        return "done"
+
+    adapter = CustomToolAdapter(CustomTool(name="streamer", execute=streamer))
+    received: list[ToolResult] = []
+    samples = []
+    for _ in range(5):
+        received.clear()
+        start = time.perf_counter()
+        await adapter.execute("c", {}, on_update=received.append)
+        samples.append(n / (time.perf_counter() - start))
+    assert len(received) == n
+    return statistics.median(samples)
+
+
+def import_overhead(repeats: int = 15) -> tuple[float, float]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+    def run(code: str) -> float:
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True, env=env)
+        return time.perf_counter() - start
+
+    run("import customtools")  # warm the bytecode cache
+    base, pkg = [], []
+    for _ in range(repeats):
+        base.append(run("pass"))
+        pkg.append(run("import customtools"))
+    return statistics.median(base), statistics.median(pkg)
+
+
+def adapter_memory(count: int = 1000) -> int:
+    def execute(*_: Any) -> str:
+        return "ok"
+
+    tracemalloc.start()
+    before = tracemalloc.take_snapshot()
+    tools = [
+        CustomTool(name=f"tool_{i}", description="d", parameters=SCHEMA, execute=execute)
+        for i in range(count)
+    ]
+    adapters = [CustomToolAdapter(t) for t in tools]
+    _, peak = tracemalloc.get_traced_memory()
+    del before
+    tracemalloc.stop()
+    assert len(adapters) == count
+    return peak
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--json", action="store_true", help="print a JSON summary too")
+    args = parser.parse_args()
+
+    cases = asyncio.run(call_benchmarks(args.repeats))
+    base = cases["baseline: await fn(**params)"].median
+    print(
+        f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs; medians of {args.repeats} repeats"
+    )
+    print(f"{'case':58} {'median':>10} {'vs bare':>9} {'spread':>7}")
+    for case in cases.values():
+        print(
+            f"{case.name:58} {fmt_time(case.median):>10} {case.median / base:>8.2f}x {case.spread:>6.0%}"
+        )
+
+    valid = cases["customtools adapter.execute (valid)"].median
+    guarded = cases["customtools adapter.execute (valid, signal + timeout)"].median
+    invalid = cases["customtools adapter.execute (invalid, all violations)"].median
+    summary: dict[str, Any] = {
+        "valid_ratio": valid / base,
+        "guarded_ratio": guarded / base,
+        "invalid_us": invalid * 1e6,
+    }
+    print()
+    checks = [
+        ("valid call <= 6x bare await", valid / base <= 6, f"{valid / base:.2f}x"),
+        ("signal + timeout <= 30x bare await", guarded / base <= 30, f"{guarded / base:.2f}x"),
+        ("invalid call <= 15 us", invalid <= 15e-6, fmt_time(invalid)),
+    ]
+    for name, case in cases.items():
+        if name.startswith("MCP") and name.endswith("(valid)"):
+            summary["mcp_speedup"] = case.median / valid
+            checks.append(
+                (
+                    "MCP valid >= 15x slower",
+                    case.median / valid >= 15,
+                    f"{case.median / valid:.1f}x",
+                )
+            )
+        if name.startswith("MCP") and name.endswith("(invalid)"):
+            summary["mcp_invalid_speedup"] = case.median / invalid
+            checks.append(
+                (
+                    "faster than MCP invalid path",
+                    invalid < case.median,
+                    f"{case.median / invalid:.1f}x",
+                )
+            )
+        if name.startswith("LangChain"):
+            summary["langchain_speedup"] = case.median / valid
+            checks.append(
+                (
+                    "LangChain >= 150x slower",
+                    case.median / valid >= 150,
+                    f"{case.median / valid:.0f}x",
+                )
+            )
+
+    rate = asyncio.run(update_throughput())
+    summary["updates_per_s"] = rate
+    checks.append(("on_update >= 1M updates/s", rate >= 1e6, f"{rate / 1e6:.2f} M/s"))
+
+    base_s, pkg_s = import_overhead()
+    summary["import_ms"] = (pkg_s - base_s) * 1e3
+    checks.append(
+        (
+            "import customtools <= 40 ms over python -c pass",
+            pkg_s - base_s <= 0.040,
+            f"+{(pkg_s - base_s) * 1e3:.1f} ms",
+        )
+    )
+
+    peak = adapter_memory()
+    summary["adapters_peak_bytes"] = peak
+    checks.append(
+        ("peak memory, 1,000 tools + adapters (reported)", True, f"{peak / 1024:.0f} KiB")
+    )
+
+    for name, ok, figure in checks:
+        print(f"  [{'met' if ok else 'MISSED'}] {name}: {figure}")
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,394 @@
+"""The loader's front door: :func:`discover_and_load`, :func:`load_custom_tools`, :func:`scan`
+and the :class:`LoadResult` they return.
+
+Order and conflicts
+    Candidates are imported one after another in the scan's precedence order (see
+    ``docs/discovery.md``), and each factory's tools are taken in the order it returned them.
+    Tool names are claimed first come, first served, starting from the host's
+    ``builtin_tool_names``: nothing can take a built-in name, and every later claimant of a
+    taken name becomes a ``LoadError`` (code ``"name-conflict"``) naming the tool, both paths
+    and both providers. Names that differ only by letter case are allowed but reported as a
+    ``"similar-name"`` diagnostic.
+
+Reload
+    Every call imports afresh: each load has its own generation number in the private module
+    names (``customtools._tool_modules.<stem>_<hash>_<generation>``), so calling
+    :func:`discover_and_load` again picks up edited, added and removed files. Tools from the
+    earlier result keep working (their modules stay imported); a host swaps its registry to the
+    new result and drops the old one. Installed entry points are ordinary imports and are not
+    re-imported (reinstalling a distribution needs a new process).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from customtools._errors import LoadFailedError
+from customtools._loading._api import (
+    NO_OP_UI,
+    PendingActionStore,
+    ToolAPI,
+    _SharedState,
+    logger_name_for,
+)
+from customtools._loading._import import (
+    load_candidate,
+    logger_stem,
+    module_name_for,
+    new_generation,
+)
+from customtools._loading._records import (
+    Diagnostic,
+    LoadedTool,
+    LoadError,
+    MetadataFile,
+    ScanResult,
+    ToolSource,
+)
+
+if TYPE_CHECKING:
+    from customtools._loading._api import UIContext
+
+__all__ = [
+    "DEFAULT_LOAD_TIMEOUT",
+    "LoadResult",
+    "discover_and_load",
+    "load_custom_tools",
+    "load_scan",
+    "scan",
+]
+
+DEFAULT_LOAD_TIMEOUT = 10.0
+"""Seconds an awaitable factory may take before it becomes a ``"timeout"`` load error."""
+
+PathArg = str | os.PathLike[str]
+
+
+class LoadResult:
+    """What a load produced. Errors are data here: a load never raises for one bad file.
+
+    Attributes:
+        tools: the tools that loaded, in precedence order.
+        errors: everything that failed, one record per file, tool or conflict.
+        metadata: ``.md``/``.json`` metadata files found by the scan (never imported).
+        diagnostics: skipped files, duplicate paths, disabled providers, similar names, ...
+        pending_actions: the store behind ``api.push_pending_action`` for this load.
+        module_names: the private module names this load imported, in order.
+    """
+
+    __slots__ = (
+        "_by_name",
+        "_state",
+        "diagnostics",
+        "errors",
+        "metadata",
+        "module_names",
+        "pending_actions",
+        "tools",
+    )
+
+    def __init__(
+        self,
+        *,
+        tools: Iterable[LoadedTool] = (),
+        errors: Iterable[LoadError] = (),
+        metadata: Iterable[MetadataFile] = (),
+        diagnostics: Iterable[Diagnostic] = (),
+        pending_actions: PendingActionStore | None = None,
+        module_names: Iterable[str] = (),
+        cwd: str | None = None,
+    ) -> None:
+        self.tools: tuple[LoadedTool, ...] = tuple(tools)
+        self.errors: tuple[LoadError, ...] = tuple(errors)
+        self.metadata: tuple[MetadataFile, ...] = tuple(metadata)
+        self.diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)
+        self.module_names: tuple[str, ...] = tuple(module_names)
+        store = pending_actions if pending_actions is not None else PendingActionStore()
+        self.pending_actions = store
+        self._state = _SharedState(cwd=cwd or os.getcwd(), pending_actions=store)
+        self._by_name = {loaded.tool.name: loaded for loaded in self.tools}
+
+    def __repr__(self) -> str:
+        return f"<LoadResult {len(self.tools)} tool(s), {len(self.errors)} error(s)>"
+
+    @property
+    def ok(self) -> bool:
+        """``True`` when nothing failed."""
+        return not self.errors
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        """The names of the loaded tools, in order."""
+        return tuple(self._by_name)
+
+    @property
+    def ui(self) -> Any:
+        """The UI every tool of this load sees (the no-op UI until :meth:`set_ui_context`)."""
+        return self._state.ui
+
+    @property
+    def has_ui(self) -> bool:
+        """What ``api.has_ui`` reports to the tools of this load."""
+        return self._state.has_ui
+
+    def get(self, name: str) -> LoadedTool | None:
+        """The loaded tool called ``name``, or ``None``."""
+        return self._by_name.get(name)
+
+    def set_ui_context(self, ui: UIContext | None, has_ui: bool = True) -> None:
+        """Attach the host's UI: every ``api`` this load handed out sees it from now on.
+
+        Pass ``None`` to go back to the no-op UI (``has_ui`` is then ``False``).
+        """
+        self._state.ui = NO_OP_UI if ui is None else ui
+        self._state.has_ui = bool(has_ui) and ui is not None
+
+    def raise_for_errors(self) -> LoadResult:
+        """Raise :class:`~customtools.LoadFailedError` listing every error; return ``self``
+        when there are none (so ``result = (await discover_and_load()).raise_for_errors()``).
+        """
+        if self.errors:
+            lines = [f"{len(self.errors)} custom tool load error(s):"]
+            lines += [f"  {error.path}: {error.error}" for error in self.errors]
+            raise LoadFailedError("\n".join(lines), errors=self.errors)
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form, for ``customtools list --format json`` and host diagnostics."""
+        return {
+            "tools": [loaded.to_dict() for loaded in self.tools],
+            "errors": [error.to_dict() for error in self.errors],
+            "metadata": [item.to_dict() for item in self.metadata],
+            "diagnostics": [item.to_dict() for item in self.diagnostics],
+        }
+
+    def _api_for(self, logger_name: str) -> ToolAPI:
+        return ToolAPI(self._state, logger_name=logger_name)
+
+
+def _describe_source(source: ToolSource | None) -> str:
+    if source is None:
+        return "unknown provider"
+    text = f"{source.provider_name} [{source.provider}], {source.level} level"
+    if source.plugin_name:
+        text += f", plugin {source.plugin_name}"
+    if source.distribution:
+        text += f", distribution {source.distribution}"
+    return text
+
+
+def _conflict_error(loaded: LoadedTool, first: LoadedTool | None) -> LoadError:
+    name = loaded.tool.name
+    if first is None:
+        message = f"tool name {name!r} is a built-in tool name and cannot be taken; rename the tool"
+    else:
+        where = (
+            "another tool of the same module"
+            if first.resolved_path == loaded.resolved_path
+            else f"{first.path} ({_describe_source(first.source)})"
+        )
+        message = (
+            f"tool name {name!r} is already taken by {where}; this tool from {loaded.path}"
+            f" ({_describe_source(loaded.source)}) was not loaded; rename one of them"
+        )
+    return LoadError(
+        path=loaded.path,
+        error=message,
+        source=loaded.source,
+        resolved_path=loaded.resolved_path,
+        code="name-conflict",
+        tool_name=name,
+    )
+
+
+def _resolve_cwd(cwd: PathArg | None) -> str:
+    return os.path.abspath(os.fspath(cwd)) if cwd is not None else os.getcwd()
+
+
+def _check_timeout(load_timeout: float | None) -> None:
+    if load_timeout is not None and (
+        isinstance(load_timeout, bool)
+        or not isinstance(load_timeout, (int, float))
+        or not load_timeout > 0
+    ):
+        raise ValueError(
+            f"load_timeout must be a positive number of seconds or None, got {load_timeout!r}"
+        )
+
+
+async def load_scan(
+    scanned: ScanResult,
+    cwd: PathArg | None = None,
+    builtin_tool_names: Iterable[str] = (),
+    *,
+    strict: bool = False,
+    load_timeout: float | None = DEFAULT_LOAD_TIMEOUT,
+    pending_actions: PendingActionStore | None = None,
+) -> LoadResult:
+    """Import the candidates of a :func:`scan` result and call their factories.
+
+    This is the second half of :func:`discover_and_load`, for hosts that filter the scan first
+    (a trust prompt, an allow list): drop candidates from ``scanned`` with
+    ``dataclasses.replace(scanned, candidates=...)`` and load the rest.
+
+    Args:
+        scanned: what :func:`scan` found.
+        cwd: the working directory tools see as ``api.cwd`` (default: the process's).
+        builtin_tool_names: names the host already uses; no tool may take them.
+        strict: raise :class:`~customtools.LoadFailedError` if anything failed.
+        load_timeout: seconds an awaitable factory may take (``None``: no limit).
+        pending_actions: share a store across loads (default: a new one).
+
+    Raises:
+        LoadFailedError: ``strict`` is true and there were errors (all are listed).
+    """
+    _check_timeout(load_timeout)
+    result = LoadResult(
+        metadata=scanned.metadata,
+        pending_actions=pending_actions,
+        cwd=_resolve_cwd(cwd),
+    )
+    generation = new_generation()
+    errors: list[LoadError] = list(scanned.errors)
+    diagnostics: list[Diagnostic] = list(scanned.diagnostics)
+    claims: dict[str, LoadedTool | None] = dict.fromkeys(builtin_tool_names)
+    folded: dict[str, str] = {name.casefold(): name for name in claims}
+    loaded_tools: list[LoadedTool] = []
+    module_names: list[str] = []
+    for candidate in scanned.candidates:
+        stem = logger_stem(candidate)
+        outcome = await load_candidate(
+            candidate,
+            module_name_for(candidate, generation, stem=stem),
+            result._api_for(logger_name_for(stem)),
+            load_timeout=load_timeout,
+        )
+        errors.extend(outcome.errors)
+        diagnostics.extend(outcome.diagnostics)
+        if outcome.module_name is not None:
+            module_names.append(outcome.module_name)
+        for tool in outcome.tools:
+            loaded = LoadedTool(
+                path=candidate.path,
+                resolved_path=candidate.resolved_path,
+                tool=tool,
+                source=candidate.source,
+            )
+            if tool.name in claims:
+                errors.append(_conflict_error(loaded, claims[tool.name]))
+                continue
+            claims[tool.name] = loaded
+            loaded_tools.append(loaded)
+            similar = folded.setdefault(tool.name.casefold(), tool.name)
+            if similar != tool.name:
+                diagnostics.append(
+                    Diagnostic(
+                        code="similar-name",
+                        message=f"tool {tool.name!r} from {candidate.path} differs from"
+                        f" {similar!r} only by letter case; models may confuse them",
+                        path=candidate.path,
+                        source=candidate.source,
+                    )
+                )
+    result.tools = tuple(loaded_tools)
+    result.errors = tuple(errors)
+    result.diagnostics = tuple(diagnostics)
+    result.module_names = tuple(module_names)
+    result._by_name = {loaded.tool.name: loaded for loaded in loaded_tools}
+    if strict:
+        result.raise_for_errors()
+    return result
+
+
+def scan(
+    configured_paths: Iterable[PathArg] = (),
+    cwd: PathArg | None = None,
+    **scan_options: Any,
+) -> ScanResult:
+    """List what :func:`discover_and_load` would import, without running any tool code.
+
+    Takes the same arguments as :func:`discover_and_load` (less the loading options); see
+    ``docs/discovery.md`` for the sources and their order.
+    """
+    from customtools._loading._scan import scan_sources
+
+    return scan_sources(tuple(configured_paths), _resolve_cwd(cwd), **scan_options)
+
+
+async def discover_and_load(
+    configured_paths: Iterable[PathArg] = (),
+    cwd: PathArg | None = None,
+    builtin_tool_names: Iterable[str] = (),
+    *,
+    strict: bool = False,
+    load_timeout: float | None = DEFAULT_LOAD_TIMEOUT,
+    pending_actions: PendingActionStore | None = None,
+    **scan_options: Any,
+) -> LoadResult:
+    """Find tool modules in every source, import them and call their factories.
+
+    Sources, in order: provider directories (native, claude, claude-plugins, codex; user level
+    before project level), plugin roots, installed entry points, then ``configured_paths``
+    (see ``docs/discovery.md``). One bad file never stops the load: it becomes a record in
+    :attr:`LoadResult.errors`.
+
+    Args:
+        configured_paths: extra files or directories (``~`` expanded, relative to ``cwd``,
+            ``file://`` URLs accepted).
+        cwd: the project directory (default: the process's working directory).
+        builtin_tool_names: names the host already uses; no tool may take them.
+        strict: raise :class:`~customtools.LoadFailedError` listing every error (for CI).
+        load_timeout: seconds an awaitable factory may take (``None``: no limit).
+        pending_actions: share a pending-action store across loads (default: a new one).
+        **scan_options: passed to the scan: ``home``, ``app_name``, ``native_dirs``,
+            ``plugin_dirs``, ``providers``, ``disabled_providers``, ``entry_points``.
+
+    Raises:
+        LoadFailedError: ``strict`` is true and there were errors.
+    """
+    _check_timeout(load_timeout)
+    scanned = scan(configured_paths, cwd, **scan_options)
+    return await load_scan(
+        scanned,
+        cwd,
+        builtin_tool_names,
+        strict=strict,
+        load_timeout=load_timeout,
+        pending_actions=pending_actions,
+    )
+
+
+async def load_custom_tools(
+    paths: Iterable[PathArg],
+    cwd: PathArg | None = None,
+    builtin_tool_names: Iterable[str] = (),
+    *,
+    strict: bool = False,
+    load_timeout: float | None = DEFAULT_LOAD_TIMEOUT,
+    pending_actions: PendingActionStore | None = None,
+    home: PathArg | None = None,
+) -> LoadResult:
+    """Load exactly the given files and directories, nothing discovered.
+
+    A ``.md``/``.json`` path is a ``"metadata-not-executable"`` error and a missing path a
+    ``"not-found"`` error; everything else behaves as in :func:`discover_and_load`
+    (``home`` is the directory ``~`` expands to).
+
+    Raises:
+        LoadFailedError: ``strict`` is true and there were errors.
+    """
+    from customtools._loading._scan import explicit_candidates
+
+    _check_timeout(load_timeout)
+    resolved_cwd = _resolve_cwd(cwd)
+    scanned = explicit_candidates(list(paths), resolved_cwd, home=home)
+    return await load_scan(
+        scanned,
+        resolved_cwd,
+        builtin_tool_names,
+        strict=strict,
+        load_timeout=load_timeout,
+        pending_actions=pending_actions,
+    )

@@ -1,0 +1,105 @@
+"""Path rules shared by every source: ``~``, relative-to-cwd, ``file://`` URLs, display.
+
+A configured path goes through :func:`resolve_path` exactly once. The result is absolute and
+lexically normalised but *not* resolved through symlinks: the path as the user wrote it stays
+visible in reports, and the real path (the dedupe key) is computed by the scan.
+"""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import unquote, urlsplit
+
+__all__ = ["display_path", "expand_home", "resolve_path"]
+
+_LOCAL_HOSTS = frozenset({"", "localhost"})
+
+
+def _file_url_to_path(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.netloc not in _LOCAL_HOSTS:
+        raise ValueError(
+            f"file URL {url!r} names the remote host {parts.netloc!r}; "
+            "only local file URLs (file:///path or file://localhost/path) are accepted"
+        )
+    if parts.query or parts.fragment:
+        raise ValueError(f"file URL {url!r} has a query or fragment; give a plain file URL")
+    path = unquote(parts.path, errors="surrogateescape")
+    if os.name == "nt" and len(path) > 2 and path[0] == "/" and path[2] == ":":
+        path = path[1:]  # file:///C:/x -> C:/x
+    if not path:
+        raise ValueError(f"file URL {url!r} has no path")
+    return path
+
+
+def expand_home(path: str, home: str) -> str:
+    """Expand a leading ``~`` against ``home``.
+
+    ``~`` and ``~/x`` use ``home`` (so a host or a test can point it elsewhere); ``~user/x``
+    is looked up as that user's home directory and left unchanged when there is no such user.
+
+    Args:
+        path: the path as written.
+        home: the home directory to use for ``~``.
+
+    Returns:
+        The expanded path (still possibly relative).
+    """
+    if not path.startswith("~"):
+        return path
+    if path == "~":
+        return home
+    if path[1] in "/" + os.sep:
+        return os.path.join(home, path[2:])
+    return os.path.expanduser(path)
+
+
+def resolve_path(
+    path: str | os.PathLike[str],
+    cwd: str | os.PathLike[str],
+    *,
+    home: str | os.PathLike[str] | None = None,
+) -> str:
+    """Turn a configured path into an absolute, normalised path.
+
+    In order: a ``file://`` URL becomes its local path; a leading ``~`` is expanded (see
+    :func:`expand_home`); a relative path is joined onto ``cwd``; ``.`` and ``..`` segments are
+    folded lexically. Symlinks are *not* resolved here.
+
+    Args:
+        path: the path as configured (``str``, ``os.PathLike`` or ``file://`` URL).
+        cwd: the directory relative paths are resolved from.
+        home: the home directory for ``~``; defaults to the user's home (``$HOME``).
+
+    Returns:
+        The absolute path.
+
+    Raises:
+        ValueError: the path is empty, contains a NUL byte, or is a non-local ``file://`` URL.
+    """
+    text = os.fspath(path)
+    if not text.strip():
+        raise ValueError("empty tool path; give a file or directory")
+    if "\x00" in text:
+        raise ValueError(f"tool path {text!r} contains a NUL byte")
+    if text[:7].lower() == "file://":
+        text = _file_url_to_path(text)
+    home_dir = os.fspath(home) if home is not None else os.path.expanduser("~")
+    text = expand_home(text, home_dir)
+    if not os.path.isabs(text):
+        text = os.path.join(os.fspath(cwd), text)
+    return os.path.normpath(text)
+
+
+def display_path(path: str) -> str:
+    """A path safe to put into a message.
+
+    File names that are not valid UTF-8 arrive as surrogate escapes; printing those raises
+    ``UnicodeEncodeError``. The returned text shows the undecodable bytes as ``\\xNN`` while the
+    path used for I/O stays untouched.
+    """
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(path).decode("utf-8", "backslashreplace")
+    return path

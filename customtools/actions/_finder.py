@@ -1,0 +1,257 @@
+"""Finding plugins: installed entry points and plugin root directories.
+
+**Plugin roots.** A plugin root (a tool pack, a plugin checkout, a marketplace cache entry) may
+offer actions through exactly one of:
+
+* ``<root>/actions.py``, or
+* ``<root>/actions/__init__.py`` (a package; its relative imports work).
+
+The module is imported under a private name derived from its real path
+(``_customtools_actions_<hash>``); the root is never put on ``sys.path``. It must define a
+module-level ``plugins``, resolved like an entry point target (below). A root without either
+file has no actions and is skipped silently.
+
+**Entry points.** Distributions declare ``[customtools.plugins]`` entry points. The loaded
+object may be a plugin object, a plugin class (instantiated without arguments), a list of
+those, or a zero-argument callable returning any of those.
+
+**Names and order.** A plugin's ``name`` attribute names it; a plugin without one takes the
+entry point name (or the root directory name) when it is the only plugin from that source.
+Plugins are registered roots first, in the order given, then entry points sorted by entry
+point name and distribution name. The first plugin with a name wins; a later one with the
+same name is an error record naming both sources.
+
+**Failures are contained.** An import error, a ``plugins`` callable that raises (even
+``SystemExit``), or an unusable plugin object becomes a :class:`PluginLoadError` record in
+:attr:`PluginDiscovery.errors`; the other plugins still load.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import os
+import re
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from customtools.actions._errors import PluginError
+from customtools.actions._plugins import PluginRegistry, RegisteredPlugin
+
+__all__ = ["ENTRY_POINT_GROUP", "PluginDiscovery", "PluginLoadError", "find_plugins"]
+
+ENTRY_POINT_GROUP = "customtools.plugins"
+"""The entry point group plugins are declared in."""
+
+_MODULE_PREFIX = "_customtools_actions_"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PluginLoadError:
+    """One plugin source that could not be used (a record, not an exception).
+
+    Args:
+        source: where it came from (a path or an entry point description).
+        message: what went wrong and what to do.
+        error: the underlying exception.
+    """
+
+    source: str
+    message: str
+    error: BaseException
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PluginDiscovery:
+    """What :func:`find_plugins` found.
+
+    Args:
+        plugins: usable plugins in registration order.
+        errors: every source that failed, in the order met.
+    """
+
+    plugins: tuple[RegisteredPlugin, ...] = ()
+    errors: tuple[PluginLoadError, ...] = ()
+
+    def registry(self) -> PluginRegistry:
+        """Return a new :class:`PluginRegistry` holding :attr:`plugins` in order."""
+        return PluginRegistry(self.plugins)
+
+
+def _is_plugin(obj: Any) -> bool:
+    return callable(getattr(obj, "get_actions", None)) and callable(
+        getattr(obj, "execute_action", None)
+    )
+
+
+def _materialize(target: Any, where: str) -> list[Any]:
+    """Turn an entry point target or a module's ``plugins`` into plugin objects."""
+    if isinstance(target, type):
+        return [target()]
+    if _is_plugin(target):
+        return [target]
+    if isinstance(target, (list, tuple)):
+        out: list[Any] = []
+        for item in target:
+            if isinstance(item, type):
+                out.append(item())
+            elif _is_plugin(item):
+                out.append(item)
+            else:
+                raise PluginError(
+                    f"{where}: list item {item!r} is not a plugin (it needs get_actions and"
+                    " execute_action)"
+                )
+        return out
+    if callable(target):
+        produced = target()
+        if callable(produced) and not _is_plugin(produced) and not isinstance(produced, type):
+            raise PluginError(f"{where}: the plugins callable returned another callable")
+        return _materialize(produced, where)
+    raise PluginError(
+        f"{where}: expected a plugin, a plugin class, a list of them, or a callable returning"
+        f" them; got {type(target).__name__}"
+    )
+
+
+def _module_file(root: Path) -> Path | None:
+    flat, package = root / "actions.py", root / "actions" / "__init__.py"
+    if flat.is_file() and package.is_file():
+        raise PluginError(
+            f"plugin root {root}: both actions.py and actions/__init__.py exist; keep one"
+        )
+    if flat.is_file():
+        return flat
+    return package if package.is_file() else None
+
+
+def _import(path: Path) -> ModuleType:
+    real = os.path.realpath(path)
+    digest = hashlib.sha256(real.encode()).hexdigest()[:16]
+    root = Path(real).parent.parent if path.name == "__init__.py" else Path(real).parent
+    stem = re.sub(r"\W", "_", root.name)
+    name = f"{_MODULE_PREFIX}{stem}_{digest}"
+    locations = [str(path.parent)] if path.name == "__init__.py" else None
+    spec = importlib.util.spec_from_file_location(name, path, submodule_search_locations=locations)
+    if spec is None or spec.loader is None:
+        raise PluginError(f"{path}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+class _Collector:
+    def __init__(self) -> None:
+        self.plugins: list[RegisteredPlugin] = []
+        self.errors: list[PluginLoadError] = []
+        self.seen: dict[str, str] = {}
+
+    def fail(self, source: str, exc: BaseException, what: str = "") -> None:
+        detail = str(exc) if isinstance(exc, PluginError) else f"{type(exc).__name__}: {exc}"
+        message = detail if source in detail else f"{source}: {what}{detail}"
+        self.errors.append(PluginLoadError(source=source, message=message, error=exc))
+
+    def add(self, objects: list[Any], source: str, default_name: str) -> None:
+        for obj in objects:
+            name = getattr(obj, "name", None)
+            if not isinstance(name, str) or not name:
+                name = default_name if len(objects) == 1 else None
+            try:
+                record = RegisteredPlugin.of(obj, name=name, source=source)
+            except PluginError as exc:
+                self.fail(source, exc)
+                continue
+            if record.name in self.seen:
+                self.fail(
+                    source,
+                    PluginError(
+                        f"plugin name {record.name!r} is already taken by {self.seen[record.name]};"
+                        " this one was skipped (rename one of them)"
+                    ),
+                )
+                continue
+            self.seen[record.name] = source
+            self.plugins.append(record)
+
+
+def _from_root(root: Path, out: _Collector) -> None:
+    source = f"plugin root {root}"
+    if not root.is_dir():
+        out.fail(source, PluginError(f"{source}: not a directory"))
+        return
+    try:
+        path = _module_file(root)
+        if path is None:
+            return
+        source = f"plugin module {path}"
+        module = _import(path)
+        if not hasattr(module, "plugins"):
+            raise PluginError(
+                f"{source}: defines no 'plugins'; add `def plugins(): return [MyPlugin()]`"
+            )
+        objects = _materialize(module.plugins, source)
+    except (Exception, SystemExit) as exc:
+        out.fail(source, exc, "failed to load: ")
+        return
+    out.add(objects, source, root.name)
+
+
+def _from_entry_points(group: str, out: _Collector) -> None:
+    found = importlib.metadata.entry_points(group=group)
+    points = sorted(found, key=lambda ep: (ep.name, ep.dist.name if ep.dist else "", ep.value))
+    for ep in points:
+        dist = ep.dist.name if ep.dist else "unknown distribution"
+        source = f"entry point {ep.name!r} ({ep.value}) from {dist}"
+        try:
+            objects = _materialize(ep.load(), source)
+        except (Exception, SystemExit) as exc:
+            out.fail(source, exc, "failed to load: ")
+            continue
+        out.add(objects, source, ep.name)
+
+
+def find_plugins(
+    roots: Iterable[str | os.PathLike[str]] = (),
+    *,
+    entry_points: bool = True,
+    group: str = ENTRY_POINT_GROUP,
+    cwd: str | os.PathLike[str] | None = None,
+) -> PluginDiscovery:
+    """Import the plugins of every plugin root, then of every installed entry point.
+
+    This is synchronous (it imports modules); from async code call it through
+    ``anyio.to_thread.run_sync``. It never raises for a bad plugin: see ``errors``.
+
+    Args:
+        roots: plugin root directories, in precedence order (``~`` is expanded; relative
+            paths resolve against ``cwd``).
+        entry_points: whether to load entry points of ``group``.
+        group: the entry point group (default ``customtools.plugins``).
+        cwd: base directory for relative roots (default: the process working directory).
+
+    Returns:
+        The usable plugins, in registration order, and one error record per failure.
+    """
+    base = Path(cwd) if cwd is not None else Path.cwd()
+    out = _Collector()
+    done: set[str] = set()
+    for raw in roots:
+        root = base / Path(raw).expanduser()
+        real = os.path.realpath(root)
+        if real in done:
+            continue
+        done.add(real)
+        _from_root(root, out)
+    if entry_points:
+        _from_entry_points(group, out)
+    return PluginDiscovery(plugins=tuple(out.plugins), errors=tuple(out.errors))

@@ -1,0 +1,395 @@
+"""A session as a host sees it: wire state, chats, active clients and their tool calls.
+
+:class:`HostSession` wraps the pure reducers with the duties the protocol gives the *host*:
+
+* checking what a client dispatches (server-only actions, another client's identity, completing
+  or streaming content for a call the client does not own) and refusing it with
+  :class:`~customtools.host.ActionRejectedError`;
+* stamping a client tool call with its owning client when it starts;
+* when a client goes (:meth:`HostSession.remove_client`): failing its unfinished calls in every
+  chat (a *completed* call with ``success: false``, never ``cancelled``), removing it from
+  ``activeClients`` and removing the plugins it published;
+* a per-client revision counter so a late continuation (a plugin parse that finishes after the
+  client left) cannot publish the removed client's customizations again.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
+from typing import Any
+
+import anyio.to_thread
+
+from customtools.host._chat import PENDING_STATUSES, reduce_chat, tool_calls
+from customtools.host._errors import INVALID_PARAMS, ActionRejectedError, JsonRpcError
+from customtools.host._model import ClientPluginCustomization, PluginCustomization
+from customtools.host._reducer import is_client_dispatchable, reduce_session
+from customtools.host._tooldefs import SessionActiveClient
+from customtools.host._toolset import ActiveClientToolSet
+
+__all__ = ["HostSession", "check_create_session_client", "deny_unknown_tool"]
+
+Listener = Callable[[str, Mapping[str, Any]], None]
+Parser = Callable[[ClientPluginCustomization], Any]
+
+
+def check_create_session_client(
+    active_client: Mapping[str, Any], connection_client_id: str
+) -> None:
+    """Refuse a ``createSession.activeClient`` that claims another client's id.
+
+    Raises:
+        JsonRpcError: code -32602 (invalid params) when the ids differ.
+    """
+    claimed = active_client.get("clientId")
+    if claimed != connection_client_id:
+        raise JsonRpcError(
+            INVALID_PARAMS,
+            f"createSession.activeClient.clientId {claimed!r} does not match this connection's "
+            f"clientId {connection_client_id!r}; a client can only make itself active",
+        )
+
+
+def deny_unknown_tool(tool_call: Mapping[str, Any], *, turn_id: str) -> dict[str, Any] | None:
+    """The action a client dispatches for a call to a tool it does not know.
+
+    A call waiting for confirmation is denied (``toolCallConfirmed`` with ``approved: false``).
+    A call that is already ``running`` (auto-confirmed client calls usually are) would ignore a
+    denial, so it is completed with ``success: false`` instead. Any other status needs nothing.
+    """
+    base = {"turnId": turn_id, "toolCallId": tool_call.get("toolCallId")}
+    name = tool_call.get("toolName")
+    if tool_call.get("status") == "pending-confirmation":
+        return {
+            "type": "chat/toolCallConfirmed",
+            **base,
+            "approved": False,
+            "reason": "denied",
+            "reasonMessage": f"This client does not provide a tool named {name!r}",
+        }
+    if tool_call.get("status") == "running":
+        return {
+            "type": "chat/toolCallComplete",
+            **base,
+            "result": {
+                "success": False,
+                "pastTenseMessage": f"{tool_call.get('displayName', name)} failed",
+                "error": {"message": f"This client does not provide a tool named {name!r}"},
+            },
+        }
+    return None
+
+
+class HostSession:
+    """Host-side state of one session and the chats in it.
+
+    Args:
+        uri: the session's channel URI.
+        state: the initial session state (wire JSON); ``activeClients`` defaults to ``[]``.
+        on_action: called with ``(channel, action)`` for every action the session applies,
+            so the host can forward it to subscribers.
+        clock: milliseconds since the epoch for chat timestamps (tests pin it).
+    """
+
+    def __init__(
+        self,
+        uri: str,
+        *,
+        state: Mapping[str, Any] | None = None,
+        on_action: Listener | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        self.uri = uri
+        self.state: Mapping[str, Any] = {"activeClients": [], **(state or {})}
+        self.chats: dict[str, Mapping[str, Any]] = {}
+        self.tools = ActiveClientToolSet()
+        self._on_action = on_action
+        self._clock = clock
+        self._revisions: dict[str, int] = {}
+        self._nonces: dict[tuple[str, str], str] = {}
+        for entry in self.state.get("activeClients", []):
+            client = SessionActiveClient.from_dict(entry)
+            self.tools.set(client.client_id, client.tools)
+
+    # -- applying actions ------------------------------------------------------------------
+
+    def dispatch(self, action: Mapping[str, Any], *, chat: str | None = None) -> None:
+        """Apply a host-originated action to the session (``chat=None``) or to a chat."""
+        if chat is None:
+            self.state = reduce_session(self.state, action)
+            self._sync_tools(action)
+        else:
+            self.chats[chat] = reduce_chat(self.chats.get(chat, {}), action, clock=self._clock)
+        if self._on_action is not None:
+            self._on_action(chat or self.uri, action)
+
+    def dispatch_from_client(
+        self, action: Mapping[str, Any], *, client_id: str, chat: str | None = None
+    ) -> None:
+        """Check and apply an action a client dispatched.
+
+        Raises:
+            ActionRejectedError: the action is server-only, claims another client's identity,
+                or completes / streams content for a tool call the client does not own.
+        """
+        kind = str(action.get("type"))
+        if not is_client_dispatchable(kind):
+            self._reject(action, client_id, f"{kind} is dispatched by the host only")
+        if kind == "session/activeClientSet":
+            claimed = (action.get("activeClient") or {}).get("clientId")
+            if claimed != client_id:
+                self._reject(
+                    action,
+                    client_id,
+                    f"client {client_id!r} cannot publish an active-client entry for {claimed!r}",
+                )
+        if kind == "session/activeClientRemoved" and action.get("clientId") != client_id:
+            self._reject(
+                action,
+                client_id,
+                f"client {client_id!r} cannot remove another client ({action.get('clientId')!r})",
+            )
+        if kind in ("chat/toolCallComplete", "chat/toolCallContentChanged"):
+            self._check_owner(action, client_id, chat)
+        if kind == "session/activeClientSet":
+            self._revisions[client_id] = self._revisions.get(client_id, 0) + 1
+        self.dispatch(action, chat=chat)
+
+    def _reject(self, action: Mapping[str, Any], client_id: str, reason: str) -> None:
+        raise ActionRejectedError(reason, action=action, client_id=client_id)
+
+    def _check_owner(self, action: Mapping[str, Any], client_id: str, chat: str | None) -> None:
+        call_id = action.get("toolCallId")
+        calls = [] if chat is None else tool_calls(self.chats.get(chat, {}))
+        call = next((c for c in calls if c.get("toolCallId") == call_id), None)
+        verb = "complete" if action.get("type") == "chat/toolCallComplete" else "stream content for"
+        if call is None:
+            self._reject(
+                action,
+                client_id,
+                f"client {client_id!r} cannot {verb} tool call "
+                f"{call_id!r}: no such call in the active turn of {chat!r}",
+            )
+            return
+        contributor = call.get("contributor")
+        owner = (
+            contributor.get("clientId")
+            if isinstance(contributor, Mapping) and (contributor.get("kind") == "client")
+            else None
+        )
+        if owner != client_id:
+            whose = f"it belongs to client {owner!r}" if owner else "it is not a client tool call"
+            self._reject(
+                action,
+                client_id,
+                f"client {client_id!r} cannot {verb} tool call "
+                f"{call_id!r} ({call.get('toolName')}): {whose}",
+            )
+
+    def _sync_tools(self, action: Mapping[str, Any]) -> None:
+        kind = action.get("type")
+        if kind == "session/activeClientSet":
+            client = SessionActiveClient.from_dict(action["activeClient"])
+            self.tools.set(client.client_id, client.tools)
+        elif kind == "session/activeClientRemoved":
+            self.tools.remove(str(action.get("clientId")))
+
+    # -- client tool calls -----------------------------------------------------------------
+
+    def start_tool_call(
+        self,
+        chat: str,
+        *,
+        turn_id: str,
+        tool_call_id: str,
+        tool_name: str,
+        display_name: str | None = None,
+        preferred_client: str | None = None,
+    ) -> str | None:
+        """Start a tool call; stamp it with its owning client if a client provides the tool.
+
+        Returns:
+            The owning client id, or ``None`` for a call the host runs itself.
+        """
+        owner = self.tools.owner_of(tool_name, preferred_client)
+        action: dict[str, Any] = {
+            "type": "chat/toolCallStart",
+            "turnId": turn_id,
+            "toolCallId": tool_call_id,
+            "toolName": tool_name,
+            "displayName": display_name or tool_name,
+        }
+        if owner is not None:
+            action["contributor"] = {"kind": "client", "clientId": owner}
+        self.dispatch(action, chat=chat)
+        return owner
+
+    def pending_calls(self, client_id: str) -> list[tuple[str, str, Mapping[str, Any]]]:
+        """``(chat, turn_id, call)`` for every unfinished call ``client_id`` owns."""
+        out = []
+        for chat, state in self.chats.items():
+            turn = state.get("activeTurn")
+            turn_id = turn.get("id") if isinstance(turn, Mapping) else None
+            for call in tool_calls(state):
+                contributor = call.get("contributor")
+                if (
+                    isinstance(contributor, Mapping)
+                    and contributor.get("kind") == "client"
+                    and contributor.get("clientId") == client_id
+                    and call.get("status") in PENDING_STATUSES
+                ):
+                    out.append((chat, str(turn_id), call))
+        return out
+
+    def fail_client_calls(self, client_id: str, *, reason: str = "disconnected") -> int:
+        """Complete every unfinished call of ``client_id`` with ``success: false``.
+
+        A streaming call is first made ready (``confirmed: not-needed``) because a completion
+        is ignored while streaming. Returns how many calls were failed.
+        """
+        pending = self.pending_calls(client_id)
+        for chat, turn_id, call in pending:
+            name = call.get("displayName") or call.get("toolName")
+            ids = {"turnId": turn_id, "toolCallId": call.get("toolCallId")}
+            if call.get("status") == "streaming":
+                self.dispatch(
+                    {
+                        "type": "chat/toolCallReady",
+                        **ids,
+                        "confirmed": "not-needed",
+                        "invocationMessage": call.get("invocationMessage") or name,
+                    },
+                    chat=chat,
+                )
+            result: dict[str, Any] = {
+                "success": False,
+                "pastTenseMessage": f"{name} failed",
+                "error": {"message": f"Client {client_id} {reason} before completing {name}"},
+            }
+            others = [
+                c
+                for c in self.tools.client_ids()
+                if c != client_id and any(t.name == call.get("toolName") for t in self.tools.get(c))
+            ]
+            if others:
+                result["content"] = [
+                    {
+                        "type": "text",
+                        "text": (
+                            f"The client running {name} went away; another client offers "
+                            f"{call.get('toolName')!r}, so you may call it again."
+                        ),
+                    }
+                ]
+            self.dispatch({"type": "chat/toolCallComplete", **ids, "result": result}, chat=chat)
+        return len(pending)
+
+    def cancel_turn(self, chat: str, turn_id: str) -> None:
+        """Cancel a turn: every unfinished call in it ends ``cancelled`` (``skipped``)."""
+        self.dispatch({"type": "chat/turnCancelled", "turnId": turn_id}, chat=chat)
+
+    def remove_client(self, client_id: str, *, reason: str = "disconnected") -> None:
+        """Do everything the host owes when a client leaves.
+
+        In order: fail its unfinished calls in every chat, dispatch
+        ``session/activeClientRemoved``, then ``session/customizationRemoved`` for each
+        container it published. Its revision is bumped first, so a continuation still holding
+        the old revision cannot publish for it again.
+        """
+        self._revisions[client_id] = self._revisions.get(client_id, 0) + 1
+        self.fail_client_calls(client_id, reason=reason)
+        self.dispatch({"type": "session/activeClientRemoved", "clientId": client_id})
+        for entry in list(self.state.get("customizations") or []):
+            if isinstance(entry, Mapping) and entry.get("clientId") == client_id:
+                self.dispatch({"type": "session/customizationRemoved", "id": entry["id"]})
+        self._nonces = {k: v for k, v in self._nonces.items() if k[0] != client_id}
+
+    # -- client customizations -------------------------------------------------------------
+
+    def revision(self, client_id: str) -> int:
+        """The client's current revision; it changes on every ``activeClientSet`` and removal."""
+        return self._revisions.get(client_id, 0)
+
+    def publish_client_plugins(
+        self, client_id: str, plugins: Iterable[PluginCustomization], *, revision: int
+    ) -> bool:
+        """Surface parsed client plugins (``clientId`` set) unless ``revision`` is stale.
+
+        Returns:
+            False, publishing nothing, when the client was removed or re-published since
+            ``revision`` was taken.
+        """
+        if revision != self.revision(client_id) or client_id not in self.tools:
+            return False
+        for plugin in plugins:
+            container = PluginCustomization(
+                **{
+                    f: getattr(plugin, f)
+                    for f in (
+                        "id",
+                        "uri",
+                        "name",
+                        "icons",
+                        "range",
+                        "meta",
+                        "enabled",
+                        "load",
+                        "children",
+                    )
+                },
+                client_id=client_id,
+            )
+            self.dispatch(
+                {"type": "session/customizationUpdated", "customization": container.to_dict()}
+            )
+        return True
+
+    async def sync_client_plugins(self, client_id: str, parse: Parser) -> bool:
+        """Parse and publish the plugins ``client_id`` published, skipping unchanged nonces.
+
+        ``parse(plugin)`` returns a :class:`PluginCustomization` with children and load state;
+        a coroutine function is awaited, a plain function runs in a worker thread. A plugin
+        whose ``nonce`` equals the last one parsed is not parsed again (an absent nonce always
+        is). Plugins the client no longer publishes are removed. If the client is removed or
+        re-publishes while parsing, nothing is published and this returns False.
+        """
+        revision = self.revision(client_id)
+        entry = next(
+            (
+                c
+                for c in self.state.get("activeClients", [])
+                if isinstance(c, Mapping) and c.get("clientId") == client_id
+            ),
+            None,
+        )
+        if entry is None:
+            return False
+        client = SessionActiveClient.from_dict(entry)
+        parsed: list[PluginCustomization] = []
+        nonces: dict[tuple[str, str], str] = {}
+        for plugin in client.customizations or ():
+            key = (client_id, plugin.id)
+            if plugin.nonce is not None and self._nonces.get(key) == plugin.nonce:
+                continue
+            if inspect.iscoroutinefunction(parse):
+                result = await parse(plugin)
+            else:
+                result = await anyio.to_thread.run_sync(parse, plugin)
+            parsed.append(replace(result, id=plugin.id))
+            if plugin.nonce is not None:
+                nonces[key] = plugin.nonce
+        if not self.publish_client_plugins(client_id, parsed, revision=revision):
+            return False
+        self._nonces.update(nonces)
+        current = {p.id for p in client.customizations or ()}
+        for stale in list(self.state.get("customizations") or []):
+            if (
+                isinstance(stale, Mapping)
+                and stale.get("clientId") == client_id
+                and stale.get("id") not in current
+            ):
+                self._nonces.pop((client_id, str(stale.get("id"))), None)
+                self.dispatch({"type": "session/customizationRemoved", "id": stale["id"]})
+        return True

@@ -1,0 +1,10 @@
+"""Shared fixtures for the customtools.actions tests: every async test runs on both backends."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)

@@ -272,8 +272,8 @@ class ReferenceEngine:
 
     def compile(self, schema: Any) -> SchemaValidator:
         """Compile ``schema``; raise :class:`~customtools.SchemaError` if it is unusable."""
-        import jsonschema  # type: ignore[import-untyped]  # lazy: a 74 ms import
-        import jsonschema.validators  # type: ignore[import-untyped]
+        import jsonschema  # lazy: a 74 ms import
+        import jsonschema.validators
 
         cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
         try:

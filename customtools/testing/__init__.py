@@ -1,0 +1,1 @@
+"""Helpers for testing tool packs (being written)."""

@@ -1,0 +1,1 @@
+"""The customtools pytest plugin (being written)."""

@@ -1,0 +1,15 @@
+import anyio
+
+from customtools import CustomToolAdapter, discover_and_load
+
+
+async def main() -> None:
+    result = await discover_and_load(["examples/tools"], builtin_tool_names=["bash", "read"])
+    for error in result.errors:
+        print(f"tool failed to load: {error.path}: {error.error}")
+    adapters = {loaded.tool.name: CustomToolAdapter(loaded.tool) for loaded in result.tools}
+    answer = await adapters["countdown"].execute("call-1", {"steps": 2, "interval": 0})
+    print(answer.text)
+
+
+anyio.run(main)

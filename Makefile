@@ -13,7 +13,9 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python examples/demo.py
+	$(BIN)/customtools list --path examples/tools
+	$(BIN)/customtools run countdown --path examples/tools --params '{"steps": 5, "interval": 0.4}'
+	$(BIN)/customtools validate --strict examples/tools
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

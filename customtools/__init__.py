@@ -12,6 +12,9 @@ stays cheap.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from customtools._abort import AbortController, AbortListener, AbortSignal
 from customtools._adapter import (
     COERCIONS_META_KEY,
@@ -45,75 +48,171 @@ from customtools._errors import (
     ToolDefinitionError,
     ToolTimeoutError,
 )
-from customtools._exec import ExecResult, exec_command
-from customtools._loading._api import (
-    NO_OP_UI,
-    NoOpUIContext,
-    PendingAction,
-    PendingActionStore,
-    ToolAPI,
-    UIContext,
-)
-from customtools._loading._entrypoints import ENTRY_POINT_GROUP, EntryPointsProvider
-from customtools._loading._loader import (
-    DEFAULT_LOAD_TIMEOUT,
-    LoadResult,
-    discover_and_load,
-    load_custom_tools,
-    load_scan,
-    scan,
-)
-from customtools._loading._plugins import MANIFEST_LOCATIONS, PluginRootsProvider
-from customtools._loading._providers import (
-    ClaudePluginsProvider,
-    ConfiguredPathsProvider,
-    DirectoryProvider,
-    ProviderItem,
-    ScanContext,
-    ToolLocation,
-    ToolProvider,
-    claude_provider,
-    codex_provider,
-    default_providers,
-    native_provider,
-)
-from customtools._loading._records import (
-    Candidate,
-    Diagnostic,
-    LoadedTool,
-    LoadError,
-    MetadataFile,
-    ScanResult,
-    ToolSource,
-)
-from customtools._loading._scan import BUILTIN_PROVIDER_IDS, explicit_candidates, scan_sources
-from customtools._render import (
-    PLAIN_THEME,
-    RenderOptions,
-    Theme,
-    render_call,
-    render_result,
-)
-from customtools._session import (
-    HookFailure,
-    SessionEvent,
-    SessionReason,
-    dispatch_session_event,
-)
 from customtools._tool import TOOL_NAME_PATTERN, CustomTool, check_tool_name
 from customtools._typebox import Type
-from customtools._validation import (
-    Coercion,
-    CompiledValidator,
-    ReferenceEngine,
-    RustEngine,
-    ValidationLimits,
-    ValidatorEngine,
-    Violation,
-    check_schema,
-    compile_validator,
-    parse_arguments,
-)
+
+if TYPE_CHECKING:
+    from customtools._exec import ExecResult, exec_command
+    from customtools._export import (
+        CompatibilityIssue,
+        anthropic_issues,
+        openai_issues,
+        openai_strict_issues,
+        to_anthropic,
+        to_json_schema,
+        to_mcp,
+        to_openai,
+    )
+    from customtools._loading._api import (
+        NO_OP_UI,
+        NoOpUIContext,
+        PendingAction,
+        PendingActionStore,
+        ToolAPI,
+        UIContext,
+    )
+    from customtools._loading._entrypoints import ENTRY_POINT_GROUP, EntryPointsProvider
+    from customtools._loading._loader import (
+        DEFAULT_LOAD_TIMEOUT,
+        LoadResult,
+        discover_and_load,
+        load_custom_tools,
+        load_scan,
+        scan,
+    )
+    from customtools._loading._plugins import MANIFEST_LOCATIONS, PluginRootsProvider
+    from customtools._loading._providers import (
+        ClaudePluginsProvider,
+        ConfiguredPathsProvider,
+        DirectoryProvider,
+        ProviderItem,
+        ScanContext,
+        ToolLocation,
+        ToolProvider,
+        claude_provider,
+        codex_provider,
+        default_providers,
+        native_provider,
+    )
+    from customtools._loading._records import (
+        Candidate,
+        Diagnostic,
+        LoadedTool,
+        LoadError,
+        MetadataFile,
+        ScanResult,
+        ToolSource,
+    )
+    from customtools._loading._scan import BUILTIN_PROVIDER_IDS, explicit_candidates, scan_sources
+    from customtools._render import (
+        PLAIN_THEME,
+        RenderOptions,
+        Theme,
+        render_call,
+        render_result,
+    )
+    from customtools._session import (
+        HookFailure,
+        SessionEvent,
+        SessionReason,
+        dispatch_session_event,
+    )
+    from customtools._validation import (
+        Coercion,
+        CompiledValidator,
+        ReferenceEngine,
+        RustEngine,
+        ValidationLimits,
+        ValidatorEngine,
+        Violation,
+        check_schema,
+        compile_validator,
+        parse_arguments,
+    )
+
+_LAZY: dict[str, str] = {
+    "BUILTIN_PROVIDER_IDS": "customtools._loading._scan",
+    "Candidate": "customtools._loading._records",
+    "ClaudePluginsProvider": "customtools._loading._providers",
+    "Coercion": "customtools._validation",
+    "CompatibilityIssue": "customtools._export",
+    "CompiledValidator": "customtools._validation",
+    "ConfiguredPathsProvider": "customtools._loading._providers",
+    "DEFAULT_LOAD_TIMEOUT": "customtools._loading._loader",
+    "Diagnostic": "customtools._loading._records",
+    "DirectoryProvider": "customtools._loading._providers",
+    "ENTRY_POINT_GROUP": "customtools._loading._entrypoints",
+    "EntryPointsProvider": "customtools._loading._entrypoints",
+    "ExecResult": "customtools._exec",
+    "HookFailure": "customtools._session",
+    "LoadError": "customtools._loading._records",
+    "LoadResult": "customtools._loading._loader",
+    "LoadedTool": "customtools._loading._records",
+    "MANIFEST_LOCATIONS": "customtools._loading._plugins",
+    "MetadataFile": "customtools._loading._records",
+    "NO_OP_UI": "customtools._loading._api",
+    "NoOpUIContext": "customtools._loading._api",
+    "PLAIN_THEME": "customtools._render",
+    "PendingAction": "customtools._loading._api",
+    "PendingActionStore": "customtools._loading._api",
+    "PluginRootsProvider": "customtools._loading._plugins",
+    "ProviderItem": "customtools._loading._providers",
+    "ReferenceEngine": "customtools._validation",
+    "RenderOptions": "customtools._render",
+    "RustEngine": "customtools._validation",
+    "ScanContext": "customtools._loading._providers",
+    "ScanResult": "customtools._loading._records",
+    "SessionEvent": "customtools._session",
+    "SessionReason": "customtools._session",
+    "Theme": "customtools._render",
+    "ToolAPI": "customtools._loading._api",
+    "ToolLocation": "customtools._loading._providers",
+    "ToolProvider": "customtools._loading._providers",
+    "ToolSource": "customtools._loading._records",
+    "UIContext": "customtools._loading._api",
+    "ValidationLimits": "customtools._validation",
+    "ValidatorEngine": "customtools._validation",
+    "Violation": "customtools._validation",
+    "anthropic_issues": "customtools._export",
+    "check_schema": "customtools._validation",
+    "claude_provider": "customtools._loading._providers",
+    "codex_provider": "customtools._loading._providers",
+    "compile_validator": "customtools._validation",
+    "default_providers": "customtools._loading._providers",
+    "discover_and_load": "customtools._loading._loader",
+    "dispatch_session_event": "customtools._session",
+    "exec_command": "customtools._exec",
+    "explicit_candidates": "customtools._loading._scan",
+    "load_custom_tools": "customtools._loading._loader",
+    "load_scan": "customtools._loading._loader",
+    "native_provider": "customtools._loading._providers",
+    "openai_issues": "customtools._export",
+    "openai_strict_issues": "customtools._export",
+    "parse_arguments": "customtools._validation",
+    "render_call": "customtools._render",
+    "render_result": "customtools._render",
+    "scan": "customtools._loading._loader",
+    "scan_sources": "customtools._loading._scan",
+    "to_anthropic": "customtools._export",
+    "to_json_schema": "customtools._export",
+    "to_mcp": "customtools._export",
+    "to_openai": "customtools._export",
+}
+"""Public names whose modules load on first use (the loader, exec, validation, ...)."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'customtools' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __version__ = "0.1.0.dev0"
 
@@ -136,6 +235,7 @@ __all__ = [
     "Candidate",
     "ClaudePluginsProvider",
     "Coercion",
+    "CompatibilityIssue",
     "CompiledValidator",
     "ConfiguredPathsProvider",
     "ContentBlock",
@@ -191,6 +291,7 @@ __all__ = [
     "ValidatorEngine",
     "Violation",
     "__version__",
+    "anthropic_issues",
     "check_schema",
     "check_tool_name",
     "claude_provider",
@@ -206,9 +307,15 @@ __all__ = [
     "load_scan",
     "native_provider",
     "normalize_result",
+    "openai_issues",
+    "openai_strict_issues",
     "parse_arguments",
     "render_call",
     "render_result",
     "scan",
     "scan_sources",
+    "to_anthropic",
+    "to_json_schema",
+    "to_mcp",
+    "to_openai",
 ]

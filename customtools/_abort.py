@@ -23,8 +23,6 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import anyio
-
 from customtools._errors import ToolAbortedError
 
 __all__ = ["AbortController", "AbortListener", "AbortSignal"]
@@ -95,6 +93,8 @@ class AbortSignal:
         """Wait until the signal aborts (returns at once if it already has)."""
         if self._aborted:
             return
+        import anyio  # imported on use: `import customtools` stays cheap
+
         event = anyio.Event()
 
         def wake(_reason: Any) -> None:

@@ -30,12 +30,8 @@ import math
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-import anyio
-import anyio.from_thread
-import anyio.to_thread
-
-from customtools._abort import AbortController, AbortSignal
-from customtools._content import ToolResult, normalize_result
+from customtools._abort import AbortSignal
+from customtools._content import ToolResult, _text_result, normalize_result
 from customtools._context import DEFAULT_CONTEXT, ToolContext
 from customtools._errors import ContentError, ToolAbortedError, ToolArgumentsError, ToolTimeoutError
 from customtools._tool import CustomTool
@@ -67,6 +63,8 @@ class _NeverAborted(AbortSignal):
         return None
 
     async def wait(self) -> None:
+        import anyio
+
         await anyio.sleep_forever()
 
 
@@ -108,6 +106,8 @@ class _UpdateSink:
                 _log.warning("dropped an update of tool %r: %s", self._tool_name, exc)
                 return
         if self._interval is not None:
+            import anyio
+
             now = anyio.current_time()
             if now - self._last < self._interval:
                 self._pending = partial
@@ -150,6 +150,8 @@ class _ThreadUpdateSink:
     def __call__(self, partial: Any) -> None:
         if self._sink.closed:
             return
+        import anyio.from_thread  # anyio is imported on use: `import customtools` stays cheap
+
         # RuntimeError: the event loop is gone (the call was abandoned and the host shut down).
         with contextlib.suppress(RuntimeError):
             anyio.from_thread.run_sync(self._sink, partial)
@@ -329,7 +331,31 @@ class CustomToolAdapter:
         else:
             timeout = self._timeout
         if signal is None and timeout is None:
-            result = await self._run_plain(tool_call_id, args, on_update, ctx)
+            if on_update is None and self._is_async:
+                # The hot path, inline: no sink, no scope, no extra coroutine frame. Nothing
+                # can cancel the call but the caller's own scope, whose cancellation must
+                # propagate (it is a BaseException, never caught here).
+                try:
+                    raw = await self._execute(
+                        tool_call_id,
+                        args,
+                        _discard_update,
+                        ctx if ctx is not None else self._context,
+                        _NEVER,
+                    )
+                except ToolAbortedError as exc:
+                    result = self._cancelled(exc.reason)
+                except Exception as exc:
+                    result = self._failed(exc)
+                else:
+                    if type(raw) is str:
+                        result = _text_result(raw)
+                    elif type(raw) is ToolResult:
+                        result = raw
+                    else:
+                        result = self._normalize(raw)
+            else:
+                result = await self._run_plain(tool_call_id, args, on_update, ctx)
         else:
             result = await self._run_guarded(tool_call_id, args, on_update, ctx, signal, timeout)
         if coercions and not result.is_error:
@@ -363,6 +389,8 @@ class CustomToolAdapter:
         if self._is_async:
             update: Callable[[Any], None] = sink if sink is not None else _discard_update
             return await self._execute(tool_call_id, args, update, ctx, signal)
+        import anyio.to_thread
+
         update = _ThreadUpdateSink(sink) if sink is not None else _discard_update
         raw = await anyio.to_thread.run_sync(
             functools.partial(self._execute, tool_call_id, args, update, ctx, signal),
@@ -404,24 +432,27 @@ class CustomToolAdapter:
         signal: AbortSignal | None,
         timeout: float | None,
     ) -> ToolResult:
+        import anyio  # imported on use: `import customtools` stays cheap
+
         sink = (
             _UpdateSink(on_update, self._name, self._update_interval)
             if on_update is not None
             else None
         )
+        relay = None
         if timeout is not None:
             # The tool gets its own signal so a timeout aborts it too (sync tools in worker
-            # threads can only stop cooperatively, by seeing the signal).
-            own = AbortController()
-            tool_signal = own.signal
+            # threads can only stop cooperatively, by seeing the signal). A bare AbortSignal,
+            # aborted through its private hook, saves building a controller on every call.
+            tool_signal = AbortSignal()
             if signal is not None:
-                signal.add_listener(own.abort)
+                relay = tool_signal._abort
+                signal.add_listener(relay)
+            deadline = anyio.current_time() + timeout
         else:
-            own = None
             tool_signal = signal if signal is not None else _NEVER
-        scope = anyio.CancelScope(
-            deadline=anyio.current_time() + timeout if timeout is not None else math.inf
-        )
+            deadline = math.inf
+        scope = anyio.CancelScope(deadline=deadline)
 
         def cancel(_reason: Any) -> None:
             scope.cancel()
@@ -443,8 +474,8 @@ class CustomToolAdapter:
                     error = exc
         finally:
             tool_signal.remove_listener(cancel)
-            if own is not None and signal is not None:
-                signal.remove_listener(own.abort)
+            if relay is not None and signal is not None:
+                signal.remove_listener(relay)
             if sink is not None:
                 sink.close()
         if scope.cancel_called or tool_signal.aborted:
@@ -452,8 +483,7 @@ class CustomToolAdapter:
             if tool_signal.aborted:
                 return self._cancelled(tool_signal.reason)
             reason = ToolTimeoutError(f"tool {self._name!r} timed out after {timeout:g} s")
-            if own is not None:
-                own.abort(reason)
+            tool_signal._abort(reason)
             return self._cancelled(reason)
         if error is not None:
             if isinstance(error, ToolAbortedError):

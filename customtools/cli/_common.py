@@ -1,0 +1,185 @@
+"""What every subcommand shares: discovery options, the usage error, paths for people."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import sys
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from customtools._loading._loader import LoadResult
+
+__all__ = [
+    "EXIT_FINDINGS",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "UsageError",
+    "absolute_paths",
+    "add_discovery_arguments",
+    "close_matches",
+    "display_path",
+    "load_tools",
+    "resolve_cwd",
+    "scan_options",
+    "unknown_tool",
+    "warn",
+]
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """A problem with what the user asked for; the command prints it and exits 2."""
+
+
+def warn(message: str) -> None:
+    """Print a diagnostic line on stderr (never on stdout, which carries only the report)."""
+    print(f"customtools: {message}", file=sys.stderr, flush=True)
+
+
+def add_discovery_arguments(parser: argparse.ArgumentParser, *, paths: bool = True) -> None:
+    """The options that say where tools are looked for (see ``docs/discovery.md``)."""
+    group = parser.add_argument_group("where tools are found")
+    group.add_argument(
+        "--cwd",
+        metavar="DIR",
+        help="the project directory (default: the current directory)",
+    )
+    if paths:
+        group.add_argument(
+            "--path",
+            dest="paths",
+            action="append",
+            default=[],
+            metavar="P",
+            help="a tool file or directory to load after the discovered ones (repeatable)",
+        )
+    group.add_argument(
+        "--builtin",
+        dest="builtins",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a tool name the host already uses; no tool may take it (repeatable)",
+    )
+    group.add_argument(
+        "--plugin-dir",
+        dest="plugin_dirs",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a plugin root to scan (repeatable)",
+    )
+    group.add_argument(
+        "--disable",
+        dest="disabled",
+        action="append",
+        default=[],
+        metavar="PROVIDER",
+        help="switch a provider off: native, claude, claude-plugins, codex, plugin,"
+        " entry-points, configured (repeatable)",
+    )
+    group.add_argument(
+        "--app-name",
+        default="customtools",
+        metavar="NAME",
+        help="the host's app directory name: ~/.NAME/tools and .NAME/tools (default: %(default)s)",
+    )
+    group.add_argument(
+        "--no-entry-points",
+        dest="entry_points",
+        action="store_false",
+        help="do not load tools declared by installed packages",
+    )
+
+
+def absolute_paths(paths: list[str]) -> list[str]:
+    """Command-line paths are relative to where the command runs, not to ``--cwd``."""
+    return [p if p.startswith(("~", "file:")) else os.path.abspath(p) for p in paths]
+
+
+def resolve_cwd(args: argparse.Namespace) -> str:
+    """The project directory from ``--cwd`` (absolute), checked to be a directory."""
+    cwd = os.path.abspath(os.path.expanduser(args.cwd)) if args.cwd else os.getcwd()
+    if not os.path.isdir(cwd):
+        raise UsageError(f"--cwd {args.cwd!r} is not a directory")
+    return cwd
+
+
+def scan_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``scan_sources`` keyword arguments the discovery options ask for."""
+    return {
+        "app_name": args.app_name,
+        "plugin_dirs": tuple(args.plugin_dirs),
+        "disabled_providers": frozenset(args.disabled),
+        "entry_points": args.entry_points,
+    }
+
+
+def load_tools(args: argparse.Namespace, cwd: str) -> LoadResult:
+    """Discover and load every tool the options point at (tool code runs here)."""
+    import anyio
+
+    from customtools._loading._loader import discover_and_load
+
+    async def load() -> LoadResult:
+        return await discover_and_load(
+            absolute_paths(args.paths),
+            cwd,
+            list(args.builtins),
+            **scan_options(args),
+        )
+
+    return anyio.run(load)
+
+
+def display_path(path: str, cwd: str) -> str:
+    """``path`` relative to ``cwd`` when it lies inside it, else unchanged; safe to print."""
+    from customtools._loading._paths import display_path as printable
+
+    if os.path.isabs(path):
+        try:
+            relative = os.path.relpath(path, cwd)
+        except ValueError:  # another drive on Windows
+            relative = path
+        if relative != os.pardir and not relative.startswith(os.pardir + os.sep):
+            path = relative
+    return printable(path)
+
+
+def close_matches(name: str, known: Iterable[str]) -> list[str]:
+    """Up to five known names that look like ``name`` (for "did you mean")."""
+    known = list(known)
+    folded = {candidate.casefold(): candidate for candidate in known}
+    matches = difflib.get_close_matches(name.casefold(), list(folded), n=5, cutoff=0.6)
+    out = [folded[match] for match in matches]
+    out += [k for k in known if name.casefold() in k.casefold() and k not in out]
+    return out[:5]
+
+
+def unknown_tool(name: str, result: LoadResult, cwd: str) -> UsageError:
+    """The usage error for a tool name that did not load: why, and close matches."""
+    failed = [error for error in result.errors if error.tool_name == name]
+    if failed:
+        error = failed[0]
+        return UsageError(
+            f"tool {name!r} failed to load: {display_path(error.path, cwd)}: {error.error}"
+        )
+    lines = [f"no tool named {name!r}"]
+    suggestions = close_matches(name, result.tool_names)
+    if suggestions:
+        lines[0] += "; did you mean " + ", ".join(map(repr, suggestions)) + "?"
+    elif result.tool_names:
+        lines.append("tools found: " + ", ".join(result.tool_names))
+    else:
+        lines.append("no tools were found; pass --path DIR or see `customtools list`")
+    if result.errors:
+        lines.append(
+            f"{len(result.errors)} tool module(s) failed to load; `customtools list` shows why"
+        )
+    return UsageError("\n".join(lines))

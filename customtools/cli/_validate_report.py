@@ -1,0 +1,183 @@
+"""The three report formats of ``customtools validate``: text, JSON (version 1), GitHub.
+
+The JSON shape is documented in ``docs/cli.md`` and stable: fields are only added; a field
+that changes meaning or goes away bumps ``version``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from customtools.cli._common import display_path
+from customtools.cli._output import REPORT_VERSION, github_command, print_json
+
+if TYPE_CHECKING:
+    from customtools.cli._sandbox import ModuleReport
+    from customtools.cli._validate import Finding, _Pack
+
+__all__ = ["render", "to_json"]
+
+_SEVERITY_ORDER = {"error": 0, "warning": 1, "notice": 2}
+
+
+def _module_json(report: ModuleReport, here: str) -> dict[str, Any]:
+    return {
+        "path": display_path(report.candidate.path, here),
+        "kind": report.candidate.kind,
+        "status": report.status,
+        "importSeconds": round(report.seconds, 6) if report.seconds is not None else None,
+        "tools": [tool["name"] for tool in report.tools],
+    }
+
+
+def _pack_json(pack: _Pack, here: str) -> dict[str, Any]:
+    tools = []
+    for report in pack.reports:
+        for tool in report.tools:
+            tools.append(
+                {
+                    "name": tool["name"],
+                    "label": tool["label"],
+                    "module": display_path(report.candidate.path, here),
+                    "line": tool["line"],
+                    "strict": tool["strict"],
+                    "hidden": tool["hidden"],
+                    "openaiStrictCompatible": tool["openaiStrictCompatible"],
+                }
+            )
+    return {
+        "path": pack.label,
+        "resolvedPath": pack.path,
+        "modules": [_module_json(report, here) for report in pack.reports],
+        "tools": tools,
+        "metadata": [
+            {
+                "path": display_path(item.path, here),
+                "name": item.name,
+                "description": item.description,
+            }
+            for item in pack.metadata
+        ],
+    }
+
+
+def _summary(
+    packs: Sequence[_Pack], findings: Sequence[Finding], *, strict: bool, failed: bool
+) -> dict[str, Any]:
+    counts = {"error": 0, "warning": 0, "notice": 0}
+    for item in findings:
+        counts[item.severity] += 1
+    return {
+        "packs": len(packs),
+        "modules": sum(len(pack.reports) for pack in packs),
+        "tools": sum(len(report.tools) for pack in packs for report in pack.reports),
+        "errors": counts["error"],
+        "warnings": counts["warning"],
+        "notices": counts["notice"],
+        "strict": strict,
+        "passed": not failed,
+    }
+
+
+def to_json(
+    packs: Sequence[_Pack],
+    findings: Sequence[Finding],
+    *,
+    strict: bool,
+    failed: bool,
+    here: str,
+) -> dict[str, Any]:
+    """The version-1 JSON report."""
+    return {
+        "version": REPORT_VERSION,
+        "packs": [_pack_json(pack, here) for pack in packs],
+        "findings": [item.to_dict() for item in findings],
+        "summary": _summary(packs, findings, strict=strict, failed=failed),
+    }
+
+
+def _summary_line(summary: dict[str, Any]) -> str:
+    def plural(count: int, word: str) -> str:
+        return f"{count} {word}{'' if count == 1 else 's'}"
+
+    verdict = "passed" if summary["passed"] else "FAILED"
+    if summary["strict"]:
+        verdict += " (strict)"
+    return (
+        f"{plural(summary['modules'], 'module')} in {plural(summary['packs'], 'pack')},"
+        f" {plural(summary['tools'], 'tool')}: {plural(summary['errors'], 'error')},"
+        f" {plural(summary['warnings'], 'warning')}, {plural(summary['notices'], 'notice')}"
+        f" - {verdict}"
+    )
+
+
+def _location(item: Finding) -> str:
+    if item.file is None:
+        return ""
+    return f"{item.file}:{item.line}: " if item.line is not None else f"{item.file}: "
+
+
+def _text(packs: Sequence[_Pack], findings: Sequence[Finding], summary: dict[str, Any]) -> str:
+    lines: list[str] = []
+    for pack in packs:
+        lines.append(f"{pack.label}")
+        for report in pack.reports:
+            module = report.candidate
+            name = os.path.basename(module.path.rstrip("/\\"))
+            if module.kind == "package":
+                name += "/"
+            elif module.kind == "entry_point":
+                name = module.entry_point or module.path
+            tools = ", ".join(tool["name"] for tool in report.tools) or "-"
+            took = f"{report.seconds * 1000:.0f} ms" if report.seconds is not None else "-"
+            lines.append(f"  {report.status:<8} {name:<28} {tools:<32} {took:>8}")
+        if not pack.reports:
+            lines.append("  (no tool modules)")
+    ordered = sorted(findings, key=lambda item: _SEVERITY_ORDER[item.severity])
+    if ordered and lines:
+        lines.append("")
+    for item in ordered:
+        lines.append(f"{_location(item)}{item.severity} [{item.code}] {item.message}")
+    if lines:
+        lines.append("")
+    lines.append(_summary_line(summary))
+    return "\n".join(lines) + "\n"
+
+
+def _github(findings: Sequence[Finding], summary: dict[str, Any]) -> str:
+    lines = []
+    for item in findings:
+        lines.append(
+            github_command(
+                item.severity,
+                item.message,
+                file=item.file,
+                line=item.line,
+                title=f"customtools {item.code}" + (f" ({item.tool})" if item.tool else ""),
+            )
+        )
+    lines.append(_summary_line(summary))
+    return "\n".join(lines) + "\n"
+
+
+def render(
+    fmt: str,
+    packs: Sequence[_Pack],
+    findings: Sequence[Finding],
+    *,
+    strict: bool,
+    failed: bool,
+    here: str,
+) -> None:
+    """Print the report in ``fmt`` (``text``, ``json`` or ``github``) on stdout."""
+    report = to_json(packs, findings, strict=strict, failed=failed, here=here)
+    if fmt == "json":
+        print_json(report)
+    elif fmt == "github":
+        sys.stdout.write(_github(findings, report["summary"]))
+    else:
+        sys.stdout.write(_text(packs, findings, report["summary"]))
+    sys.stdout.flush()

@@ -1,0 +1,283 @@
+"""``customtools validate``: findings, formats, exit codes, and packs that crash or hang."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from ._helpers import EXAMPLES, FIXTURES, run_command
+
+MIXED = str(FIXTURES / "mixed")
+CLEAN = str(FIXTURES / "clean")
+
+
+def _findings(out: str) -> list[dict]:
+    return json.loads(out)["findings"]
+
+
+def _codes(out: str) -> set[str]:
+    return {item["code"] for item in _findings(out)}
+
+
+def test_examples_pack_is_clean_even_in_strict_mode(cli):
+    result = cli("validate", "--strict", str(EXAMPLES))
+    assert result.code == 0, result.out
+    assert "6 tools: 0 errors, 0 warnings" in result.out
+    assert "passed (strict)" in result.out
+
+
+def test_json_report_has_the_documented_shape(cli):
+    result = cli("validate", "--format", "json", MIXED)
+    assert result.code == 1
+    report = json.loads(result.out)
+    assert set(report) == {"version", "packs", "findings", "summary"}
+    assert report["version"] == 1
+    (pack,) = report["packs"]
+    assert set(pack) == {"path", "resolvedPath", "modules", "tools", "metadata"}
+    assert pack["resolvedPath"] == MIXED
+    modules = {Path(m["path"]).name: m for m in pack["modules"]}
+    assert modules["good.py"]["status"] == "loaded"
+    assert modules["good.py"]["tools"] == ["shout"]
+    assert isinstance(modules["good.py"]["importSeconds"], float)
+    assert modules["import_error.py"]["status"] == "failed"
+    assert set(modules["good.py"]) == {"path", "kind", "status", "importSeconds", "tools"}
+    tool = next(t for t in pack["tools"] if t["name"] == "undescribed")
+    assert tool["strict"] is True
+    assert tool["openaiStrictCompatible"] is False
+    assert tool["line"] == 12
+    for finding in report["findings"]:
+        assert set(finding) == {
+            "severity",
+            "code",
+            "message",
+            "file",
+            "line",
+            "pack",
+            "tool",
+            "detail",
+        }
+    summary = report["summary"]
+    assert summary == {
+        "packs": 1,
+        "modules": 5,
+        "tools": 4,
+        "errors": 3,
+        "warnings": 4,
+        "notices": 0,
+        "strict": False,
+        "passed": False,
+    }
+
+
+def test_each_problem_of_the_mixed_pack_is_a_finding_with_file_and_line(cli):
+    findings = _findings(cli("validate", "--format", "json", MIXED).out)
+    by_code: dict[str, list[dict]] = {}
+    for item in findings:
+        by_code.setdefault(item["code"], []).append(item)
+    (raised,) = by_code["import-error"]
+    assert raised["severity"] == "error"
+    assert raised["file"].endswith("mixed/import_error.py")
+    assert raised["line"] == 4
+    assert "the database is not configured" in raised["message"]
+    assert "RuntimeError" in raised["detail"]
+    (missing,) = by_code["no-factory"]
+    assert missing["line"] == 1
+    (conflict,) = by_code["name-conflict"]
+    assert conflict["tool"] == "shout"
+    assert conflict["file"].endswith("twins.py")
+    assert conflict["line"] == 12
+    assert "good.py" in conflict["message"]
+    (undescribed,) = by_code["empty-description"]
+    assert undescribed["severity"] == "warning"
+    assert undescribed["tool"] == "undescribed"
+    assert {"openai-strict-optional-property", "openai-strict-keyword"} <= set(by_code)
+    (similar,) = by_code["similar-name"]
+    assert similar["tool"] == "Shout"
+
+
+def test_strict_turns_warnings_into_a_failure(cli, tmp_path):
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "quiet.py").write_text(
+        "from customtools import CustomTool\n\n"
+        "def factory(api):\n"
+        "    return CustomTool(name='quiet', execute=lambda *a: 'ok')\n"
+    )
+    lenient = cli("validate", str(pack))
+    assert lenient.code == 0
+    assert "warning [empty-description]" in lenient.out
+    strict = cli("validate", "--strict", str(pack))
+    assert strict.code == 1
+    assert "FAILED (strict)" in strict.out
+
+
+def test_syntax_error_reports_the_line_of_the_error(cli, tmp_path):
+    (tmp_path / "broken.py").write_text("def factory(api):\n    return [\n\nx = )\n")
+    result = cli("validate", "--format", "json", str(tmp_path))
+    assert result.code == 1
+    (finding,) = [f for f in _findings(result.out) if f["code"] == "syntax-error"]
+    assert finding["file"].endswith("broken.py")
+    assert finding["line"] in (2, 4)
+
+
+def test_error_inside_a_package_helper_points_at_the_helper(cli, tmp_path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        "from . import helper\n\ndef factory(api):\n    return []\n"
+    )
+    (package / "helper.py").write_text("x = 1\ny = 1 / 0\n")
+    findings = _findings(cli("validate", "--format", "json", str(package)).out)
+    (finding,) = [f for f in findings if f["code"] == "import-error"]
+    assert finding["file"].endswith(os.path.join("pkg", "helper.py"))
+    assert finding["line"] == 2
+
+
+def test_slow_import_is_a_warning_above_the_threshold(cli):
+    slow = str(FIXTURES / "slow")
+    result = cli("validate", "--format", "json", "--slow-import", "0.1", slow)
+    assert result.code == 0
+    (finding,) = _findings(result.out)
+    assert finding["code"] == "slow-import"
+    assert finding["file"].endswith("sluggish.py")
+    assert cli("validate", "--strict", "--slow-import", "0.1", slow).code == 1
+
+
+def test_name_conflicts_across_packs_are_errors(cli):
+    a, b = str(FIXTURES / "conflict_a"), str(FIXTURES / "conflict_b")
+    result = cli("validate", "--format", "json", a, b)
+    assert result.code == 1
+    (conflict,) = _findings(result.out)
+    assert conflict["code"] == "name-conflict"
+    assert conflict["file"].endswith(os.path.join("conflict_b", "pick.py"))
+    assert conflict["pack"].endswith("conflict_b")
+    assert "conflict_a" in conflict["message"]
+
+
+def test_a_builtin_name_cannot_be_taken(cli):
+    result = cli("validate", "--format", "json", "--builtin", "echo", CLEAN)
+    assert result.code == 1
+    (conflict,) = _findings(result.out)
+    assert conflict["code"] == "name-conflict"
+    assert "built-in" in conflict["message"]
+
+
+def test_a_directory_without_tool_modules_is_a_warning(cli, tmp_path):
+    result = cli("validate", "--format", "json", str(tmp_path))
+    assert result.code == 0
+    assert _codes(result.out) == {"empty-pack"}
+    assert cli("validate", "--strict", str(tmp_path)).code == 1
+
+
+def test_metadata_given_as_a_pack_is_an_error(cli):
+    result = cli("validate", "--format", "json", str(EXAMPLES / "weather.md"))
+    assert result.code == 1
+    assert _codes(result.out) == {"metadata-not-executable"}
+
+
+def test_missing_pack_path_exits_2_naming_it(cli, tmp_path):
+    missing = tmp_path / "no-such-pack"
+    result = cli("validate", str(missing))
+    assert result.code == 2
+    assert "no-such-pack" in result.err
+    assert "does not exist" in result.err
+    assert result.out == ""
+
+
+def test_discovery_options_cannot_be_combined_with_paths(cli):
+    result = cli("validate", "--no-entry-points", CLEAN)
+    assert result.code == 2
+    assert "--no-entry-points" in result.err
+
+
+def test_bad_timeout_is_a_usage_error(cli):
+    result = cli("validate", "--timeout", "0", CLEAN)
+    assert result.code == 2
+    assert "positive" in result.err
+
+
+def test_without_paths_validate_checks_discovered_tools(cli, tmp_path):
+    tools = tmp_path / ".customtools" / "tools"
+    tools.mkdir(parents=True)
+    (tools / "echo.py").write_text((FIXTURES / "clean" / "echo.py").read_text())
+    (tools / "notes.txt").write_text("not a tool")
+    result = cli("validate", "--format", "json", "--no-entry-points", "--cwd", str(tmp_path))
+    assert result.code == 0, result.out
+    report = json.loads(result.out)
+    (pack,) = report["packs"]
+    assert pack["resolvedPath"] == str(tools)
+    assert [t["name"] for t in pack["tools"]] == ["echo"]
+    (notice,) = report["findings"]
+    assert (notice["severity"], notice["code"]) == ("notice", "skipped-file")
+
+
+def test_nothing_discovered_is_a_warning(cli, tmp_path):
+    result = cli("validate", "--format", "json", "--no-entry-points", "--cwd", str(tmp_path))
+    assert result.code == 0
+    assert _codes(result.out) == {"no-tools-found"}
+
+
+def test_github_format_prints_escaped_annotations(cli, tmp_path):
+    (tmp_path / "odd.py").write_text(
+        "raise ValueError('100% broken, see: docs')\n\ndef factory(api):\n    return []\n"
+    )
+    result = cli("validate", "--format", "github", str(tmp_path))
+    assert result.code == 1
+    annotations = [line for line in result.out.splitlines() if line.startswith("::")]
+    (line,) = annotations
+    assert line.startswith("::error file=")
+    assert ",line=1,title=customtools import-error::" in line
+    assert "100%25 broken, see: docs" in line
+    assert result.out.splitlines()[-1].endswith("FAILED")
+
+
+def test_github_format_escapes_newlines_in_messages(cli, tmp_path):
+    (tmp_path / "multi.py").write_text(
+        "from customtools import CustomTool\n\n"
+        "def factory(api):\n"
+        "    return CustomTool(name='multi', description='', execute=lambda *a: '')\n"
+    )
+    (tmp_path / "pkg,odd").mkdir()
+    (tmp_path / "pkg,odd" / "__init__.py").write_text("raise ValueError('a\\r\\nb')\n")
+    out = cli("validate", "--format", "github", str(tmp_path)).out
+    error = next(line for line in out.splitlines() if line.startswith("::error"))
+    assert "pkg%2Codd" in error  # a comma in a property value is escaped
+    assert "\r" not in out
+    warning = next(line for line in out.splitlines() if line.startswith("::warning"))
+    assert "line=4" in warning
+
+
+# -- real processes: modules that crash, exit or hang --------------------------------------------
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_crash_and_os_exit_are_findings_and_later_modules_still_load():
+    result = run_command("validate", "--format", "json", str(FIXTURES / "crash"))
+    assert result.code == 1, result.err
+    report = json.loads(result.out)
+    statuses = {Path(m["path"]).name: m["status"] for m in report["packs"][0]["modules"]}
+    assert statuses == {
+        "a_first.py": "loaded",
+        "b_segfault.py": "crashed",
+        "c_exit.py": "crashed",
+        "d_last.py": "loaded",
+    }
+    crashes = {Path(f["file"]).name: f for f in report["findings"]}
+    assert set(crashes) == {"b_segfault.py", "c_exit.py"}
+    assert "SIGSEGV" in crashes["b_segfault.py"]["message"]
+    assert crashes["b_segfault.py"]["line"] == 5
+    assert "exit code 3" in crashes["c_exit.py"]["message"]
+    assert report["summary"]["tools"] == 2
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_a_hanging_module_times_out_and_is_reported_with_its_line():
+    result = run_command("validate", "--timeout", "1", str(FIXTURES / "hang"))
+    assert result.code == 1
+    assert "a_hang.py:6: error [timeout]" in result.out
+    assert "within 1 s" in result.out
+    assert "after_hang" in result.out  # the next module loaded in a fresh child

@@ -152,8 +152,25 @@ async def call_benchmarks(repeats: int) -> dict[str, Any]:
     timed = await adapter.execute("c", VALID, signal=controller.signal, timeout=60)
     assert not timed.is_error, timed
 
+    import anyio
+    import jsonschema_rs
+
+    ns["anyio"] = anyio
+    ns["rust_validator"] = jsonschema_rs.validator_for(SCHEMA)
     cases = [
         Case("baseline: await fn(**params)", compile_case("await bare(**VALID)", ns)),
+        Case(
+            "floor: await fn inside anyio.CancelScope(deadline)",
+            compile_case(
+                "with anyio.CancelScope(deadline=anyio.current_time() + 60):\n"
+                "            await bare(**VALID)",
+                ns,
+            ),
+        ),
+        Case(
+            "floor: jsonschema_rs iter_errors (4 violations)",
+            compile_case("list(rust_validator.iter_errors(INVALID))", ns),
+        ),
         Case(
             "customtools adapter.execute (valid)",
             compile_case('await adapter.execute("c", VALID)', ns),
@@ -195,7 +212,10 @@ async def update_throughput(n: int = 200_000) -> float:
 
 
 def import_overhead(repeats: int = 15) -> tuple[float, float]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # PYTHONDONTWRITEBYTECODE would make every run compile the package from source.
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")
+    }
 
     def run(code: str) -> float:
         start = time.perf_counter()

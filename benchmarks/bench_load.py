@@ -37,7 +37,7 @@ DIRS = 10
 PER_DIR = 100
 
 TOOL_SOURCE = """\
-from customtools._tool import CustomTool
+from customtools import CustomTool
 
 
 def _execute(tool_call_id, params, on_update, ctx, signal):

@@ -71,6 +71,22 @@ class _NeverAborted(AbortSignal):
 _NEVER = _NeverAborted()
 
 
+class _CallSignal(AbortSignal):
+    """The signal of one call with a timeout: aborting it also cancels the call's scope."""
+
+    __slots__ = ("_scope",)
+
+    def __init__(self, scope: Any) -> None:
+        super().__init__()
+        self._scope = scope
+
+    def _abort(self, reason: Any) -> None:
+        if self._aborted:
+            return
+        super()._abort(reason)
+        self._scope.cancel()
+
+
 def _discard_update(partial: Any) -> None:
     return None
 
@@ -158,7 +174,7 @@ class _ThreadUpdateSink:
 
 
 def _error_result(text: str, details: dict[str, Any]) -> ToolResult:
-    return ToolResult.from_text(text, details=details, is_error=True)
+    return _text_result(text, details, True)
 
 
 def _with_meta(result: ToolResult, key: str, value: Any) -> ToolResult:
@@ -310,22 +326,32 @@ class CustomToolAdapter:
                 validator = self._compile()
             except Exception as exc:
                 return self._failed(exc, "could not prepare argument validation")
-        coercions: tuple[Coercion, ...]
+        coercions: tuple[Coercion, ...] = ()
+        fast_check = validator.fast_check
         try:
-            args, coercions = validator.validate(params)
-        except ToolArgumentsError as exc:
-            if not self.tool.lenient_args:
-                return _error_result(
-                    str(exc),
-                    {
-                        "error": "ToolArgumentsError",
-                        "violations": [
-                            {"path": v.path, "message": v.message, "keyword": v.keyword}
-                            for v in exc.violations
-                        ],
-                    },
+            valid = fast_check is not None and fast_check(params)
+        except Exception:
+            valid = False  # a value JSON cannot carry: validate() reports it
+        if valid:
+            args = params
+        else:
+            try:
+                args, coercions = validator.validate(params)
+            except ToolArgumentsError as exc:
+                if not self.tool.lenient_args:
+                    return _error_result(
+                        str(exc),
+                        {
+                            "error": "ToolArgumentsError",
+                            "violations": [
+                                {"path": v.path, "message": v.message, "keyword": v.keyword}
+                                for v in exc.violations
+                            ],
+                        },
+                    )
+                return await self._lenient(
+                    tool_call_id, params, exc, signal, on_update, ctx, timeout
                 )
-            return await self._lenient(tool_call_id, params, exc, signal, on_update, ctx, timeout)
         if timeout is not None:
             timeout = _min_timeout(timeout, self._timeout)
         else:
@@ -439,43 +465,42 @@ class CustomToolAdapter:
             if on_update is not None
             else None
         )
-        relay = None
+        listener: Callable[[Any], None] | None
         if timeout is not None:
-            # The tool gets its own signal so a timeout aborts it too (sync tools in worker
-            # threads can only stop cooperatively, by seeing the signal). A bare AbortSignal,
-            # aborted through its private hook, saves building a controller on every call.
-            tool_signal = AbortSignal()
-            if signal is not None:
-                relay = tool_signal._abort
-                signal.add_listener(relay)
-            deadline = anyio.current_time() + timeout
+            # The tool gets its own signal, so a timeout aborts it too (sync tools in worker
+            # threads can only stop cooperatively, by seeing the signal); aborting that signal
+            # cancels the call's scope, and the host's signal relays into it.
+            scope = anyio.CancelScope(deadline=anyio.current_time() + timeout)
+            tool_signal: AbortSignal = _CallSignal(scope)
+            listener = tool_signal._abort
         else:
+            scope = anyio.CancelScope()
             tool_signal = signal if signal is not None else _NEVER
-            deadline = math.inf
-        scope = anyio.CancelScope(deadline=deadline)
 
-        def cancel(_reason: Any) -> None:
-            scope.cancel()
+            def listener(_reason: Any) -> None:
+                scope.cancel()
 
-        tool_signal.add_listener(cancel)
+        if signal is not None:
+            signal.add_listener(listener)
+        else:
+            listener = None
         raw: Any = None
         error: Exception | None = None
+        context = ctx if ctx is not None else self._context
         try:
             with scope:
                 try:
-                    raw = await self._call(
-                        tool_call_id,
-                        args,
-                        sink,
-                        ctx if ctx is not None else self._context,
-                        tool_signal,
-                    )
+                    if self._is_async and sink is None:
+                        raw = await self._execute(
+                            tool_call_id, args, _discard_update, context, tool_signal
+                        )
+                    else:
+                        raw = await self._call(tool_call_id, args, sink, context, tool_signal)
                 except Exception as exc:
                     error = exc
         finally:
-            tool_signal.remove_listener(cancel)
-            if relay is not None and signal is not None:
-                signal.remove_listener(relay)
+            if listener is not None:
+                signal.remove_listener(listener)  # type: ignore[union-attr]
             if sink is not None:
                 sink.close()
         if scope.cancel_called or tool_signal.aborted:
@@ -489,6 +514,8 @@ class CustomToolAdapter:
             if isinstance(error, ToolAbortedError):
                 return self._cancelled(error.reason)
             return self._failed(error)
+        if type(raw) is str:
+            return _text_result(raw)
         return self._normalize(raw)
 
     def _normalize(self, raw: Any) -> ToolResult:

@@ -3,13 +3,16 @@
 Metadata describes a tool for people (a name and a description); it is never executed and
 never takes a name from a module. A file that cannot be read or parsed becomes a
 ``Diagnostic`` with code ``"invalid-metadata"``: it is not a tool, so it is not a load error.
-PyYAML is imported only when a frontmatter block is actually found.
+PyYAML is imported only when a frontmatter block needs it: the common form, flat
+``key: plain text`` lines, is read directly (see :func:`_plain_mapping`), which saves the
+PyYAML import (about 30 ms) on most loads.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -23,6 +26,42 @@ MAX_METADATA_BYTES = 1024 * 1024
 
 _OPENERS = ("---\n", "---\r\n")
 _CLOSERS = frozenset({"---", "..."})
+
+
+# A flat `key: value` line whose value YAML reads as the same plain string: the value starts
+# with a letter (so it is no number, date, quote, flow collection, anchor, tag or block
+# scalar) and holds no ": " or " #" (no nested mapping, no comment).
+_PLAIN_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):[ \t]+([A-Za-z][^\n]*)")
+_YAML_WORDS = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "null", "nan", "inf"})
+
+
+def _plain_mapping(block: str) -> dict[str, Any] | None:
+    """Read ``block`` without PyYAML when every line is ``key: plain text``; else ``None``.
+
+    The result is what ``yaml.safe_load`` returns for such a block (a test checks both agree
+    on every accepted form); anything this does not recognise goes to PyYAML.
+    """
+    data: dict[str, Any] = {}
+    for line in block.splitlines():
+        if not line.strip():
+            continue
+        match = _PLAIN_LINE.fullmatch(line.rstrip())
+        if match is None:
+            return None
+        key, value = match.groups()
+        if (
+            key in data
+            or key.lower() in _YAML_WORDS  # YAML 1.1 reads `on:` or `yes:` as a boolean key
+            or ": " in value
+            or ":\t" in value
+            or " #" in value
+            or "\t#" in value
+            or value.endswith(":")
+            or value.lower() in _YAML_WORDS
+        ):
+            return None
+        data[key] = value
+    return data
 
 
 class MetadataError(ValueError):
@@ -47,6 +86,9 @@ def parse_frontmatter(text: str) -> dict[str, Any]:
             break
     else:
         raise MetadataError("frontmatter starts with '---' but has no closing '---' line")
+    plain = _plain_mapping(block)
+    if plain is not None:
+        return plain
     try:
         import yaml
     except ImportError as exc:  # pragma: no cover - PyYAML is a declared dependency

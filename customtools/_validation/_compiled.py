@@ -47,6 +47,11 @@ class CompiledValidator:
         engine: the engine that compiled the schema.
         guarded: whether argument limits are checked before every validation (the schema can
             recurse or compare deep values).
+        fast_check: the engine's bare ``is_valid`` when nothing else is needed for valid
+            arguments (no guard, no defaults to fill in), else ``None``. ``fast_check(params)``
+            returning true means :meth:`validate` would return ``(params, ())``; it may raise
+            for values JSON cannot carry, so callers fall back to :meth:`validate` then. The
+            adapter's hot path uses it to skip a call layer.
     """
 
     __slots__ = (
@@ -57,6 +62,7 @@ class CompiledValidator:
         "apply_defaults",
         "coerce",
         "engine",
+        "fast_check",
         "guarded",
         "has_defaults",
         "limits",
@@ -88,6 +94,7 @@ class CompiledValidator:
         self._validator = validator
         self._is_valid = validator.is_valid
         self._fast = not guarded and not self.has_defaults
+        self.fast_check = validator.is_valid if self._fast else None
         self._repairer = Repairer(schema, limits)
 
     def __repr__(self) -> str:

@@ -21,6 +21,27 @@ from typing import Any
 
 Runner = Callable[[int], Awaitable[float]]
 
+# The 4-property tool schema of the performance anchors, with valid input and input carrying
+# four independent violations (pattern, minimum, enum, an unexpected property).
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "pattern": "^[A-Za-z0-9_./-]+$", "minLength": 1},
+        "limit": {"type": "integer", "minimum": 1},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "mode": {"type": "string", "enum": ["read", "write", "append"]},
+    },
+    "required": ["path", "limit", "mode"],
+    "additionalProperties": False,
+}
+VALID: dict[str, Any] = {
+    "path": "src/pkg/main.py",
+    "limit": 10,
+    "tags": ["a", "b", "c"],
+    "mode": "read",
+}
+INVALID: dict[str, Any] = {"path": "bad path!", "limit": 0, "mode": "delete", "extra": 1}
+
 
 def compile_case(stmt: str, namespace: dict[str, Any]) -> Runner:
     """Compile ``stmt`` (which may use ``await``) into ``async def run(n) -> seconds``."""

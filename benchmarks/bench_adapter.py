@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import Case, compile_case, fmt_time, measure
+from _harness import INVALID, SCHEMA, VALID, Case, compile_case, fmt_time, measure
 
 from customtools import AbortController, CustomTool, CustomToolAdapter, ToolResult
 
@@ -29,20 +29,6 @@ try:  # peers are optional: installed by the `bench` extra
     from pydantic import BaseModel, ConfigDict, Field
 except ImportError:  # pragma: no cover
     BaseModel = ConfigDict = Field = None  # type: ignore[assignment,misc]
-
-SCHEMA = {
-    "type": "object",
-    "properties": {
-        "path": {"type": "string", "pattern": "^[A-Za-z0-9_./-]+$", "minLength": 1},
-        "limit": {"type": "integer", "minimum": 1},
-        "tags": {"type": "array", "items": {"type": "string"}},
-        "mode": {"type": "string", "enum": ["read", "write", "append"]},
-    },
-    "required": ["path", "limit", "mode"],
-    "additionalProperties": False,
-}
-VALID = {"path": "src/pkg/main.py", "limit": 10, "tags": ["a", "b", "c"], "mode": "read"}
-INVALID = {"path": "bad path!", "limit": 0, "mode": "delete", "extra": 1}
 
 
 async def bare(path: str, limit: int, mode: str, tags: list[str] | None = None) -> str:

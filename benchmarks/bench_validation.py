@@ -15,24 +15,13 @@ import timeit
 from collections.abc import Callable
 from typing import Any
 
+from _harness import INVALID, SCHEMA, VALID
+
 from customtools._errors import ToolArgumentsError
 from customtools._validation import check_schema, compile_validator, parse_arguments
 from customtools._validation._engines import default_engine
 from customtools._validation._schema import _INFO_CACHE
 
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "path": {"type": "string", "pattern": "^[A-Za-z0-9_./-]+$", "minLength": 1},
-        "limit": {"type": "integer", "minimum": 1},
-        "tags": {"type": "array", "items": {"type": "string"}},
-        "mode": {"type": "string", "enum": ["read", "write", "append"]},
-    },
-    "required": ["path", "limit", "mode"],
-    "additionalProperties": False,
-}
-VALID = {"path": "src/pkg/main.py", "limit": 10, "tags": ["a", "b", "c"], "mode": "read"}
-INVALID = {"path": "bad path!", "limit": 0, "mode": "delete", "extra": 1}
 COERCIBLE = {"path": "src/pkg/main.py", "limit": "10", "tags": '["a","b"]', "mode": "read"}
 WITH_DEFAULTS = copy.deepcopy(SCHEMA)
 WITH_DEFAULTS["properties"]["tags"]["default"] = []

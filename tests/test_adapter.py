@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
+from anchor import INVALID, SCHEMA, VALID
 
 from customtools._abort import AbortController, AbortSignal
 from customtools._adapter import COERCIONS_META_KEY, VIOLATIONS_META_KEY, CustomToolAdapter
@@ -18,20 +19,6 @@ from customtools._errors import ToolTimeoutError
 from customtools._tool import CustomTool
 
 pytestmark = pytest.mark.anyio
-
-SCHEMA = {
-    "type": "object",
-    "properties": {
-        "path": {"type": "string", "pattern": "^[A-Za-z0-9_./-]+$", "minLength": 1},
-        "limit": {"type": "integer", "minimum": 1},
-        "tags": {"type": "array", "items": {"type": "string"}},
-        "mode": {"type": "string", "enum": ["read", "write", "append"]},
-    },
-    "required": ["path", "limit", "mode"],
-    "additionalProperties": False,
-}
-VALID = {"path": "src/pkg/main.py", "limit": 10, "tags": ["a", "b", "c"], "mode": "read"}
-INVALID = {"path": "bad path!", "limit": 0, "mode": "delete", "extra": 1}
 
 
 def make_tool(execute: Any, **options: Any) -> CustomTool:

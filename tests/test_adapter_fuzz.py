@@ -6,6 +6,7 @@ from typing import Any
 
 import anyio
 import pytest
+from anchor import SCHEMA
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
@@ -13,17 +14,7 @@ from hypothesis_jsonschema import from_schema
 from customtools import CustomTool, CustomToolAdapter, ToolResult, Type
 
 SCHEMAS: list[dict[str, Any]] = [
-    {
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "pattern": "^[A-Za-z0-9_./-]+$", "minLength": 1},
-            "limit": {"type": "integer", "minimum": 1},
-            "tags": {"type": "array", "items": {"type": "string"}},
-            "mode": {"type": "string", "enum": ["read", "write", "append"]},
-        },
-        "required": ["path", "limit", "mode"],
-        "additionalProperties": False,
-    },
+    SCHEMA,
     Type.Object(
         {
             "query": Type.String(minLength=1, maxLength=50),

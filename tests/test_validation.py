@@ -9,6 +9,8 @@ import sys
 from typing import Any
 
 import pytest
+from anchor import INVALID, VALID
+from anchor import SCHEMA as READ_FILE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
@@ -26,20 +28,6 @@ from customtools._validation import (
     compile_validator,
     parse_arguments,
 )
-
-READ_FILE: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "path": {"type": "string", "pattern": "^[A-Za-z0-9_./-]+$", "minLength": 1},
-        "limit": {"type": "integer", "minimum": 1},
-        "tags": {"type": "array", "items": {"type": "string"}},
-        "mode": {"type": "string", "enum": ["read", "write", "append"]},
-    },
-    "required": ["path", "limit", "mode"],
-    "additionalProperties": False,
-}
-VALID = {"path": "src/pkg/main.py", "limit": 10, "tags": ["a", "b", "c"], "mode": "read"}
-INVALID = {"path": "bad path!", "limit": 0, "mode": "delete", "extra": 1}
 
 OPTIONS: dict[str, Any] = {
     "type": "object",

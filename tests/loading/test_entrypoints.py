@@ -20,21 +20,6 @@ from customtools._loading._records import Candidate, Diagnostic, LoadError
 from customtools._loading._scan import scan_sources
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    monkeypatch.setenv("HOME", str(path))
-    return path
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
-
-
 def install(
     site: Path,
     name: str,

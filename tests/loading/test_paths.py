@@ -13,21 +13,6 @@ from customtools._loading._scan import explicit_candidates, scan_sources
 TOOL = "def factory(api):\n    return []\n"
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    monkeypatch.setenv("HOME", str(path))
-    return path
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
-
-
 def write(path: Path, text: str = TOOL) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -22,6 +23,7 @@ def test_host_toolkit_example_runs_and_prints_what_its_comments_say(tmp_path: Pa
         capture_output=True,
         text=True,
         cwd=ROOT,
+        env={**os.environ, "HOME": str(tmp_path)},  # only the example pack is discovered
         timeout=60,
         check=False,
     )

@@ -822,3 +822,21 @@ def test_random_json_gets_the_same_verdict_from_both_engines(
         assert verdict(rust, value) == verdict(reference, value)
 
     check()
+
+
+def test_string_keyword_violations_are_repaired_only_by_dropping_empty_optional_values() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "p": {"type": "string", "pattern": "^[a-z]+$", "minLength": 2},
+            "q": {"type": "integer"},
+        },
+        "required": ["q"],
+    }
+    validator = compile_validator(schema, tool_name="t")
+    args, coercions = validator.validate({"q": 1, "p": ""})
+    assert args == {"q": 1}
+    assert [c.kind for c in coercions] == ["dropped_null"]
+    with pytest.raises(ToolArgumentsError) as info:
+        validator.validate({"q": "2", "p": "BAD"})  # q is repaired, p cannot be
+    assert [v.path for v in info.value.violations] == ["/p"]

@@ -23,6 +23,12 @@ _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _MAX_NUMERIC_CHARS = 64
 _MAX_REF_HOPS = 16
 _NOTHING: Any = object()
+# Keywords that only ever fail on strings: a non-empty string failing one cannot be parsed into
+# another type (its schema wants a string), so only the "" / "null" drop can apply.
+_STRING_ONLY = frozenset(
+    {"pattern", "minLength", "maxLength", "format", "contentEncoding", "contentMediaType"}
+)
+
 # Keywords that only ever fail on numbers, objects or arrays, or on our own guards: the value
 # they point at is never a string or null, so no coercion or drop can repair it.
 _NEVER_ON_STRINGS = frozenset(
@@ -228,10 +234,18 @@ class Repairer:
         """
         changed = False
         seen: set[str] = set()
+        top = value if type(value) is dict else None
         for violation in violations:
             path = violation.path
-            if violation.keyword in _NEVER_ON_STRINGS or path in seen:
+            keyword = violation.keyword
+            if keyword in _NEVER_ON_STRINGS or path in seen:
                 continue
+            if keyword in _STRING_ONLY and top is not None and path.count("/") == 1:
+                # A top-level string failing a string keyword can only be dropped, and only
+                # when it is "" or "null": skip the schema walk for every other string.
+                current = top.get(path[1:]) if "~" not in path else None
+                if type(current) is str and current not in ("", "null"):
+                    continue
             seen.add(path)
             located = self._locate(value, path)
             if located is None:

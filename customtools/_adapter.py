@@ -222,6 +222,7 @@ class CustomToolAdapter:
         "_context",
         "_engine",
         "_execute",
+        "_fast_check",
         "_is_async",
         "_name",
         "_timeout",
@@ -258,6 +259,7 @@ class CustomToolAdapter:
         self._update_interval = update_interval
         self._engine = engine
         self._validator: CompiledValidator | None = None
+        self._fast_check: Callable[[Any], bool] | None = None
 
     def __repr__(self) -> str:
         return f"<CustomToolAdapter {self._name!r}>"
@@ -293,6 +295,7 @@ class CustomToolAdapter:
             engine=self._engine,
         )
         self._validator = validator
+        self._fast_check = validator.fast_check
         return validator
 
     async def execute(
@@ -331,7 +334,7 @@ class CustomToolAdapter:
             except Exception as exc:
                 return self._failed(exc, "could not prepare argument validation")
         coercions: tuple[Coercion, ...] = ()
-        fast_check = validator.fast_check
+        fast_check = self._fast_check
         try:
             valid = fast_check is not None and fast_check(params)
         except Exception:

@@ -17,7 +17,8 @@ propagates, as it must in structured concurrency.
 
 Cost: with no signal and no timeout, a call goes straight to the tool with no cancel scope,
 no task and no per-call controller (see docs/performance.md). A signal or a timeout adds one
-``anyio.CancelScope`` and, for a timeout, one :class:`AbortController`.
+``anyio.CancelScope`` and, for a timeout, one per-call :class:`AbortSignal` that the deadline
+aborts.
 """
 
 from __future__ import annotations

@@ -76,6 +76,34 @@ def _with(state: State, **changes: Any) -> dict[str, Any]:
     return {**state, **changes}
 
 
+def _key_of(entry: Any, key: str) -> Any:
+    return entry.get(key) if isinstance(entry, Mapping) else None
+
+
+def _upsert(state: State, field: str, key: str, item: Mapping[str, Any]) -> State:
+    """Replace the entry of ``state[field]`` whose ``key`` matches ``item``'s, keeping its
+    position; append ``item`` when there is none."""
+    entries = _entries(state, field) or []
+    for index, existing in enumerate(entries):
+        if _key_of(existing, key) == item[key]:
+            entries[index] = item
+            return _with(state, **{field: entries})
+    entries.append(item)
+    return _with(state, **{field: entries})
+
+
+def _remove_top(state: State, field: str, key: str, value: str) -> State | None:
+    """Remove the entry of ``state[field]`` whose ``key`` is ``value``; ``None`` when absent."""
+    entries = _entries(state, field)
+    if entries is None:
+        return None
+    for index, existing in enumerate(entries):
+        if _key_of(existing, key) == value:
+            del entries[index]
+            return _with(state, **{field: entries})
+    return None
+
+
 def _toggled(state: State, action: Mapping[str, Any]) -> State:
     target, enabled = action.get("id"), action.get("enabled")
     if not isinstance(target, str) or not isinstance(enabled, bool):
@@ -94,26 +122,19 @@ def _updated(state: State, action: Mapping[str, Any]) -> State:
     entry = action.get("customization")
     if not isinstance(entry, Mapping) or not isinstance(entry.get("id"), str):
         return _ignore(state, action, "needs a 'customization' object with a string 'id'")
-    entries = _entries(state, "customizations") or []
-    for index, existing in enumerate(entries):
-        if _id_of(existing) == entry["id"]:
-            entries[index] = entry
-            return _with(state, customizations=entries)
-    entries.append(entry)
-    return _with(state, customizations=entries)
+    return _upsert(state, "customizations", "id", entry)
 
 
 def _removed(state: State, action: Mapping[str, Any]) -> State:
     target = action.get("id")
     if not isinstance(target, str):
         return _ignore(state, action, "needs a string 'id'")
+    removed = _remove_top(state, "customizations", "id", target)
+    if removed is not None:
+        return removed
     entries = _entries(state, "customizations")
     if entries is None:
         return state
-    for index, entry in enumerate(entries):
-        if _id_of(entry) == target:
-            del entries[index]
-            return _with(state, customizations=entries)
     changed = False
     for index, entry in enumerate(entries):
         if not isinstance(entry, Mapping) or entry.get("type") == "mcpServer":
@@ -133,27 +154,15 @@ def _client_set(state: State, action: Mapping[str, Any]) -> State:
     client = action.get("activeClient")
     if not isinstance(client, Mapping) or not isinstance(client.get("clientId"), str):
         return _ignore(state, action, "needs an 'activeClient' object with a string 'clientId'")
-    clients = _entries(state, "activeClients") or []
-    for index, existing in enumerate(clients):
-        if isinstance(existing, Mapping) and existing.get("clientId") == client["clientId"]:
-            clients[index] = client
-            return _with(state, activeClients=clients)
-    clients.append(client)
-    return _with(state, activeClients=clients)
+    return _upsert(state, "activeClients", "clientId", client)
 
 
 def _client_removed(state: State, action: Mapping[str, Any]) -> State:
     client_id = action.get("clientId")
     if not isinstance(client_id, str):
         return _ignore(state, action, "needs a string 'clientId'")
-    clients = _entries(state, "activeClients")
-    if clients is None:
-        return state
-    for index, existing in enumerate(clients):
-        if isinstance(existing, Mapping) and existing.get("clientId") == client_id:
-            del clients[index]
-            return _with(state, activeClients=clients)
-    return state
+    removed = _remove_top(state, "activeClients", "clientId", client_id)
+    return state if removed is None else removed
 
 
 def _legacy_client_tools(state: State, action: Mapping[str, Any]) -> State:

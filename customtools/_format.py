@@ -1,0 +1,90 @@
+"""Text from foreign objects, made safe: every place that prints tool code's exceptions uses this.
+
+Tool code controls the exceptions it raises. Their ``__str__`` and ``__repr__`` may raise,
+return something that is not a string, hang on a huge payload, or carry control characters.
+:func:`describe_exception` always returns a short, one-line, printable ``str`` and never
+raises (short of ``MemoryError`` in the interpreter itself), so a loader, an adapter, a
+renderer or ``validate`` can report the failure instead of failing with it.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["MAX_MESSAGE_CHARS", "describe_exception", "escape_control", "safe_repr", "safe_str"]
+
+MAX_MESSAGE_CHARS = 500
+"""The longest message text :func:`describe_exception` keeps (then ``...``)."""
+
+# C0 and C1 controls, DEL, and the Unicode line/paragraph separators; TAB is kept.
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _escape_one(match: re.Match[str]) -> str:
+    char = match.group()
+    if char == "\n":
+        return "\\n"
+    if char == "\r":
+        return "\\r"
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def escape_control(text: str) -> str:
+    """``text`` with control characters, newlines and lone surrogates shown as escapes.
+
+    The result is safe to write to a terminal or a CI log: no escape sequence, carriage
+    return or newline in it can move the cursor, retitle a window or start a new log line.
+    """
+    text = _CONTROL.sub(_escape_one, text)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def _call_text(method: object, obj: object) -> str | None:
+    try:
+        value = method(obj)  # type: ignore[operator]
+    except Exception:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def safe_str(obj: object) -> str | None:
+    """``str(obj)``, or ``None`` when that raises or does not give a string."""
+    return _call_text(str, obj)
+
+
+def safe_repr(obj: object) -> str:
+    """``repr(obj)``, or a stand-in naming the type when that raises or gives no string."""
+    text = _call_text(repr, obj)
+    if text is None:
+        return f"<{_type_name(obj)} object (repr failed)>"
+    return text
+
+
+def _type_name(obj: object) -> str:
+    name = getattr(type(obj), "__qualname__", None)
+    return name if isinstance(name, str) else "object"
+
+
+def describe_exception(exc: BaseException, *, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """One printable line for ``exc``: ``"TypeName: first line of the message"``.
+
+    Never raises for anything ``exc`` does: a ``__str__`` that raises or returns a non-string
+    gives ``"TypeName (its message could not be read: __str__ failed)"``. Control characters
+    are escaped and the message is cut at ``limit`` characters.
+    """
+    name = escape_control(_type_name(exc))
+    text = safe_str(exc)
+    if text is None:
+        return f"{name} (its message could not be read: __str__ failed)"
+    text = text.strip()
+    if not text:
+        return f"{name} with no message"
+    first = escape_control(text.splitlines()[0] if text.splitlines() else text)
+    if len(first) > limit:
+        first = first[: max(limit - 3, 0)] + "..."
+    return f"{name}: {first}"

@@ -19,7 +19,14 @@ from typing import Any, Literal
 from customtools._loading._paths import display_path
 from customtools._loading._records import Diagnostic, MetadataFile, ToolSource
 
-__all__ = ["MAX_METADATA_BYTES", "MetadataError", "parse_frontmatter", "read_metadata_file"]
+__all__ = [
+    "MAX_METADATA_BYTES",
+    "MetadataError",
+    "parse_frontmatter",
+    "parse_frontmatter_block",
+    "read_metadata_file",
+    "split_frontmatter",
+]
 
 MAX_METADATA_BYTES = 1024 * 1024
 """Metadata files larger than this are not read (a diagnostic says so)."""
@@ -68,24 +75,45 @@ class MetadataError(ValueError):
     """A metadata file's frontmatter or JSON is malformed."""
 
 
-def parse_frontmatter(text: str) -> dict[str, Any]:
-    """Return the YAML frontmatter mapping of a Markdown text (``{}`` when there is none).
+def split_frontmatter(text: str) -> tuple[str | None, str]:
+    """Split a Markdown text into its YAML frontmatter block and its body.
 
     The frontmatter is the block between a first line ``---`` and the next line ``---`` (or
-    ``...``).
+    ``...``). Returns ``(None, text)`` when the text has no frontmatter.
+
+    Raises:
+        MetadataError: the text starts with ``---`` but the block is never closed.
+    """
+    if not text.startswith(_OPENERS):
+        return None, text
+    offset = len(text.split("\n", 1)[0]) + 1
+    lines = text[offset:].splitlines(keepends=True)
+    block_lines: list[str] = []
+    for line in lines:
+        offset += len(line)
+        if line.rstrip() in _CLOSERS:
+            return "".join(block_lines).rstrip("\r\n"), text[offset:]
+        block_lines.append(line)
+    raise MetadataError("frontmatter starts with '---' but has no closing '---' line")
+
+
+def parse_frontmatter(text: str) -> dict[str, Any]:
+    """Return the YAML frontmatter mapping of a Markdown text (``{}`` when there is none).
 
     Raises:
         MetadataError: the block is unterminated, is not valid YAML, or is not a mapping.
     """
-    if not text.startswith(_OPENERS):
+    return parse_frontmatter_block(split_frontmatter(text)[0])
+
+
+def parse_frontmatter_block(block: str | None) -> dict[str, Any]:
+    """Parse a frontmatter block (as :func:`split_frontmatter` returns it) into a mapping.
+
+    Raises:
+        MetadataError: the block is not valid YAML or is not a mapping.
+    """
+    if block is None:
         return {}
-    lines = text.splitlines()
-    for index in range(1, len(lines)):
-        if lines[index].rstrip() in _CLOSERS:
-            block = "\n".join(lines[1:index])
-            break
-    else:
-        raise MetadataError("frontmatter starts with '---' but has no closing '---' line")
     plain = _plain_mapping(block)
     if plain is not None:
         return plain

@@ -10,8 +10,18 @@ renderer or ``validate`` can report the failure instead of failing with it.
 from __future__ import annotations
 
 import re
+import unicodedata
+from typing import NamedTuple
 
-__all__ = ["MAX_MESSAGE_CHARS", "describe_exception", "escape_control", "safe_repr", "safe_str"]
+__all__ = [
+    "MAX_MESSAGE_CHARS",
+    "InvisibleChar",
+    "describe_exception",
+    "escape_control",
+    "find_invisible",
+    "safe_repr",
+    "safe_str",
+]
 
 MAX_MESSAGE_CHARS = 500
 """The longest message text :func:`describe_exception` keeps (then ``...``)."""
@@ -88,3 +98,37 @@ def describe_exception(exc: BaseException, *, limit: int = MAX_MESSAGE_CHARS) ->
     if len(first) > limit:
         first = first[: max(limit - 3, 0)] + "..."
     return f"{name}: {first}"
+
+
+class InvisibleChar(NamedTuple):
+    """One invisible or direction-changing character found in prompt text."""
+
+    index: int
+    """Its position in the text (in code points)."""
+    codepoint: str
+    """``"U+200B"`` and the like."""
+    name: str
+    """Its Unicode name, or a short description when it has none."""
+
+
+# Zero-width and joiner characters, bidirectional embeddings/overrides/isolates and marks,
+# invisible operators, the BOM, Mongolian vowel separator, and the tag block (which can carry
+# hidden ASCII text).
+_INVISIBLE = re.compile(
+    "[\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\u061c\ufeff\U000e0000-\U000e007f]"
+)
+
+
+def find_invisible(text: str) -> list[InvisibleChar]:
+    """Invisible or bidirectional control characters in ``text``, in order.
+
+    Tool descriptions, labels and metadata are read by a model as prompt text; characters a
+    person cannot see (zero-width spaces, bidi overrides, Unicode tag characters) can hide
+    instructions from the person who approves them. An empty list means none were found.
+    """
+    found: list[InvisibleChar] = []
+    for match in _INVISIBLE.finditer(text):
+        char = match.group()
+        name = unicodedata.name(char, "") or f"tag or control character {ord(char):#x}"
+        found.append(InvisibleChar(match.start(), f"U+{ord(char):04X}", name))
+    return found

@@ -69,3 +69,17 @@ def test_pointer_formatting(tokens: tuple[str | int, ...], pointer: str) -> None
 def test_token_escaping_round_trips() -> None:
     for token in ["~1", "/~", "~01", "plain"]:
         assert unescape_token(escape_token(token)) == token
+
+
+def test_invisible_and_bidi_characters_are_found() -> None:
+    from customtools._format import find_invisible
+
+    text = "ok\u200bhidden\u202eevil\U000e0041end"
+    found = find_invisible(text)
+    assert [(item.index, item.codepoint) for item in found] == [
+        (2, "U+200B"),
+        (9, "U+202E"),
+        (14, "U+E0041"),
+    ]
+    assert found[0].name == "ZERO WIDTH SPACE"
+    assert find_invisible("plain text, accents é and emoji 🙂") == []

@@ -103,7 +103,7 @@ def describe_exception(exc: BaseException, *, limit: int = MAX_MESSAGE_CHARS) ->
 class InvisibleChar(NamedTuple):
     """One invisible or direction-changing character found in prompt text."""
 
-    index: int
+    position: int
     """Its position in the text (in code points)."""
     codepoint: str
     """``"U+200B"`` and the like."""

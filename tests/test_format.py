@@ -76,7 +76,7 @@ def test_invisible_and_bidi_characters_are_found() -> None:
 
     text = "ok\u200bhidden\u202eevil\U000e0041end"
     found = find_invisible(text)
-    assert [(item.index, item.codepoint) for item in found] == [
+    assert [(item.position, item.codepoint) for item in found] == [
         (2, "U+200B"),
         (9, "U+202E"),
         (14, "U+E0041"),

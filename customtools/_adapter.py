@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from customtools._abort import AbortSignal
-from customtools._content import ToolResult, _text_result, normalize_result
+from customtools._content import ToolResult, normalize_result, text_result
 from customtools._context import DEFAULT_CONTEXT, ToolContext
 from customtools._errors import ContentError, ToolAbortedError, ToolArgumentsError, ToolTimeoutError
 from customtools._tool import CustomTool
@@ -179,7 +179,7 @@ class _ThreadUpdateSink:
 
 
 def _error_result(text: str, details: dict[str, Any]) -> ToolResult:
-    return _text_result(text, details, True)
+    return text_result(text, details, True)
 
 
 def _with_meta(result: ToolResult, key: str, value: Any) -> ToolResult:
@@ -314,7 +314,7 @@ class CustomToolAdapter:
         Args:
             tool_call_id: the model's id for this call, passed through to the tool.
             params: the arguments (a mapping; JSON text from a model goes through
-                :func:`~customtools.parse_arguments` first).
+                :func:`~customtools.validation.parse_arguments` first).
             signal: aborting it cancels the call within milliseconds.
             on_update: receives each partial result, in order, on the event loop thread.
             ctx: the per-call context; the adapter's ``context`` when omitted.
@@ -383,7 +383,7 @@ class CustomToolAdapter:
                     result = self._failed(exc)
                 else:
                     if type(raw) is str:
-                        result = _text_result(raw)
+                        result = text_result(raw)
                     elif type(raw) is ToolResult:
                         result = raw
                     else:
@@ -523,7 +523,7 @@ class CustomToolAdapter:
                 return self._cancelled(error.reason)
             return self._failed(error)
         if type(raw) is str:
-            return _text_result(raw)
+            return text_result(raw)
         return self._normalize(raw)
 
     def _normalize(self, raw: Any) -> ToolResult:

@@ -28,6 +28,7 @@ __all__ = [
     "ToolResult",
     "content_from_dict",
     "normalize_result",
+    "text_result",
 ]
 
 
@@ -56,7 +57,7 @@ def _require_str(data: Mapping[str, Any], key: str, where: str) -> str:
     return value
 
 
-@dataclass(frozen=True, kw_only=True)  # no slots: see _text_result
+@dataclass(frozen=True, kw_only=True)  # no slots: see text_result
 class TextContent:
     """Plain text for the model.
 
@@ -294,7 +295,7 @@ def _block(value: Any, where: str) -> ContentBlock:
     return content_from_dict(value, where=where)
 
 
-@dataclass(frozen=True, kw_only=True)  # no slots: see _text_result
+@dataclass(frozen=True, kw_only=True)  # no slots: see text_result
 class ToolResult:
     """The outcome of a tool call, or one partial update of it.
 
@@ -384,7 +385,7 @@ class ToolResult:
 _new = object.__new__
 
 
-def _text_result(text: str, details: Any = None, is_error: bool = False) -> ToolResult:
+def text_result(text: str, details: Any = None, is_error: bool = False) -> ToolResult:
     """Build a one-text-block result without the dataclass ``__init__`` (the adapter's hot path).
 
     A frozen dataclass ``__init__`` costs about 0.6 µs per object, and setting slots one by one
@@ -419,7 +420,7 @@ def normalize_result(value: Any, *, tool_name: str) -> ToolResult:
     if type(value) is ToolResult:
         return value
     if isinstance(value, str):
-        return _text_result(str(value))
+        return text_result(str(value))
     if isinstance(value, ToolResult):
         return value
     if isinstance(value, Mapping):

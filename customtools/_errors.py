@@ -38,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from customtools._validation import Violation
+    from customtools._validation._model import Violation
 
 __all__ = [
     "ActionDefinitionError",

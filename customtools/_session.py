@@ -33,7 +33,7 @@ import anyio.to_thread
 
 from customtools._context import DEFAULT_CONTEXT, ToolContext
 from customtools._errors import ContentError
-from customtools._tool import CustomTool, _is_async_callable
+from customtools._tool import CustomTool, is_async_callable
 
 __all__ = [
     "REASON_FIELDS",
@@ -371,7 +371,7 @@ class HookFailure:
 async def _call(
     hook: Callable[..., Any], event: SessionEvent, ctx: ToolContext, in_thread: bool
 ) -> None:
-    if in_thread and not _is_async_callable(hook):
+    if in_thread and not is_async_callable(hook):
         outcome = await anyio.to_thread.run_sync(hook, event, ctx)
     else:
         outcome = hook(event, ctx)

@@ -17,7 +17,12 @@ from typing import Any, Literal
 
 from customtools._errors import ToolDefinitionError
 
-__all__ = ["TOOL_NAME_PATTERN", "CustomTool", "check_tool_name"]
+__all__ = [
+    "TOOL_NAME_PATTERN",
+    "CustomTool",
+    "check_tool_name",
+    "is_async_callable",
+]
 
 TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 """Tool names accepted everywhere: what both OpenAI and Anthropic accept for function names."""
@@ -52,7 +57,7 @@ def check_tool_name(name: object) -> str:
     return name
 
 
-def _is_async_callable(fn: Callable[..., Any]) -> bool:
+def is_async_callable(fn: Callable[..., Any]) -> bool:
     if inspect.iscoroutinefunction(fn):
         return True
     call = getattr(fn, "__call__", None)  # noqa: B004 - callable objects with async __call__
@@ -166,7 +171,7 @@ class CustomTool:
         from customtools._validation import check_schema
 
         check_schema(self.parameters, where=f"tool {name!r} parameters")
-        object.__setattr__(self, "execute_is_async", _is_async_callable(self.execute))
+        object.__setattr__(self, "execute_is_async", is_async_callable(self.execute))
 
     def definition(self) -> dict[str, Any]:
         """The JSON-serializable description a host advertises: name, label, description,

@@ -1,4 +1,5 @@
-"""The public surface: __all__ matches the real exports, and every export is documented."""
+"""The public surface: each namespace's __all__ matches its real exports, every export is
+documented and lives (by ``__module__``) in the namespace users import it from."""
 
 from __future__ import annotations
 
@@ -11,7 +12,60 @@ import typing
 
 import pytest
 
-PUBLIC_MODULES = ["customtools", "customtools.host", "customtools.actions"]
+PUBLIC_MODULES = [
+    "customtools",
+    "customtools.actions",
+    "customtools.cli",
+    "customtools.export",
+    "customtools.host",
+    "customtools.loading",
+    "customtools.rendering",
+    "customtools.testing",
+    "customtools.validation",
+]
+
+# The pinned surface of each namespace: adding or removing a public name is a decision that
+# shows up in this file's diff (and in CHANGELOG.md).
+ROOT_NAMES = {
+    "COERCIONS_META_KEY", "DEFAULT_CONTEXT", "TOOL_NAME_PATTERN", "VIOLATIONS_META_KEY",
+    "AbortController", "AbortListener", "AbortSignal", "AudioContent", "ContentBlock",
+    "ContentError", "CustomTool", "CustomToolAdapter", "CustomToolsError", "EmbeddedResource",
+    "ExecResult", "ExtensionContent", "HookFailure", "ImageContent", "LoadError",
+    "LoadFailedError", "LoadResult", "LoadedTool", "ResourceLink", "SchemaError",
+    "SessionEvent", "SessionReason", "TextContent", "ToolAPI", "ToolAbortedError",
+    "ToolArgumentsError", "ToolContext", "ToolDefinitionError", "ToolResult",
+    "ToolTimeoutError", "Type", "UpdateCallback", "__version__", "check_tool_name",
+    "content_from_dict", "discover_and_load", "dispatch_session_event", "exec_command",
+    "load_custom_tools", "normalize_result",
+}  # fmt: skip
+PINNED = {
+    "customtools": ROOT_NAMES,
+    "customtools.cli": {"main", "run"},
+    "customtools.export": {
+        "CompatibilityIssue", "anthropic_issues", "openai_issues", "openai_strict_issues",
+        "to_anthropic", "to_json_schema", "to_mcp", "to_openai",
+    },
+    "customtools.rendering": {
+        "PLAIN_THEME", "RenderOptions", "Theme", "render_call", "render_result",
+    },
+    "customtools.validation": {
+        "Coercion", "CompiledValidator", "ReferenceEngine", "RustEngine", "SchemaValidator",
+        "ValidationLimits", "ValidatorEngine", "Violation", "check_schema",
+        "compile_validator", "parse_arguments",
+    },
+    "customtools.loading": {
+        "BUILTIN_PROVIDER_IDS", "DEFAULT_LOAD_TIMEOUT", "MANIFEST_LOCATIONS", "NO_OP_UI",
+        "TOOL_ENTRY_POINT_GROUP", "Candidate", "ClaudePluginsProvider",
+        "ConfiguredPathsProvider", "Diagnostic", "DirectoryProvider", "EntryPointsProvider",
+        "MetadataFile", "NoOpUIContext", "PendingAction", "PendingActionStore",
+        "PluginRootsProvider", "ProviderItem", "ScanContext", "ScanResult", "ToolLocation",
+        "ToolProvider", "ToolSource", "UIContext", "claude_provider", "codex_provider",
+        "default_providers", "explicit_candidates", "load_scan", "native_provider", "scan",
+        "scan_sources",
+    },
+}  # fmt: skip
+
+_HELPERS = {"annotations", "TYPE_CHECKING", "Any", "importlib"}
 
 
 @pytest.mark.parametrize("module_name", PUBLIC_MODULES)
@@ -24,12 +78,51 @@ def test_all_matches_the_public_attributes(module_name: str) -> None:
         if name.isidentifier()  # pytest's assertion rewriting adds "@py_builtins"
         and not name.startswith("_")
         and not isinstance(getattr(module, name), types.ModuleType)
-        and name not in {"annotations", "TYPE_CHECKING", "Any", "importlib"}
+        and name not in _HELPERS
     }
     assert exported - {"__version__"} == public
     assert len(module.__all__) == len(exported), "duplicates in __all__"
     for name in module.__all__:
         getattr(module, name)  # every lazy name resolves
+
+
+@pytest.mark.parametrize("module_name", sorted(PINNED))
+def test_namespace_exports_exactly_the_pinned_names(module_name: str) -> None:
+    assert set(importlib.import_module(module_name).__all__) == PINNED[module_name]
+
+
+def test_the_root_stays_small() -> None:
+    assert len(ROOT_NAMES) <= 45
+
+
+@pytest.mark.parametrize("module_name", PUBLIC_MODULES)
+def test_every_export_lives_in_its_public_namespace(module_name: str) -> None:
+    module = importlib.import_module(module_name)
+    misplaced = {
+        name: obj.__module__
+        for name in module.__all__
+        if (inspect.isclass(obj := getattr(module, name)) or inspect.isfunction(obj))
+        and obj.__module__ != module_name
+    }
+    assert misplaced == {}
+
+
+def test_a_name_is_exported_from_one_namespace_only() -> None:
+    homes: dict[int, list[str]] = {}
+    for module_name in PUBLIC_MODULES:
+        module = importlib.import_module(module_name)
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.isclass(obj) or inspect.isfunction(obj):
+                homes.setdefault(id(obj), []).append(f"{module_name}.{name}")
+    assert [names for names in homes.values() if len(names) > 1] == []
+
+
+def test_reprs_show_the_public_path() -> None:
+    import customtools
+
+    assert repr(customtools.LoadResult) == "<class 'customtools.LoadResult'>"
+    assert repr(customtools.CustomToolAdapter) == "<class 'customtools.CustomToolAdapter'>"
 
 
 @pytest.mark.parametrize("module_name", PUBLIC_MODULES)
@@ -48,7 +141,8 @@ def test_every_exported_class_and_function_has_a_docstring(module_name: str) -> 
 def test_import_does_not_load_heavy_dependencies() -> None:
     code = (
         "import sys, customtools\n"
-        "heavy = [m for m in ('jsonschema', 'jsonschema_rs', 'yaml') if m in sys.modules]\n"
+        "heavy = [m for m in ('jsonschema', 'jsonschema_rs', 'yaml', 'mcp', 'pydantic',"
+        " 'starlette', 'uvicorn') if m in sys.modules]\n"
         "print(','.join(heavy))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

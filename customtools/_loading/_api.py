@@ -22,6 +22,7 @@ from __future__ import annotations
 import inspect
 import logging
 import re
+import sys
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ __all__ = [
     "NoOpUIContext",
     "PendingAction",
     "PendingActionStore",
+    "SharedState",
     "ToolAPI",
     "UIContext",
 ]
@@ -245,7 +247,7 @@ class PendingActionStore:
         return unsubscribe
 
 
-class _SharedState:
+class SharedState:
     """What every :class:`ToolAPI` view of one load shares (mutable on purpose)."""
 
     __slots__ = ("cwd", "has_ui", "pending_actions", "ui")
@@ -274,7 +276,7 @@ class ToolAPI:
 
     __slots__ = ("_logger", "_logger_name", "_state")
 
-    def __init__(self, state: _SharedState, *, logger_name: str) -> None:
+    def __init__(self, state: SharedState, *, logger_name: str) -> None:
         self._state = state
         self._logger_name = logger_name
         self._logger: logging.Logger | None = None
@@ -314,9 +316,9 @@ class ToolAPI:
     @property
     def sdk(self) -> ModuleType:
         """The ``customtools`` package, so tools need no import of their own."""
-        import customtools
-
-        return customtools
+        # The package is always imported before any of its modules; taking it from
+        # sys.modules keeps the loader from importing the namespace that re-exports it.
+        return sys.modules["customtools"]
 
     @property
     def pending_actions(self) -> PendingActionStore:

@@ -23,9 +23,9 @@ from customtools._loading._paths import display_path
 from customtools._loading._providers import ProviderItem, ScanContext
 from customtools._loading._records import Candidate, Diagnostic, LoadError, ToolSource
 
-__all__ = ["ENTRY_POINTS_ID", "ENTRY_POINT_GROUP", "EntryPointsProvider", "entry_point_key"]
+__all__ = ["ENTRY_POINTS_ID", "TOOL_ENTRY_POINT_GROUP", "EntryPointsProvider", "entry_point_key"]
 
-ENTRY_POINT_GROUP = "customtools.tools"
+TOOL_ENTRY_POINT_GROUP = "customtools.tools"
 ENTRY_POINTS_ID = "entry-points"
 
 _VALUE = re.compile(r"^(?P<module>[\w.]+)\s*(?::\s*(?P<attr>[\w.]+)\s*)?(?:\[[^\]]*\]\s*)?$")
@@ -89,7 +89,7 @@ class EntryPointsProvider:
         display_name: the name for people.
     """
 
-    group: str = ENTRY_POINT_GROUP
+    group: str = TOOL_ENTRY_POINT_GROUP
     path: Sequence[str] | None = None
     id: str = ENTRY_POINTS_ID
     display_name: str = "Installed package"

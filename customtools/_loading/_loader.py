@@ -29,8 +29,8 @@ from customtools._errors import LoadFailedError
 from customtools._loading._api import (
     NO_OP_UI,
     PendingActionStore,
+    SharedState,
     ToolAPI,
-    _SharedState,
     logger_name_for,
 )
 from customtools._loading._import import (
@@ -107,7 +107,7 @@ class LoadResult:
         self.module_names: tuple[str, ...] = tuple(module_names)
         store = pending_actions if pending_actions is not None else PendingActionStore()
         self.pending_actions = store
-        self._state = _SharedState(cwd=cwd or os.getcwd(), pending_actions=store)
+        self._state = SharedState(cwd=cwd or os.getcwd(), pending_actions=store)
         self._by_name = {loaded.tool.name: loaded for loaded in self.tools}
 
     def __repr__(self) -> str:

@@ -14,12 +14,12 @@ from customtools._validation._engines import (
     resolve_engine,
 )
 from customtools._validation._guard import find_limit_violation
+from customtools._validation._messages import arguments_error
 from customtools._validation._model import (
     DEFAULT_LIMITS,
     Coercion,
     ValidationLimits,
     Violation,
-    arguments_error,
 )
 from customtools._validation._repair import Repairer
 from customtools._validation._schema import cached_info, canonical_key

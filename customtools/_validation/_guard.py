@@ -6,11 +6,11 @@ import json
 import math
 from typing import Any
 
+from customtools._validation._messages import arguments_error
 from customtools._validation._model import (
     DEFAULT_LIMITS,
     ValidationLimits,
     Violation,
-    arguments_error,
     json_pointer,
 )
 

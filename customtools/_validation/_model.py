@@ -6,19 +6,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from customtools._errors import ToolArgumentsError
-
 __all__ = [
     "Coercion",
     "ValidationLimits",
     "Violation",
-    "arguments_error",
     "json_pointer",
     "make_violation",
 ]
-
-_MAX_MESSAGE_CHARS = 300
-_RETRY_HINT = "Fix these arguments to match the tool's parameter schema and call the tool again."
 
 
 def _escape(part: str | int) -> str:
@@ -149,22 +143,3 @@ class ValidationLimits:
 
 
 DEFAULT_LIMITS = ValidationLimits()
-
-
-def _shorten(message: str) -> str:
-    if len(message) <= _MAX_MESSAGE_CHARS:
-        return message
-    return message[: _MAX_MESSAGE_CHARS - 1] + "…"
-
-
-def arguments_error(
-    violations: Sequence[Violation], *, tool_name: str | None, truncated: bool = False
-) -> ToolArgumentsError:
-    """Build the :class:`ToolArgumentsError` listing every violation, one per line."""
-    head = f"invalid arguments for tool {tool_name!r}:" if tool_name else "invalid tool arguments:"
-    lines = [head]
-    lines.extend([f"  - {v.path or '(root)'}: {_shorten(v.message)}" for v in violations])
-    if truncated:
-        lines.append(f"  - ... more violations were found (only the first {len(violations)} shown)")
-    lines.append(_RETRY_HINT)
-    return ToolArgumentsError("\n".join(lines), violations=violations, tool_name=tool_name)

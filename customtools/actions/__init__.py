@@ -173,3 +173,7 @@ __all__ = [
     "serialize_error",
     "serialize_session",
 ]
+
+from customtools._public import rehome as _rehome
+
+_rehome(globals(), __name__, __all__)

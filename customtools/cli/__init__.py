@@ -15,9 +15,10 @@ import argparse
 import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Sequence as _Sequence
 
-from customtools.cli._common import EXIT_USAGE, UsageError
+from customtools.cli._common import EXIT_USAGE as _EXIT_USAGE
+from customtools.cli._common import UsageError as _UsageError
 
 __all__ = ["main", "run"]
 
@@ -41,7 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def run(argv: Sequence[str] | None = None) -> int:
+def run(argv: _Sequence[str] | None = None) -> int:
     """Run the command with ``argv`` (default: ``sys.argv[1:]``) and return the exit status.
 
     Never raises ``SystemExit``: usage errors return 2 (with the message on stderr),
@@ -51,12 +52,12 @@ def run(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(list(argv) if argv is not None else None)
     except SystemExit as exc:  # argparse exits on --help, --version and usage errors
-        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+        return exc.code if isinstance(exc.code, int) else _EXIT_USAGE
     try:
         status: int = args.handler(args)
-    except UsageError as exc:
+    except _UsageError as exc:
         print(f"customtools {args.command}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return _EXIT_USAGE
     except KeyboardInterrupt:
         print(f"customtools {args.command}: interrupted", file=sys.stderr)
         return 130

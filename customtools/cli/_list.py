@@ -1,7 +1,7 @@
 """``customtools list``: every discovered tool, metadata file and diagnostic.
 
 With ``--scan-only`` nothing is imported: the report lists the tool modules that *would* load
-(``customtools.scan``), which is the safe way to look at an untrusted checkout.
+(``customtools.loading.scan``), which is the safe way to look at an untrusted checkout.
 """
 
 from __future__ import annotations

@@ -82,7 +82,7 @@ def use_color(stream: TextIO, choice: str) -> bool:
 
 
 class AnsiTheme:
-    """A render theme drawing with ANSI SGR codes (a :class:`~customtools.Theme`)."""
+    """A render theme drawing with ANSI SGR codes (a :class:`~customtools.rendering.Theme`)."""
 
     __slots__ = ()
 

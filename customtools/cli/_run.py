@@ -95,7 +95,8 @@ def read_params(params: str | None, params_file: str | None) -> dict[str, Any]:
         UsageError: the file cannot be read, the text is not JSON (the message gives the line
             and column), breaks the parser's limits, or is not an object.
     """
-    from customtools import ToolArgumentsError, parse_arguments
+    from customtools import ToolArgumentsError
+    from customtools.validation import parse_arguments
 
     option = "--params"
     if params_file is not None:
@@ -147,7 +148,7 @@ class _Call:
         self._frame = 0
 
     def on_update(self, partial: Any) -> None:
-        from customtools import RenderOptions, render_result
+        from customtools.rendering import RenderOptions, render_result
 
         if self.tool.render_result is None and partial.text:
             text = partial.text
@@ -211,8 +212,8 @@ def command(args: argparse.Namespace) -> int:
     """Run ``run``; returns the exit status."""
     import anyio
 
-    from customtools import PLAIN_THEME, RenderOptions, render_call, render_result
     from customtools.cli._common import load_tools
+    from customtools.rendering import PLAIN_THEME, RenderOptions, render_call, render_result
 
     if args.timeout is not None and not args.timeout > 0:
         raise UsageError(f"--timeout must be a positive number of seconds, got {args.timeout:g}")

@@ -51,7 +51,7 @@ def _send(stream: TextIO, event: str, **fields: Any) -> None:
 
 
 def candidate_from_dict(data: dict[str, Any]) -> Any:
-    """Rebuild a :class:`~customtools.Candidate` from its ``to_dict()`` form."""
+    """Rebuild a :class:`~customtools.loading.Candidate` from its ``to_dict()`` form."""
     from customtools._loading._records import Candidate, ToolSource
 
     source = data["source"]

@@ -137,3 +137,7 @@ __all__ = [
     "trace_context",
     "with_trace_context",
 ]
+
+from customtools._public import rehome as _rehome
+
+_rehome(globals(), __name__, __all__)

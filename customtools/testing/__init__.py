@@ -29,6 +29,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from customtools._public import rehome as _rehome
+
 if TYPE_CHECKING:
     from customtools.testing._assertions import (
         assert_cancelled,
@@ -79,6 +81,7 @@ def __getattr__(name: str) -> Any:
     if home is None:
         raise AttributeError(f"module 'customtools.testing' has no attribute {name!r}")
     value = getattr(importlib.import_module(f"customtools.testing.{home}"), name)
+    _rehome({name: value}, __name__, [name])
     globals()[name] = value  # later lookups skip this function
     return value
 

@@ -14,15 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from customtools import (
-    CustomTool,
-    RenderOptions,
-    SessionEvent,
-    SessionReason,
-    Theme,
-    ToolContext,
-    ToolResult,
-)
+from customtools import CustomTool, SessionEvent, SessionReason, ToolContext, ToolResult
+from customtools.rendering import RenderOptions, Theme
 
 NAME = "session_counter"
 

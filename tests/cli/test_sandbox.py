@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from customtools import explicit_candidates
 from customtools.cli import _sandbox
 from customtools.cli._sandbox import load_isolated
+from customtools.loading import explicit_candidates
 
 from ._helpers import FIXTURES
 

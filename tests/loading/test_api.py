@@ -14,9 +14,9 @@ from customtools._loading._api import (
     NoOpUIContext,
     PendingAction,
     PendingActionStore,
+    SharedState,
     ToolAPI,
     UIContext,
-    _SharedState,
 )
 from customtools._loading._loader import load_custom_tools
 from customtools._typebox import Type
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.anyio
 
 def _api(cwd: Path, name: str = "customtools.tools.t") -> ToolAPI:
     return ToolAPI(
-        _SharedState(cwd=str(cwd), pending_actions=PendingActionStore()), logger_name=name
+        SharedState(cwd=str(cwd), pending_actions=PendingActionStore()), logger_name=name
     )
 
 

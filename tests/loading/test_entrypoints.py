@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from customtools._loading._entrypoints import (
-    ENTRY_POINT_GROUP,
+    TOOL_ENTRY_POINT_GROUP,
     EntryPointsProvider,
     entry_point_key,
 )
@@ -42,7 +42,7 @@ def install(
 
 
 def group(*lines: str) -> str:
-    return f"[{ENTRY_POINT_GROUP}]\n" + "".join(line + "\n" for line in lines)
+    return f"[{TOOL_ENTRY_POINT_GROUP}]\n" + "".join(line + "\n" for line in lines)
 
 
 def entry_candidates(project: Path, home: Path) -> list[Candidate]:

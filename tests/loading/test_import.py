@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from customtools._loading._api import PendingActionStore, ToolAPI, _SharedState
+from customtools._loading._api import PendingActionStore, SharedState, ToolAPI
 from customtools._loading._import import (
     MODULES_PACKAGE,
     load_candidate,
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.anyio
 
 
 def _api(cwd: Path) -> ToolAPI:
-    state = _SharedState(cwd=str(cwd), pending_actions=PendingActionStore())
+    state = SharedState(cwd=str(cwd), pending_actions=PendingActionStore())
     return ToolAPI(state, logger_name="customtools.tools.test")
 
 

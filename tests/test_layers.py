@@ -1,0 +1,196 @@
+"""The package's import graph: layers point downward, no cycles, no private names borrowed.
+
+Read from the source with :mod:`ast`, so type-only imports (under ``TYPE_CHECKING``) and
+imports inside functions count like any other. The layers are those of ARCHITECTURE.md:
+
+1. data, 2. execution, 3. loading, 4. host and actions, 5. edges (CLI, testing, bridges).
+
+A module may import from its own layer and the ones below. A new module must be given a
+layer here, so that the decision is made once, in review.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+from collections.abc import Iterator
+
+import customtools
+
+ROOT = pathlib.Path(customtools.__file__).parent
+
+# Longest prefix wins.
+LAYERS: dict[str, int] = {
+    "customtools._errors": 1,
+    "customtools._validation._model": 1,  # value objects (Violation, Coercion, limits)
+    "customtools._format": 1,
+    "customtools._jsonpointer": 1,
+    "customtools._public": 1,
+    "customtools._content": 1,
+    "customtools._typebox": 1,
+    "customtools._validation": 2,
+    "customtools._abort": 2,
+    "customtools._tool": 2,
+    "customtools._context": 2,
+    "customtools._session": 2,
+    "customtools._adapter": 2,
+    "customtools._exec": 2,
+    "customtools._render": 2,
+    "customtools._export": 2,
+    "customtools.validation": 2,
+    "customtools.rendering": 2,
+    "customtools.export": 2,
+    "customtools._loading": 3,
+    "customtools._rules": 3,
+    "customtools.loading": 3,
+    "customtools": 3,  # the root namespace re-exports layers 1-3
+    "customtools.host": 4,
+    "customtools.actions": 4,
+    "customtools.cli": 5,
+    "customtools.testing": 5,
+    "customtools.mcp": 5,
+    "customtools._isolation": 5,
+    "customtools.__main__": 5,
+}
+
+# Known exceptions still to be removed; an entry that no longer occurs fails the test too,
+# so this list can only shrink.
+ALLOWED_CYCLES: set[frozenset[str]] = {
+    frozenset({"customtools.cli._validate", "customtools.cli._validate_report"}),
+}
+ALLOWED_PRIVATE: set[tuple[str, str]] = {
+    ("customtools.actions._dispatcher", "customtools.actions._context._Template"),
+    ("customtools.actions._dispatcher", "customtools.actions._context._template"),
+    ("customtools.actions._merge", "customtools.actions._context._Template"),
+    ("customtools.cli._validate_report", "customtools.cli._validate._Pack"),
+}
+ALLOWED_UPWARD: set[tuple[str, str]] = set()
+
+
+def module_name(path: pathlib.Path) -> str:
+    parts = ["customtools", *path.relative_to(ROOT).with_suffix("").parts]
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES = {module_name(path): path for path in sorted(ROOT.rglob("*.py"))}
+
+
+def layer(module: str) -> int:
+    for prefix in sorted(LAYERS, key=len, reverse=True):
+        if module == prefix or module.startswith(prefix + "."):
+            return LAYERS[prefix]
+    raise AssertionError(f"{module} has no layer: add it to LAYERS in {__file__}")
+
+
+def resolve(name: str) -> str:
+    """The module ``name`` refers to: itself, or the nearest enclosing known module."""
+    while name not in MODULES and "." in name:
+        name = name.rsplit(".", 1)[0]
+    return name
+
+
+def imports(module: str) -> Iterator[tuple[str, str | None]]:
+    """``(imported module, imported name or None)`` for every import statement in ``module``."""
+    path = MODULES[module]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("customtools"):
+                    yield resolve(alias.name), None
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            if not base.startswith("customtools"):
+                continue
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                if full in MODULES:  # `from customtools.host import _disk` imports a module
+                    yield full, None
+                else:
+                    yield resolve(base), alias.name
+
+
+def graph() -> dict[str, set[str]]:
+    return {
+        module: {target for target, _ in imports(module) if target != module} for module in MODULES
+    }
+
+
+def cycles(edges: dict[str, set[str]]) -> list[frozenset[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[frozenset[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for succ in edges.get(node, ()):
+            if succ not in index:
+                visit(succ)
+                low[node] = min(low[node], low[succ])
+            elif succ in on_stack:
+                low[node] = min(low[node], index[succ])
+        if low[node] == index[node]:
+            component = set()
+            while True:
+                item = stack.pop()
+                on_stack.discard(item)
+                component.add(item)
+                if item == node:
+                    break
+            if len(component) > 1:
+                found.append(frozenset(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_every_module_has_a_layer() -> None:
+    for module in MODULES:
+        layer(module)
+
+
+def test_there_are_no_import_cycles() -> None:
+    assert set(cycles(graph())) == ALLOWED_CYCLES
+
+
+def test_no_module_imports_from_a_layer_above_it() -> None:
+    upward = {
+        (module, target)
+        for module, targets in graph().items()
+        for target in targets
+        if layer(target) > layer(module)
+    }
+    assert upward == ALLOWED_UPWARD
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    borrowed = {
+        (module, f"{target}.{name}")
+        for module in MODULES
+        for target, name in imports(module)
+        if name is not None
+        and target != module
+        and name.startswith("_")
+        and not name.startswith("__")
+    }
+    assert borrowed == ALLOWED_PRIVATE
+
+
+def test_the_checks_see_real_edges() -> None:
+    edges = graph()
+    assert "customtools._errors" in edges["customtools._adapter"]
+    assert cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [frozenset({"a", "b"})]

@@ -60,6 +60,7 @@ from customtools._typebox import Type
 
 if TYPE_CHECKING:
     from customtools._exec import ExecResult, exec_command
+    from customtools._function import tool
     from customtools._loading._api import ToolAPI
     from customtools._loading._loader import LoadResult, discover_and_load, load_custom_tools
     from customtools._loading._records import LoadedTool, LoadError
@@ -83,6 +84,7 @@ _LAZY: dict[str, str] = {
     "dispatch_session_event": "customtools._session",
     "exec_command": "customtools._exec",
     "load_custom_tools": "customtools._loading._loader",
+    "tool": "customtools._function",
 }
 """Public names whose modules load on first use (the loader, exec, session events)."""
 
@@ -148,6 +150,7 @@ __all__ = [
     "exec_command",
     "load_custom_tools",
     "normalize_result",
+    "tool",
 ]
 
 _rehome(globals(), __name__, __all__)

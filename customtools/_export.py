@@ -29,6 +29,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from customtools._jsonpointer import escape_token
 from customtools._tool import CustomTool
 
 __all__ = [
@@ -194,13 +195,16 @@ def to_anthropic(tool: CustomTool) -> dict[str, Any]:
 
 def to_mcp(tool: CustomTool) -> dict[str, Any]:
     """The tool as a Model Context Protocol ``Tool``: ``name``, ``title`` (the label),
-    ``description``, ``inputSchema`` and, when set, ``annotations`` and ``_meta``."""
+    ``description``, ``inputSchema`` and, when set, ``outputSchema``, ``annotations`` and
+    ``_meta``."""
     out: dict[str, Any] = {"name": tool.name}
     if tool.label and tool.label != tool.name:
         out["title"] = tool.label
     if tool.description:
         out["description"] = tool.description
     out["inputSchema"] = _parameters(tool)
+    if tool.output_schema is not None:
+        out["outputSchema"] = dict(tool.output_schema)
     if tool.annotations is not None:
         out["annotations"] = dict(tool.annotations)
     if tool.meta is not None:
@@ -212,7 +216,7 @@ def to_mcp(tool: CustomTool) -> dict[str, Any]:
 
 
 def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
+    return escape_token(key)
 
 
 def _root_issues(field: str, schema: Mapping[str, Any]) -> list[str]:

@@ -104,6 +104,10 @@ class CustomTool:
             host to run it alone.
         annotations: MCP-style hints (``readOnlyHint``, ``destructiveHint``, ...).
         meta: ``_meta`` for protocol bridges.
+        output_schema: JSON Schema (an object schema) of the result's ``structured_content``.
+            The adapter checks every successful result against it: a result without
+            structured content, or with content that does not match, becomes an error result
+            that says so. Exported as MCP ``outputSchema``.
 
     Raises:
         ToolDefinitionError: a field breaks a rule; the message names the tool and field.
@@ -128,6 +132,7 @@ class CustomTool:
     concurrency: Literal["shared", "exclusive"] = "shared"
     annotations: Mapping[str, Any] | None = None
     meta: Mapping[str, Any] | None = None
+    output_schema: Mapping[str, Any] | None = None
     execute_is_async: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -171,6 +176,15 @@ class CustomTool:
         from customtools._validation import check_schema
 
         check_schema(self.parameters, where=f"tool {name!r} parameters")
+        if self.output_schema is not None:
+            if not isinstance(self.output_schema, Mapping) or (
+                self.output_schema.get("type") != "object"
+            ):
+                raise ToolDefinitionError(
+                    f"tool {name!r}: output_schema must be a JSON Schema whose root has"
+                    ' "type": "object" (structured content is a JSON object)'
+                )
+            check_schema(self.output_schema, where=f"tool {name!r} output_schema")
         object.__setattr__(self, "execute_is_async", is_async_callable(self.execute))
 
     def definition(self) -> dict[str, Any]:
@@ -182,6 +196,8 @@ class CustomTool:
             "description": self.description,
             "parameters": dict(self.parameters),
         }
+        if self.output_schema is not None:
+            out["output_schema"] = dict(self.output_schema)
         for flag in ("hidden", "deferrable", "strict"):
             if getattr(self, flag):
                 out[flag] = True

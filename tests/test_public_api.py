@@ -36,7 +36,7 @@ ROOT_NAMES = {
     "ToolArgumentsError", "ToolContext", "ToolDefinitionError", "ToolResult",
     "ToolTimeoutError", "Type", "UpdateCallback", "__version__", "check_tool_name",
     "content_from_dict", "discover_and_load", "dispatch_session_event", "exec_command",
-    "load_custom_tools", "normalize_result",
+    "load_custom_tools", "normalize_result", "tool",
 }  # fmt: skip
 PINNED = {
     "customtools": ROOT_NAMES,

@@ -49,6 +49,7 @@ __all__ = [
     "ImportOutcome",
     "load_candidate",
     "module_name_for",
+    "module_level_tools",
     "new_generation",
 ]
 
@@ -296,11 +297,14 @@ def _find_factory(candidate: Candidate, module_name: str, out: ImportOutcome) ->
     else:
         factory = getattr(target, "factory", None)
         if factory is None:
+            factory = module_level_tools(target)
+        if factory is None:
             out.errors.append(
                 _error(
                     candidate,
-                    "the module defines no 'factory'; add `def factory(api):` returning a"
-                    " CustomTool or a list of them",
+                    "the module defines no 'factory' and no tools; add `def factory(api):`"
+                    " returning a CustomTool or a list of them, or decorate functions with"
+                    " @customtools.tool",
                     "no-factory",
                 )
             )
@@ -315,6 +319,32 @@ def _find_factory(candidate: Candidate, module_name: str, out: ImportOutcome) ->
             )
         )
         return None
+    return factory
+
+
+def module_level_tools(module: ModuleType) -> Any:
+    """A stand-in factory for a module without one: the tools defined at its top level.
+
+    A tool counts when it is a :class:`~customtools.CustomTool` bound to a module-level name
+    and its function was written in this module (``@customtools.tool`` keeps the function as
+    ``execute.__wrapped__``), so tools imported from elsewhere are not loaded twice. Returns
+    ``None`` when there are none.
+    """
+    from customtools._tool import CustomTool
+
+    tools = [
+        value
+        for value in vars(module).values()
+        if isinstance(value, CustomTool)
+        and getattr(getattr(value.execute, "__wrapped__", value.execute), "__module__", None)
+        == module.__name__
+    ]
+    if not tools:
+        return None
+
+    def factory(api: Any) -> list[CustomTool]:
+        return tools
+
     return factory
 
 

@@ -20,6 +20,9 @@ def test_the_pack_passes_the_strict_validate_check() -> None:
         "run_command",
         "search_text",
         "swatch",
+        "convert_temperature",  # temperature.py
+        "ticker",
+        "count_words",  # word_count.py
     )
 
 

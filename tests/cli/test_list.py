@@ -7,7 +7,17 @@ from pathlib import Path
 
 from ._helpers import EXAMPLES, FIXTURES
 
-EXAMPLE_TOOLS = ["countdown", "notes", "repo_stats", "run_command", "search_text", "swatch"]
+EXAMPLE_TOOLS = [
+    "countdown",
+    "notes",
+    "repo_stats",
+    "run_command",
+    "search_text",
+    "swatch",
+    "convert_temperature",
+    "ticker",
+    "count_words",
+]
 
 
 def test_text_lists_each_tool_with_label_provider_level_and_path(cli):
@@ -36,7 +46,7 @@ def test_json_lists_tools_metadata_and_candidates(cli):
     assert countdown["level"] == "user"
     assert countdown["source"]["providerName"] == "Configured path"
     assert countdown["description"].startswith("Counts through")
-    assert len(report["candidates"]) == 6
+    assert len(report["candidates"]) == len(EXAMPLE_TOOLS)
     (weather,) = report["metadata"]
     assert weather["name"] == "weather"
     assert report["errors"] == []

@@ -26,7 +26,7 @@ def _codes(out: str) -> set[str]:
 def test_examples_pack_is_clean_even_in_strict_mode(cli):
     result = cli("validate", "--strict", str(EXAMPLES))
     assert result.code == 0, result.out
-    assert "6 tools: 0 errors, 0 warnings" in result.out
+    assert "9 tools: 0 errors, 0 warnings" in result.out
     assert "passed (strict)" in result.out
 
 

@@ -48,8 +48,8 @@ __all__ = [
     "MODULES_PACKAGE",
     "ImportOutcome",
     "load_candidate",
-    "module_name_for",
     "module_level_tools",
+    "module_name_for",
     "new_generation",
 ]
 
@@ -330,8 +330,6 @@ def module_level_tools(module: ModuleType) -> Any:
     ``execute.__wrapped__``), so tools imported from elsewhere are not loaded twice. Returns
     ``None`` when there are none.
     """
-    from customtools._tool import CustomTool
-
     tools = [
         value
         for value in vars(module).values()

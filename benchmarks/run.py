@@ -11,7 +11,13 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ["bench_adapter.py", "bench_validation.py", "bench_scan.py", "bench_load.py"]
+BENCHMARKS = [
+    "bench_adapter.py",
+    "bench_validation.py",
+    "bench_scan.py",
+    "bench_load.py",
+    "bench_authoring.py",
+]
 
 
 def main() -> int:

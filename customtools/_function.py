@@ -32,7 +32,7 @@ from customtools._abort import AbortSignal
 from customtools._content import TextContent, ToolResult
 from customtools._context import ToolContext
 from customtools._errors import ToolArgumentsError, ToolDefinitionError
-from customtools._tool import CustomTool
+from customtools._tool import AWAITABLE_MARKER, CustomTool
 from customtools._typeschema import (
     RESULT_KEY,
     Converter,
@@ -120,15 +120,22 @@ def _result(value: Any, wrap: bool) -> Any:
     return ToolResult(content=(TextContent(text=text),), structured_content=structured)
 
 
-def _execute(fn: Callable[..., Any], plan: _Plan, tool_name: str, wrap: bool) -> Any:
-    """The ``execute`` callable for ``fn``: sync for sync functions, async otherwise."""
+def _execute(
+    fn: Callable[..., Any], plan: _Plan, tool_name: str, wrap: bool, passthrough: bool
+) -> Any:
+    """The ``execute`` callable for ``fn``: sync for sync functions, async otherwise.
+
+    When no argument needs converting or injecting and the function returns a ``str`` or a
+    :class:`~customtools.ToolResult` (the common case), the adapter awaits the function's own
+    coroutine: the hot path adds one plain call and no coroutine frame.
+    """
     needs_plan = bool(plan.converters or plan.injected or plan.nullable_defaults)
 
     def arguments(
         params: Mapping[str, Any], tool_call_id: str, on_update: Any, ctx: Any, signal: Any
-    ) -> dict[str, Any]:
+    ) -> Mapping[str, Any]:
         if not needs_plan:
-            return dict(params)
+            return params
         extra = {"tool_call_id": tool_call_id, "on_update": on_update, "ctx": ctx}
         extra["signal"] = signal
         return plan.kwargs(tool_name, params, extra)
@@ -147,6 +154,15 @@ def _execute(fn: Callable[..., Any], plan: _Plan, tool_name: str, wrap: bool) ->
             return last
 
         execute: Any = execute_stream
+    elif inspect.iscoroutinefunction(fn) and not needs_plan and passthrough:
+
+        def execute_direct(
+            tool_call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any
+        ) -> Any:
+            return fn(**params)  # the coroutine itself: the adapter awaits it
+
+        setattr(execute_direct, AWAITABLE_MARKER, True)
+        execute = execute_direct
     elif inspect.iscoroutinefunction(fn):
 
         async def execute_async(
@@ -168,6 +184,12 @@ def _execute(fn: Callable[..., Any], plan: _Plan, tool_name: str, wrap: bool) ->
     execute.__wrapped__ = fn  # the author's function, callable directly in tests
     execute.__doc__ = fn.__doc__
     return execute
+
+
+def _returns_result(fn: Callable[..., Any], hints: Mapping[str, Any]) -> bool:
+    """Whether the return annotation says the function returns a ``str`` or a result."""
+    hint = hints.get("return")
+    return hint is str or (isinstance(hint, type) and issubclass(hint, ToolResult))
 
 
 def _returned(fn: Callable[..., Any], hint: Any) -> Any:
@@ -219,11 +241,14 @@ def _build(fn: Callable[..., Any], options: dict[str, Any]) -> CustomTool:
     if "output_schema" in options:
         output_schema, wrap = options.pop("output_schema"), False
     description = options.pop("description", None)
+    # Absent arguments take the function's own defaults (already the annotated type), so the
+    # adapter does not need to fill in the schema's copies of them.
+    options.setdefault("apply_defaults", False)
     return CustomTool(
         name=name,
         description=doc.description if description is None else description,
         parameters=parameters,
-        execute=_execute(fn, plan, name, wrap),
+        execute=_execute(fn, plan, name, wrap, _returns_result(fn, hints)),
         output_schema=output_schema,
         **options,
     )

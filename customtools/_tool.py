@@ -18,6 +18,7 @@ from typing import Any, Literal
 from customtools._errors import ToolDefinitionError
 
 __all__ = [
+    "AWAITABLE_MARKER",
     "TOOL_NAME_PATTERN",
     "CustomTool",
     "check_tool_name",
@@ -57,8 +58,17 @@ def check_tool_name(name: object) -> str:
     return name
 
 
+AWAITABLE_MARKER = "__customtools_returns_awaitable__"
+"""An attribute set to ``True`` on a plain function that returns an awaitable.
+
+``@customtools.tool`` uses it to hand the author's coroutine straight to the adapter, with no
+extra frame in between; the adapter then awaits what the function returns.
+"""
+
+
 def is_async_callable(fn: Callable[..., Any]) -> bool:
-    if inspect.iscoroutinefunction(fn):
+    """Whether calling ``fn`` gives an awaitable (an ``async def``, or a marked function)."""
+    if inspect.iscoroutinefunction(fn) or getattr(fn, AWAITABLE_MARKER, False) is True:
         return True
     call = getattr(fn, "__call__", None)  # noqa: B004 - callable objects with async __call__
     return call is not None and inspect.iscoroutinefunction(call)

@@ -18,9 +18,9 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import VALID, Case, compile_case, fmt_time, measure  # noqa: E402
+from _harness import VALID, Case, compile_case, fmt_time, measure
 
-from customtools import CustomTool, CustomToolAdapter, Type, tool  # noqa: E402
+from customtools import CustomTool, CustomToolAdapter, Type, tool
 
 
 async def read_file(

@@ -39,6 +39,7 @@ LAYERS: dict[str, int] = {
     "customtools._export": 2,
     "customtools._function": 2,
     "customtools._typeschema": 2,
+    "customtools._typegen": 2,
     "customtools._docstrings": 1,
     "customtools.validation": 2,
     "customtools.rendering": 2,

@@ -22,7 +22,7 @@ from customtools.cli._common import UsageError as _UsageError
 
 __all__ = ["main", "run"]
 
-_COMMANDS = ("_list", "_validate", "_run", "_schema", "_init")
+_COMMANDS = ("_list", "_validate", "_run", "_schema", "_types", "_init")
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -43,9 +43,9 @@ from typing import Any
 from customtools.actions._errors import PluginError
 from customtools.actions._plugins import PluginRegistry, RegisteredPlugin
 
-__all__ = ["ENTRY_POINT_GROUP", "PluginDiscovery", "PluginLoadError", "find_plugins"]
+__all__ = ["PLUGIN_ENTRY_POINT_GROUP", "PluginDiscovery", "PluginLoadError", "find_plugins"]
 
-ENTRY_POINT_GROUP = "customtools.plugins"
+PLUGIN_ENTRY_POINT_GROUP = "customtools.plugins"
 """The entry point group plugins are declared in."""
 
 _MODULE_PREFIX = "_customtools_actions_"
@@ -224,7 +224,7 @@ def find_plugins(
     roots: Iterable[str | os.PathLike[str]] = (),
     *,
     entry_points: bool = True,
-    group: str = ENTRY_POINT_GROUP,
+    group: str = PLUGIN_ENTRY_POINT_GROUP,
     cwd: str | os.PathLike[str] | None = None,
 ) -> PluginDiscovery:
     """Import the plugins of every plugin root, then of every installed entry point.

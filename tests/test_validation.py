@@ -572,6 +572,7 @@ def test_schema_analysis_flags_only_schemas_that_can_recurse() -> None:
         "type": "object",
         "properties": {"a": {"$ref": "#/$defs/a"}, "b": {"$ref": "#/$defs/a"}},
         "$defs": {"a": {"type": "string"}},
+        "additionalProperties": False,
     }
     cycle = {
         "type": "object",
@@ -589,6 +590,7 @@ def test_property_named_like_a_keyword_is_not_a_keyword() -> None:
     schema = {
         "type": "object",
         "properties": {"default": {"type": "string"}, "$ref": {"type": "string"}},
+        "additionalProperties": False,
     }
     validator = compile_validator(schema)
     assert not validator.has_defaults

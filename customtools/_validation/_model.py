@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from customtools._jsonpointer import format_pointer
+
 __all__ = [
     "Coercion",
     "ValidationLimits",
@@ -15,18 +17,9 @@ __all__ = [
 ]
 
 
-def _escape(part: str | int) -> str:
-    text = str(part)
-    if "~" in text or "/" in text:
-        text = text.replace("~", "~0").replace("/", "~1")
-    return text
-
-
 def json_pointer(parts: Sequence[str | int]) -> str:
     """Return the JSON Pointer (RFC 6901) for a sequence of keys and indexes."""
-    if not parts:
-        return ""
-    return "/" + "/".join([_escape(part) for part in parts])
+    return format_pointer(parts) if parts else ""
 
 
 @dataclass(frozen=True, slots=True)

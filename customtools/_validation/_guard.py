@@ -125,17 +125,34 @@ def find_limit_violation(value: Any, limits: ValidationLimits) -> Violation | No
                     message = _key_message(key)
                     if message is not None:
                         return Violation(path=json_pointer(parts), message=message, keyword="json")
-                if isinstance(item, _CONTAINERS):
+                kind = type(item)
+                # exact types first: the common case costs a few comparisons per value
+                if kind is str:
+                    if item.isascii() or _SURROGATE.search(item) is None:
+                        continue
+                elif kind is int or kind is bool or item is None:
+                    continue
+                elif kind is dict or kind is list or kind is tuple or isinstance(item, _CONTAINERS):
                     stack.append((item, depth + 1, (*parts, key)))
-                elif type(item) is not int and (message := non_json_message(item)) is not None:
+                    continue
+                message = non_json_message(item)
+                if message is not None:
                     return Violation(
                         path=json_pointer((*parts, key)), message=message, keyword="json"
                     )
         else:
             for index, item in enumerate(container):
-                if isinstance(item, _CONTAINERS):
+                kind = type(item)
+                if kind is str:
+                    if item.isascii() or _SURROGATE.search(item) is None:
+                        continue
+                elif kind is int or kind is bool or item is None:
+                    continue
+                elif kind is dict or kind is list or kind is tuple or isinstance(item, _CONTAINERS):
                     stack.append((item, depth + 1, (*parts, index)))
-                elif type(item) is not int and (message := non_json_message(item)) is not None:
+                    continue
+                message = non_json_message(item)
+                if message is not None:
                     return Violation(
                         path=json_pointer((*parts, index)), message=message, keyword="json"
                     )

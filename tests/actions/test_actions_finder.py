@@ -287,9 +287,7 @@ def test_unusable_plugins_attribute(tmp_path: Path, source: str, message: str) -
     ],
     ids=["base-exception", "generator-exit", "unreadable-message"],
 )
-def test_any_fault_of_a_plugin_module_is_contained(
-    tmp_path: Path, body: str, message: str
-) -> None:
+def test_any_fault_of_a_plugin_module_is_contained(tmp_path: Path, body: str, message: str) -> None:
     root = tmp_path / "faulty"
     root.mkdir()
     (root / "actions.py").write_text(body)

@@ -1079,3 +1079,27 @@ def test_reference_engine_leaves_data_that_looks_like_a_pattern_alone() -> None:
     }
     validator = compile_validator(schema, engine="reference")
     assert validator.validate({"pattern": "x$"})[0] == {"pattern": "x$"}
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"a": {1, 2}}, "/a: a set is not JSON data; send an array"),
+        ({"s": b"x"}, "/s: a bytes value is not JSON data; send a string"),
+        ({"s": object()}, "/s: a value of type object is not JSON data"),
+        ({1: "x"}, "(root): the key 1 (int) is not a string"),
+        ({"a": [float("nan")]}, '/a/0: NaN is not of type "integer"'),
+    ],
+    ids=["set", "bytes", "object", "int-key", "nan-item"],
+)
+def test_closed_schema_names_values_json_cannot_carry(params: Any, expected: str) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "array", "items": {"type": "integer"}}, "s": {}},
+        "additionalProperties": False,
+    }
+    schema["properties"]["s"] = {"type": "string"}
+    validator = compile_validator(schema)
+    assert not validator.guarded
+    (violation,) = violations_of(validator, params)
+    assert str(violation).startswith(expected)

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from customtools._errors import SchemaError
+from customtools._jsonpointer import escape_token
 
 __all__ = ["Type"]
 
@@ -116,7 +117,7 @@ def _copy_json(value: object, where: str, pointer: str = "", depth: int = 0) -> 
             if not isinstance(key, str):
                 raise TypeError(f"{at}: object keys must be str, got {_kind(key)} {key!r}")
             key = str.__str__(key)
-            out[key] = _copy_json(item, where, f"{pointer}/{_escape(key)}", depth + 1)
+            out[key] = _copy_json(item, where, f"{pointer}/{escape_token(key)}", depth + 1)
         return out
     if isinstance(value, (list, tuple)):
         return [
@@ -126,10 +127,6 @@ def _copy_json(value: object, where: str, pointer: str = "", depth: int = 0) -> 
     raise TypeError(
         f"{at}: {_kind(value)} is not a JSON value (use dict, list, str, int, float, bool, None)"
     )
-
-
-def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
 
 
 def _schema(value: object, where: str) -> _Schema | bool:

@@ -63,9 +63,6 @@ ALLOWED_CYCLES: set[frozenset[str]] = {
     frozenset({"customtools.cli._validate", "customtools.cli._validate_report"}),
 }
 ALLOWED_PRIVATE: set[tuple[str, str]] = {
-    ("customtools.actions._dispatcher", "customtools.actions._context._Template"),
-    ("customtools.actions._dispatcher", "customtools.actions._context._template"),
-    ("customtools.actions._merge", "customtools.actions._context._Template"),
     ("customtools.cli._validate_report", "customtools.cli._validate._Pack"),
 }
 ALLOWED_UPWARD: set[tuple[str, str]] = set()

@@ -572,6 +572,7 @@ def test_schema_analysis_flags_only_schemas_that_can_recurse() -> None:
         "type": "object",
         "properties": {"a": {"$ref": "#/$defs/a"}, "b": {"$ref": "#/$defs/a"}},
         "$defs": {"a": {"type": "string"}},
+        "additionalProperties": False,
     }
     cycle = {
         "type": "object",
@@ -589,6 +590,7 @@ def test_property_named_like_a_keyword_is_not_a_keyword() -> None:
     schema = {
         "type": "object",
         "properties": {"default": {"type": "string"}, "$ref": {"type": "string"}},
+        "additionalProperties": False,
     }
     validator = compile_validator(schema)
     assert not validator.has_defaults
@@ -840,3 +842,264 @@ def test_string_keyword_violations_are_repaired_only_by_dropping_empty_optional_
     with pytest.raises(ToolArgumentsError) as info:
         validator.validate({"q": "2", "p": "BAD"})  # q is repaired, p cannot be
     assert [v.path for v in info.value.violations] == ["/p"]
+
+
+# -- adversarial review 2026-11: L3, L5, L6, L10 ---------------------------------------------
+
+FREE_FORM = {"type": "object", "properties": {"x": {}}}
+OPEN_SCHEMAS = {
+    "empty-schema": FREE_FORM,
+    "true-schema": {"type": "object", "properties": {"x": True}, "additionalProperties": False},
+    "untyped-array": {
+        "type": "object",
+        "properties": {"x": {"type": "array"}},
+        "additionalProperties": False,
+    },
+    "open-additional": {"type": "object", "additionalProperties": True},
+    "record-of-any": {"type": "object", "additionalProperties": {}},
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPEN_SCHEMAS))
+def test_deep_value_in_a_free_form_field_is_nested_too_deeply(name: str) -> None:
+    validator = compile_validator(OPEN_SCHEMAS[name], tool_name="t")
+    assert validator.guarded
+    (violation,) = violations_of(validator, {"x": nested_list(10_000)})
+    assert violation.keyword == "limits"
+    assert "nested more than 64 levels deep" in violation.message
+
+
+@pytest.mark.parametrize(
+    ("value", "fragment"),
+    [
+        ({1, 2}, "a set is not JSON data; send an array"),
+        (b"ab", "a bytes value is not JSON data; send a string"),
+        (object(), "a value of type object is not JSON data"),
+        ({1: "a"}, "the key 1 (int) is not a string"),
+        ({(1, 2): "a"}, "the key (1, 2) (tuple) is not a string"),
+        (float("nan"), "NaN is not a JSON number"),
+        ([float("-inf")], "-Infinity is not a JSON number"),
+        ("\ud800", "lone surrogate (\\ud800)"),
+        ({"\udc00": 1}, "the key holds a lone surrogate"),
+    ],
+    ids=["set", "bytes", "object", "int-key", "tuple-key", "nan", "inf", "surrogate", "key-sur"],
+)
+@pytest.mark.parametrize("engine", ENGINES)
+def test_values_json_cannot_carry_in_a_free_form_field_are_named(
+    value: Any, fragment: str, engine: str
+) -> None:
+    validator = compile_validator(FREE_FORM, tool_name="t", engine=engine)
+    (violation,) = violations_of(validator, {"x": value})
+    assert violation.keyword == "json"
+    assert violation.path.startswith("/x")
+    assert fragment in violation.message
+    assert not validator.is_valid({"x": value})
+
+
+@pytest.mark.anyio
+async def test_adapter_turns_a_deep_free_form_value_into_an_error_result() -> None:
+    from customtools import CustomTool, CustomToolAdapter
+
+    seen: list[Any] = []
+    tool = CustomTool(
+        name="free",
+        description="d",
+        parameters=FREE_FORM,
+        execute=lambda *args: seen.append(args[1]) or "ran",
+    )
+    adapter = CustomToolAdapter(tool)
+    result = await adapter.execute("c1", {"x": nested_list(10_000)})
+    assert result.is_error
+    assert "nested more than 64 levels deep" in result.content[0].text  # type: ignore[union-attr]
+    result = await adapter.execute("c2", {"x": {"a": float("nan")}})
+    assert result.is_error
+    assert "/x/a: NaN is not a JSON number" in result.content[0].text  # type: ignore[union-attr]
+    assert seen == []
+    ok = await adapter.execute("c3", {"x": {"a": [1, "b", None]}})
+    assert not ok.is_error
+    assert seen == [{"x": {"a": [1, "b", None]}}]
+
+
+def test_closed_schemas_skip_the_walk() -> None:
+    from customtools import Type
+
+    closed = Type.Object(
+        {
+            "a": Type.String(),
+            "b": Type.Array(Type.Integer()),
+            "c": Type.Optional(Type.Number()),
+            "d": Type.Record(Type.String(), Type.Boolean()),
+        }
+    )
+    validator = compile_validator(closed)
+    assert not validator.guarded
+    assert validator.fast_check is not None
+    assert not compile_validator(READ_FILE).guarded
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "properties": {"x": {"type": ["number", "null"]}}},
+        {"type": "object", "properties": {"x": {"enum": [1, None]}}},
+        {"type": "object", "properties": {"x": {"not": {"type": "string"}}}},
+        {"type": "object", "properties": {"x": {"type": "array", "prefixItems": [True]}}},
+    ],
+    ids=["nullable", "enum-with-null", "not-only", "prefix-items-only"],
+)
+def test_schemas_that_let_values_through_unexamined_are_walked(schema: dict[str, Any]) -> None:
+    schema = {**schema, "additionalProperties": False}
+    validator = compile_validator(schema)
+    assert validator.guarded
+    (violation,) = violations_of(validator, {"x": float("nan")})
+    assert "NaN is not a JSON number" in violation.message
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(
+    ("value", "name"), [(float("nan"), "NaN"), (float("inf"), "Infinity")], ids=["nan", "inf"]
+)
+def test_non_finite_number_is_named_not_called_null(engine: str, value: float, name: str) -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "number"}}}
+    schema["additionalProperties"] = False
+    validator = compile_validator(schema, engine=engine)
+    (violation,) = violations_of(validator, {"n": value})
+    assert violation.path == "/n"
+    assert violation.message.startswith(name + " is not")
+    assert "null" not in violation.message
+
+
+@pytest.mark.parametrize("text", [" 1 ", "1 ", "\u00a02", "\t3", "2\n", " true"])
+def test_numbers_and_booleans_with_surrounding_whitespace_are_not_coerced(text: str) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"n": {"type": "number"}, "b": {"type": "boolean"}},
+    }
+    key = "b" if "true" in text else "n"
+    (violation,) = violations_of(compile_validator(schema), {key: text})
+    assert violation.path == f"/{key}"
+
+
+def test_json_text_may_keep_json_whitespace_but_not_nbsp() -> None:
+    schema = {"type": "object", "properties": {"xs": {"type": "array"}}}
+    args, coercions = compile_validator(schema).validate({"xs": " [1, 2]\n"})
+    assert args == {"xs": [1, 2]}
+    assert [c.kind for c in coercions] == ["json_string"]
+    violations_of(compile_validator(schema), {"xs": "\u00a0[1]"})
+
+
+def test_root_level_json_string_is_not_parsed_as_the_arguments() -> None:
+    (violation,) = violations_of(compile_validator(READ_FILE), json.dumps(VALID))
+    assert violation.path == ""
+    assert "object" in violation.message
+
+
+@pytest.mark.parametrize(
+    "text", ['{"x":"\\ud800"}', '{"x":["a\\udfffb"]}', '{"\\ud800":1}', '{"x":"\ud800"}']
+)
+def test_parse_arguments_rejects_lone_surrogates(text: str) -> None:
+    with pytest.raises(ToolArgumentsError) as info:
+        parse_arguments(text, tool_name="t")
+    (violation,) = info.value.violations
+    assert violation.keyword == "json"
+    assert "lone surrogate" in violation.message
+    assert "not valid Unicode" in str(info.value)
+
+
+def test_parse_arguments_keeps_surrogate_pairs() -> None:
+    assert parse_arguments('{"x":"\\ud83d\\ude00"}') == {"x": "\U0001f600"}
+
+
+def test_missing_rust_engine_fails_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "jsonschema_rs", None)  # what a failed import looks like
+    schema = {"type": "object", "properties": {"fresh": {"type": "string", "maxLength": 77}}}
+    fresh = RustEngine()
+    for engine in (None, "rust", fresh):
+        with pytest.raises(ModuleNotFoundError) as info:
+            compile_validator(schema, engine=engine)
+        assert "pip install jsonschema-rs" in str(info.value)
+        assert "engine='reference'" in str(info.value)
+    with pytest.raises(ModuleNotFoundError, match="jsonschema-rs"):
+        check_schema(schema)
+    assert compile_validator(schema, engine="reference").engine.name == "reference"
+
+
+def test_tool_definition_fails_loudly_without_the_rust_engine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from customtools import CustomTool
+
+    monkeypatch.setitem(sys.modules, "jsonschema_rs", None)
+    with pytest.raises(ModuleNotFoundError, match="pip install jsonschema-rs"):
+        CustomTool(
+            name="t",
+            description="d",
+            parameters={"type": "object", "properties": {"only_here": {"type": "integer"}}},
+            execute=lambda *args: "ran",
+        )
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_dollar_matches_only_at_the_very_end(engine: str) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"s": {"type": "string", "pattern": "^[a-z]+$"}},
+        "patternProperties": {"^k[0-9]$": {"type": "integer"}},
+        "additionalProperties": False,
+    }
+    validator = compile_validator(schema, engine=engine)
+    assert validator.validate({"s": "abc", "k1": 1})[0] == {"s": "abc", "k1": 1}
+    (violation,) = violations_of(validator, {"s": "abc\n"})
+    assert violation.path == "/s"
+    assert "^[a-z]+$" in violation.message  # the schema's own pattern, not the translation
+    assert violations_of(validator, {"k1\n": 1})
+
+
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        ("^a$", "^a\\Z"),
+        ("a\\$", "a\\$"),
+        ("[$]$", "[$]\\Z"),
+        ("[\\]$]x", "[\\]$]x"),
+        ("(a|b$)", "(a|b\\Z)"),
+    ],
+)
+def test_ecma_anchor_translation(pattern: str, expected: str) -> None:
+    from customtools._validation._engines import ecma_anchors
+
+    assert ecma_anchors(pattern) == expected
+
+
+def test_reference_engine_leaves_data_that_looks_like_a_pattern_alone() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"pattern": {"type": "string", "default": "x$", "const": "x$"}},
+        "additionalProperties": False,
+    }
+    validator = compile_validator(schema, engine="reference")
+    assert validator.validate({"pattern": "x$"})[0] == {"pattern": "x$"}
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"a": {1, 2}}, "/a: a set is not JSON data; send an array"),
+        ({"s": b"x"}, "/s: a bytes value is not JSON data; send a string"),
+        ({"s": object()}, "/s: a value of type object is not JSON data"),
+        ({1: "x"}, "(root): the key 1 (int) is not a string"),
+        ({"a": [float("nan")]}, '/a/0: NaN is not of type "integer"'),
+    ],
+    ids=["set", "bytes", "object", "int-key", "nan-item"],
+)
+def test_closed_schema_names_values_json_cannot_carry(params: Any, expected: str) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "array", "items": {"type": "integer"}}, "s": {}},
+        "additionalProperties": False,
+    }
+    schema["properties"]["s"] = {"type": "string"}
+    validator = compile_validator(schema)
+    assert not validator.guarded
+    (violation,) = violations_of(validator, params)
+    assert str(violation).startswith(expected)

@@ -7,23 +7,37 @@ lazily, on the first compile, so ``import customtools`` pays for neither.
 from __future__ import annotations
 
 import json
+import math
 import re
-from collections.abc import Callable, Iterator, Mapping
-from importlib.util import find_spec
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from customtools._errors import SchemaError
-from customtools._validation._model import Violation, json_pointer, make_violation
+from customtools._validation._guard import find_limit_violation, non_finite_name
+from customtools._validation._model import (
+    ValidationLimits,
+    Violation,
+    json_pointer,
+    make_violation,
+)
 
 __all__ = [
     "ReferenceEngine",
     "RustEngine",
     "SchemaValidator",
     "ValidatorEngine",
+    "import_rust_engine",
     "resolve_engine",
 ]
 
 _MAX_MESSAGE_CHARS = 300
+# Modes of the pattern translation walk, as in the schema analysis: keys of these map names to
+# subschemas, and these hold data (never patterns).
+_SCHEMA_MAPS = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+)
+_SCHEMA_DATA = frozenset({"enum", "const", "default", "examples"})
 _NEEDS_ESCAPE = re.compile(r"[~/]").search
 
 # jsonschema_rs names each error kind after its keyword; these few need translating.
@@ -90,6 +104,8 @@ class _RustValidator:
                     "the value could not be checked against the schema's pattern in time "
                     "(regex backtracking limit reached); send a shorter or simpler value"
                 )
+            elif message.startswith("null "):
+                message = _name_non_finite(message, instance, parts)
             elif len(message) > _MAX_MESSAGE_CHARS or "\n" in message:
                 message = _shorten(message)
             if not parts:
@@ -99,6 +115,25 @@ class _RustValidator:
             else:
                 path = json_pointer(parts)
             yield make_violation(path, message, keyword)
+
+
+def _value_at(instance: Any, parts: Sequence[str | int]) -> Any:
+    for part in parts:
+        try:
+            instance = instance[part]
+        except (LookupError, TypeError):
+            return None
+    return instance
+
+
+def _name_non_finite(message: str, instance: Any, parts: Sequence[str | int]) -> str:
+    """Say ``NaN``/``Infinity`` where the engine, which reads them as ``null``, says ``null``."""
+    value = _value_at(instance, parts)
+    if not isinstance(value, float) or math.isfinite(value):
+        return message
+    return (
+        f"{non_finite_name(value)}{message[4:]} (JSON has no NaN or Infinity; send a finite number)"
+    )
 
 
 class RustEngine:
@@ -144,7 +179,7 @@ class RustEngine:
 
     def _compile_options(self) -> dict[str, Any]:
         if self._options is None:
-            import jsonschema_rs  # lazy: a 24 ms import, paid on the first compile
+            jsonschema_rs = import_rust_engine()
 
             size = self.regex_size_limit
             pattern_options: Any
@@ -186,7 +221,7 @@ class RustEngine:
             if cached is not None:
                 return cached
         options = self._compile_options()
-        import jsonschema_rs
+        jsonschema_rs = import_rust_engine()
 
         try:
             inner = jsonschema_rs.validator_for(schema, **options)
@@ -202,6 +237,28 @@ class RustEngine:
         return compiled
 
 
+def import_rust_engine() -> Any:
+    """Import ``jsonschema_rs`` (lazily: a 24 ms import), or fail saying how to fix it.
+
+    There is no silent fallback to the reference engine: its ``re`` patterns backtrack without
+    a bound, so a schema's ``pattern`` could hang the host.
+
+    Raises:
+        ModuleNotFoundError: ``jsonschema_rs`` cannot be imported; the message names the fix.
+    """
+    try:
+        import jsonschema_rs
+    except ImportError as exc:
+        raise ModuleNotFoundError(
+            "argument validation needs the compiled engine 'jsonschema-rs', which cannot be "
+            "imported; install it (pip install jsonschema-rs, a dependency of customtools), or "
+            "opt into the pure-Python engine with engine='reference' (slower, and its patterns "
+            "can backtrack without bound: trusted schemas only)",
+            name="jsonschema_rs",
+        ) from exc
+    return jsonschema_rs
+
+
 def _schema_error_from_rust(exc: Any, *, linear: bool) -> SchemaError:
     path = json_pointer(exc.instance_path)
     message = _shorten(exc.message)
@@ -215,28 +272,97 @@ def _schema_error_from_rust(exc: Any, *, linear: bool) -> SchemaError:
     return SchemaError(message, path=path)
 
 
-class _ReferenceValidator:
-    __slots__ = ("_inner", "is_valid")
+# The reference validator's own JSON check: no limits of its own (the compiled validator
+# enforces those), only "is this plain JSON", so both engines give the same verdicts.
+_NO_LIMITS = ValidationLimits(max_depth=sys.maxsize, max_nodes=sys.maxsize)
 
-    def __init__(self, inner: Any) -> None:
+
+class _ReferenceValidator:
+    __slots__ = ("_inner", "_patterns")
+
+    def __init__(self, inner: Any, patterns: Mapping[str, str]) -> None:
         self._inner = inner
-        self.is_valid: Callable[[Any], bool] = inner.is_valid
+        self._patterns = patterns  # translated pattern -> the schema's own, for messages
+
+    def is_valid(self, instance: Any) -> bool:
+        if find_limit_violation(instance, _NO_LIMITS) is not None:
+            return False
+        return bool(self._inner.is_valid(instance))
 
     def iter_violations(self, instance: Any) -> Iterator[Violation]:
+        breach = find_limit_violation(instance, _NO_LIMITS)
+        if breach is not None:
+            yield breach
+            return
         for error in self._inner.iter_errors(instance):
+            message = error.message
+            for translated, original in self._patterns.items():
+                message = message.replace(repr(translated), repr(original))
             yield Violation(
                 path=json_pointer(list(error.absolute_path)),
-                message=_shorten(error.message),
+                message=_shorten(message),
                 keyword=str(error.validator),
             )
+
+
+def ecma_anchors(pattern: str) -> str:
+    """``pattern`` with ECMA-262 ``$`` semantics for Python's ``re``: every ``$`` anchor is ``\\Z``.
+
+    JSON Schema patterns are ECMA-262 regular expressions, where ``$`` (without the multiline
+    flag) matches only at the very end; Python's ``$`` also matches before a trailing newline,
+    which would let ``"abc\\n"`` through ``^[a-z]+$``. Escaped dollars and dollars inside a
+    character class are left alone.
+    """
+    out: list[str] = []
+    index, in_class = 0, False
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            out.append(pattern[index : index + 2])
+            index += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "$":
+            char = "\\Z"
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
+def _translate_patterns(node: Any, found: dict[str, str], mode: int = 0) -> Any:
+    """A copy of the schema with every pattern through :func:`ecma_anchors` (``found`` maps)."""
+    if isinstance(node, list):
+        return [_translate_patterns(item, found, mode) for item in node]
+    if not isinstance(node, dict) or mode == 2:
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if mode == 0 and key == "pattern" and isinstance(value, str):
+            translated = ecma_anchors(value)
+            found[translated] = value
+            out[key] = translated
+        elif mode == 0 and key == "patternProperties" and isinstance(value, dict):
+            renamed = {ecma_anchors(k): k for k in value}
+            found.update(renamed)
+            out[key] = {ecma_anchors(k): _translate_patterns(v, found) for k, v in value.items()}
+        else:
+            child = 1 if mode == 0 and key in _SCHEMA_MAPS else 2 if key in _SCHEMA_DATA else 0
+            out[key] = _translate_patterns(value, found, 0 if mode == 1 else child)
+    return out
 
 
 class ReferenceEngine:
     """The reference engine: the pure-Python ``jsonschema`` package.
 
     About 40 µs per call and a 74 ms import (done lazily), so it serves differential tests
-    and hosts that cannot install the compiled engine. Patterns use Python's ``re``, which
-    backtracks without a bound: do not use this engine with untrusted schemas.
+    and hosts that cannot install the compiled engine; it is used only when asked for
+    (``engine="reference"``), never as a silent fallback. Patterns use Python's ``re``, which
+    backtracks without a bound: do not use this engine with untrusted schemas. ``$`` in a
+    pattern is given its ECMA-262 meaning (end of text only, ``\\Z``), and values that are not
+    plain JSON (``NaN``, sets, non-string keys, ...) are invalid, as with the Rust engine.
 
     Args:
         resources: documents that remote ``$ref`` URIs resolve to (``{uri: schema}``).
@@ -280,18 +406,16 @@ class ReferenceEngine:
             cls.check_schema(schema)
         except jsonschema.SchemaError as exc:
             raise SchemaError(_shorten(exc.message), path=json_pointer(list(exc.path))) from None
-        return _ReferenceValidator(cls(schema, registry=self._get_registry()))
+        found: dict[str, str] = {}
+        try:
+            translated = _translate_patterns(schema, found)
+        except RecursionError:
+            raise SchemaError("the schema is nested too deeply", path="") from None
+        changed = {k: v for k, v in found.items() if k != v}
+        return _ReferenceValidator(cls(translated, registry=self._get_registry()), changed)
 
 
 _DEFAULT_RUST: RustEngine | None = None
-_FALLBACK: ReferenceEngine | None = None
-
-
-def _fallback_engine() -> ReferenceEngine:
-    global _FALLBACK
-    if _FALLBACK is None:
-        _FALLBACK = ReferenceEngine()
-    return _FALLBACK
 
 
 def default_engine() -> RustEngine:
@@ -303,12 +427,13 @@ def default_engine() -> RustEngine:
 
 
 def resolve_engine(engine: ValidatorEngine | str | None) -> ValidatorEngine:
-    """Turn ``None``/``"rust"``/``"reference"``/an engine object into an engine."""
-    if engine is None:
-        if find_spec("jsonschema_rs") is None:
-            return _fallback_engine()
-        return default_engine()
-    if engine == "rust":
+    """Turn ``None``/``"rust"``/``"reference"``/an engine object into an engine.
+
+    ``None`` is the Rust engine, always: when ``jsonschema_rs`` is missing, compiling fails
+    with a message naming the fix (see :func:`import_rust_engine`); the reference engine is
+    used only when asked for by name or object.
+    """
+    if engine is None or engine == "rust":
         return default_engine()
     if engine == "reference":
         return ReferenceEngine()

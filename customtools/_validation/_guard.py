@@ -1,11 +1,21 @@
-"""Argument limits (an iterative walk, never recursive) and :func:`parse_arguments`."""
+"""Argument limits and JSON-ness (an iterative walk, never recursive) and :func:`parse_arguments`.
+
+The walk enforces what the documentation promises about every call's arguments, whatever the
+schema: no nesting deeper than ``max_depth``, no more than ``max_nodes`` values, and only
+plain JSON data (``dict`` with ``str`` keys, ``list``/``tuple``, ``str`` without lone
+surrogates, ``int``, finite ``float``, ``bool``, ``None``). The engines cannot be relied on for
+the last part: ``jsonschema_rs`` never looks inside a free-form field, reads ``NaN`` and
+``Infinity`` as ``null``, and accepts lone surrogates.
+"""
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
+from customtools._format import escape_control, safe_repr
 from customtools._validation._messages import arguments_error
 from customtools._validation._model import (
     DEFAULT_LIMITS,
@@ -14,39 +24,87 @@ from customtools._validation._model import (
     json_pointer,
 )
 
-__all__ = ["find_limit_violation", "parse_arguments"]
+__all__ = ["find_limit_violation", "non_finite_name", "non_json_message", "parse_arguments"]
 
 _CONTAINERS = (dict, list, tuple)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_PLAIN_JSON = "send plain JSON (objects, arrays, strings, numbers, true, false, null)"
 
 
-def find_limit_violation(
-    value: Any, limits: ValidationLimits, *, finite_numbers: bool = False
-) -> Violation | None:
-    """Return the first breach of ``limits`` in ``value``, or ``None``.
+def non_finite_name(number: float) -> str:
+    """``"NaN"``, ``"Infinity"`` or ``"-Infinity"``: how JavaScript and JSON texts spell it."""
+    if math.isnan(number):
+        return "NaN"
+    return "Infinity" if number > 0 else "-Infinity"
+
+
+def non_json_message(value: Any) -> str | None:
+    """Why the scalar ``value`` is not JSON data, or ``None`` when it is.
+
+    Containers (``dict``, ``list``, ``tuple``) are not judged here; the walk descends into them.
+    """
+    if isinstance(value, str):
+        found = None if value.isascii() else _SURROGATE.search(value)
+        if found is None:
+            return None
+        return (
+            f"the text holds a lone surrogate ({escape_control(found.group())}) at character "
+            f"{found.start()}, which is not valid Unicode; send valid text (a character outside "
+            "the Basic Multilingual Plane is escaped as a surrogate pair)"
+        )
+    if value is None or isinstance(value, int):  # bool is an int
+        return None
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return None
+        if math.isnan(value):
+            return "NaN is not a JSON number; send a finite number"
+        return (
+            f"{non_finite_name(value)} is not a JSON number (a number too large for a 64-bit "
+            "float, such as 1e400, becomes Infinity); send a finite number"
+        )
+    if isinstance(value, (set, frozenset)):
+        return "a set is not JSON data; send an array"
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return "a bytes value is not JSON data; send a string"
+    name = escape_control(type(value).__qualname__)
+    return f"a value of type {name} is not JSON data; {_PLAIN_JSON}"
+
+
+def _key_message(key: Any) -> str | None:
+    if isinstance(key, str):
+        message = non_json_message(key)
+        return None if message is None else message.replace("the text", "the key", 1)
+    shown = escape_control(safe_repr(key))
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    return (
+        f"the key {shown} ({escape_control(type(key).__qualname__)}) is not a string; JSON "
+        "object keys are strings"
+    )
+
+
+def find_limit_violation(value: Any, limits: ValidationLimits) -> Violation | None:
+    """Return the first breach of ``limits`` or of plain JSON in ``value``, or ``None``.
 
     The walk keeps its own stack, so no nesting depth can exhaust Python's or Rust's stack,
     and it stops at the first breach, so its cost is bounded by the limits themselves.
+    A breached limit has the keyword ``"limits"``; a value JSON cannot carry (a set, bytes,
+    a non-string key, NaN, a lone surrogate, any other object) has ``"json"``.
 
     Args:
         value: the arguments.
         limits: the limits to enforce (``max_depth``, ``max_nodes``).
-        finite_numbers: also reject NaN and infinite floats (for freshly parsed text).
     """
+    if not isinstance(value, _CONTAINERS):
+        message = non_json_message(value)
+        return None if message is None else Violation(path="", message=message, keyword="json")
     max_depth = limits.max_depth
     max_nodes = limits.max_nodes
     nodes = 1
     stack: list[tuple[Any, int, tuple[str | int, ...]]] = [(value, 1, ())]
     while stack:
         container, depth, parts = stack.pop()
-        if not isinstance(container, _CONTAINERS):
-            if finite_numbers and isinstance(container, float) and not math.isfinite(container):
-                return Violation(
-                    path=json_pointer(parts),
-                    message=f"{container} is not a JSON number (too large for a 64-bit float); "
-                    "send a finite number",
-                    keyword="json",
-                )
-            continue
         if depth > max_depth:
             return Violation(
                 path=json_pointer(parts),
@@ -61,12 +119,43 @@ def find_limit_violation(
                 message=f"the arguments hold more than {max_nodes} values; send less data",
                 keyword="limits",
             )
-        items = container.items() if isinstance(container, dict) else enumerate(container)
-        for key, item in items:
-            if isinstance(item, _CONTAINERS) or (
-                finite_numbers and isinstance(item, float) and not math.isfinite(item)
-            ):
-                stack.append((item, depth + 1, (*parts, key)))
+        if isinstance(container, dict):
+            for key, item in container.items():
+                if type(key) is not str or not key.isascii():
+                    message = _key_message(key)
+                    if message is not None:
+                        return Violation(path=json_pointer(parts), message=message, keyword="json")
+                kind = type(item)
+                # exact types first: the common case costs a few comparisons per value
+                if kind is str:
+                    if item.isascii() or _SURROGATE.search(item) is None:
+                        continue
+                elif kind is int or kind is bool or item is None:
+                    continue
+                elif kind is dict or kind is list or kind is tuple or isinstance(item, _CONTAINERS):
+                    stack.append((item, depth + 1, (*parts, key)))
+                    continue
+                message = non_json_message(item)
+                if message is not None:
+                    return Violation(
+                        path=json_pointer((*parts, key)), message=message, keyword="json"
+                    )
+        else:
+            for index, item in enumerate(container):
+                kind = type(item)
+                if kind is str:
+                    if item.isascii() or _SURROGATE.search(item) is None:
+                        continue
+                elif kind is int or kind is bool or item is None:
+                    continue
+                elif kind is dict or kind is list or kind is tuple or isinstance(item, _CONTAINERS):
+                    stack.append((item, depth + 1, (*parts, index)))
+                    continue
+                message = non_json_message(item)
+                if message is not None:
+                    return Violation(
+                        path=json_pointer((*parts, index)), message=message, keyword="json"
+                    )
     return None
 
 
@@ -89,7 +178,10 @@ def parse_arguments(
     The text's length is checked before parsing (``limits.max_text_length``) and the result's
     depth and size after (``limits.max_depth``, ``limits.max_nodes``). ``NaN``, ``Infinity``
     and numbers that overflow to infinity (``1e400``) are rejected; so are integers too long
-    to convert, invalid UTF-8 and nesting deep enough to exhaust the parser's stack. An empty
+    to convert, invalid UTF-8, nesting deep enough to exhaust the parser's stack, and lone
+    surrogates (``"\\ud800"`` escaped or raw, in a key or a value: not valid Unicode, and
+    text that cannot be encoded later; they are rejected, not replaced, so the tool never
+    sees text other than what was sent). An empty
     or all-whitespace text means "no arguments" and parses to ``{}`` (some clients send that
     for tools without parameters).
 
@@ -149,7 +241,7 @@ def parse_arguments(
                 "number or a string"
             ) from None
         raise fail(f"the arguments are not valid JSON: {exc}") from None
-    violation = find_limit_violation(value, limits, finite_numbers=True)
+    violation = find_limit_violation(value, limits)
     if violation is not None:
         raise arguments_error([violation], tool_name=tool_name)
     return value

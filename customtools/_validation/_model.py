@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from customtools._jsonpointer import format_pointer
+
 __all__ = [
     "Coercion",
     "ValidationLimits",
@@ -15,18 +17,9 @@ __all__ = [
 ]
 
 
-def _escape(part: str | int) -> str:
-    text = str(part)
-    if "~" in text or "/" in text:
-        text = text.replace("~", "~0").replace("/", "~1")
-    return text
-
-
 def json_pointer(parts: Sequence[str | int]) -> str:
     """Return the JSON Pointer (RFC 6901) for a sequence of keys and indexes."""
-    if not parts:
-        return ""
-    return "/" + "/".join([_escape(part) for part in parts])
+    return format_pointer(parts) if parts else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,11 +101,14 @@ class ValidationLimits:
     """Guards against pathological arguments and schemas. The defaults suit tool calls.
 
     Argument limits are checked without recursion, so a hostile value can never exhaust the
-    stack. They are enforced by :func:`parse_arguments`, before every call to a tool whose
-    schema can recurse (``$ref`` cycles, ``$dynamicRef``, remote references) or compares deep
-    values (``uniqueItems``), and before violations are collected for a failed call. A
-    non-recursive schema is only ever walked as deep as the schema itself, so valid calls
-    to such tools skip the walk (it would cost more than validation).
+    stack, together with plain JSON (string keys, finite numbers, no lone surrogates, no
+    other Python objects). They are enforced by :func:`parse_arguments`; before every call to
+    a tool whose schema can recurse (``$ref`` cycles, ``$dynamicRef``, remote references),
+    compares deep values (``uniqueItems``) or lets values through unexamined (a free-form
+    field such as ``{}``, an object without ``additionalProperties``, a place accepting
+    ``null``); and before violations are collected for a failed call. A closed schema is only
+    ever walked by the engine as deep as the schema itself, and the engine examines every
+    value, so valid calls to such tools skip the walk (it would cost more than validation).
 
     Attributes:
         max_depth: deepest nesting of arrays and objects in the arguments (the root object

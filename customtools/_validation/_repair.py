@@ -195,28 +195,27 @@ class Repairer:
     # -- coercions --------------------------------------------------------------------------
 
     def _from_string(self, text: str, types: frozenset[str]) -> tuple[Any, str] | None:
-        stripped = text.strip()
-        if len(stripped) <= _MAX_NUMERIC_CHARS:
-            if "integer" in types and _INTEGER.fullmatch(stripped):
-                return int(stripped), "numeric_string"
-            if "number" in types and _NUMBER.fullmatch(stripped):
-                if _INTEGER.fullmatch(stripped):
-                    return int(stripped), "numeric_string"
-                number = float(stripped)
+        # Numbers and booleans must be the whole string (" 1 " and "\u00a02" stay strings);
+        # a JSON text may carry JSON whitespace around it, nothing else.
+        if len(text) <= _MAX_NUMERIC_CHARS:
+            if "integer" in types and _INTEGER.fullmatch(text):
+                return int(text), "numeric_string"
+            if "number" in types and _NUMBER.fullmatch(text):
+                if _INTEGER.fullmatch(text):
+                    return int(text), "numeric_string"
+                number = float(text)
                 if math.isfinite(number):
                     return number, "numeric_string"
-            if "boolean" in types and stripped in ("true", "false"):
-                return stripped == "true", "boolean_string"
+            if "boolean" in types and text in ("true", "false"):
+                return text == "true", "boolean_string"
+        stripped = text.strip(" \t\n\r")
         if ("object" in types or "array" in types) and stripped[:1] in ("{", "["):
             try:
                 parsed = json.loads(stripped, parse_constant=_reject_constant)
             except (ValueError, RecursionError):
                 return None
             wanted = "object" if isinstance(parsed, dict) else "array"
-            if (
-                wanted in types
-                and find_limit_violation(parsed, self._limits, finite_numbers=True) is None
-            ):
+            if wanted in types and find_limit_violation(parsed, self._limits) is None:
                 return parsed, "json_string"
         return None
 
@@ -251,7 +250,7 @@ class Repairer:
             if located is None:
                 continue
             parts, current, node, optional = located
-            if isinstance(current, str):
+            if isinstance(current, str) and parts:  # never the root: "{}" is not an object
                 types = self._types(node)
                 if types and "string" not in types:
                     repaired = self._from_string(current, types)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from customtools._errors import SchemaError
+from customtools._jsonpointer import escape_token
 from customtools._validation._engines import RustEngine, ValidatorEngine, resolve_engine
 from customtools._validation._model import DEFAULT_LIMITS, ValidationLimits
 
@@ -20,6 +21,26 @@ _NAME_MAPS = frozenset(
 _DATA = frozenset({"enum", "const", "default", "examples"})
 
 
+# Keywords whose value is one subschema that values in the instance must satisfy. ``not``,
+# ``if``, ``contains`` and ``propertyNames`` are left out: a free-form schema there opens
+# nothing (the parent still decides what its values are).
+_APPLIES = frozenset(
+    {
+        "additionalProperties",
+        "unevaluatedProperties",
+        "items",
+        "additionalItems",
+        "unevaluatedItems",
+        "then",
+        "else",
+    }
+)
+_APPLIES_EACH = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+_APPLIES_BY_NAME = _NAME_MAPS | {"dependencies"}
+# A subschema without ``type`` built only from these is judged by what it refers to.
+_DEFERS = frozenset({"$ref", "$dynamicRef", "$recursiveRef", "allOf", "anyOf", "oneOf"})
+
+
 @dataclass(frozen=True, slots=True)
 class SchemaInfo:
     """What compile time learns about a schema so the hot path can skip work.
@@ -27,24 +48,27 @@ class SchemaInfo:
     Attributes:
         nodes: number of JSON values in the schema.
         depth: deepest nesting of the schema.
-        guarded: validation can descend deeper than the schema (recursive ``$ref``,
-            ``$dynamicRef``, remote references, ``uniqueItems``): check argument limits first.
+        guarded: check the argument limits and JSON-ness with an iterative walk before the
+            engine runs: validation can descend deeper than the schema (recursive ``$ref``,
+            ``$dynamicRef``, remote references, ``uniqueItems``), or ``open_values``.
         has_defaults: some subschema declares a ``default``.
+        open_values: some value can reach the tool without the engine looking at it: a
+            free-form field (``{}``, ``true``, an object schema without
+            ``additionalProperties``, an array schema without ``items``, a schema with no
+            ``type``), or a place accepting ``null``, which the compiled engine also reads
+            ``NaN`` and ``Infinity`` as.
     """
 
     nodes: int
     depth: int
     guarded: bool
     has_defaults: bool
+    open_values: bool = False
 
 
 def canonical_key(schema: Any) -> str:
     """Return the canonical JSON text of ``schema`` (the cache key); raise if it is not JSON."""
     return json.dumps(schema, sort_keys=True, allow_nan=False, separators=(",", ":"))
-
-
-def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
 
 
 def _refs_cycle(refs: list[tuple[str, str]]) -> bool:
@@ -75,6 +99,61 @@ def _refs_cycle(refs: list[tuple[str, str]]) -> bool:
             else:
                 state[node] = 2
                 stack.pop()
+    return False
+
+
+def _accepts_null(values: Any) -> bool:
+    return isinstance(values, list) and any(value is None for value in values)
+
+
+def _opens_values(node: Any) -> bool:
+    """Whether this one subschema lets values through unexamined (see ``open_values``)."""
+    if node is True:
+        return True
+    if not isinstance(node, dict):
+        return False
+    if "enum" in node or "const" in node:
+        return _accepts_null(node["enum"] if "enum" in node else [node["const"]])
+    declared = node.get("type")
+    if declared is None:
+        return not any(key in node for key in _DEFERS)
+    types = [declared] if isinstance(declared, str) else declared
+    if not isinstance(types, list) or "null" in types:
+        return True
+    if "object" in types and not (
+        "additionalProperties" in node or "unevaluatedProperties" in node
+    ):
+        return True
+    if "array" in types:
+        items = node.get("items")
+        if isinstance(items, list) or items is None:
+            return not ("additionalItems" in node or "unevaluatedItems" in node)
+    return False
+
+
+def has_open_values(schema: Any) -> bool:
+    """Whether some value valid for ``schema`` can hold anything (see ``SchemaInfo``).
+
+    Walks every subschema that applies to values (``properties``, ``items``, combinators,
+    ``$defs``, ...) without recursion; a subschema it cannot judge counts as open.
+    """
+    stack: list[Any] = [schema]
+    while stack:
+        node = stack.pop()
+        if _opens_values(node):
+            return True
+        if not isinstance(node, dict):
+            continue
+        for key, value in node.items():
+            if key in _APPLIES:
+                if isinstance(value, list):  # ``items`` as an array (drafts before 2020-12)
+                    stack.extend(value)
+                else:
+                    stack.append(value)
+            elif key in _APPLIES_EACH and isinstance(value, list):
+                stack.extend(value)
+            elif key in _APPLIES_BY_NAME and isinstance(value, dict):
+                stack.extend(v for v in value.values() if isinstance(v, (dict, bool)))
     return False
 
 
@@ -111,7 +190,7 @@ def analyze_schema(schema: Any) -> SchemaInfo:
                     child_mode = 1 if key in _NAME_MAPS else 2 if key in _DATA else 0
                 else:
                     child_mode = 2 if mode == 2 else 0
-                stack.append((item, f"{pointer}/{_escape(str(key))}", depth + 1, child_mode))
+                stack.append((item, f"{pointer}/{escape_token(str(key))}", depth + 1, child_mode))
         elif isinstance(value, (list, tuple)):
             child_mode = 2 if mode == 2 else 0
             for index, item in enumerate(value):
@@ -130,7 +209,14 @@ def analyze_schema(schema: Any) -> SchemaInfo:
             local.append((location, target))
         else:
             guarded = _refs_cycle(local)
-    return SchemaInfo(nodes=nodes, depth=max_depth, guarded=guarded, has_defaults=has_defaults)
+    open_values = has_open_values(schema)
+    return SchemaInfo(
+        nodes=nodes,
+        depth=max_depth,
+        guarded=guarded or open_values,
+        has_defaults=has_defaults,
+        open_values=open_values,
+    )
 
 
 _INFO_CACHE: dict[str, SchemaInfo] = {}

@@ -64,7 +64,7 @@ from customtools.actions._errors import (
     ReservedContextKeyWarning,
 )
 from customtools.actions._finder import (
-    ENTRY_POINT_GROUP,
+    PLUGIN_ENTRY_POINT_GROUP,
     PluginDiscovery,
     PluginLoadError,
     find_plugins,
@@ -112,8 +112,8 @@ __all__ = [
     "DISPLAY_FORMATS",
     "DISPLAY_PRESENTATIONS",
     "DISPLAY_VARIANTS",
-    "ENTRY_POINT_GROUP",
     "INPUT_TYPES",
+    "PLUGIN_ENTRY_POINT_GROUP",
     "REQUEST_COMPLETE",
     "REQUEST_ERROR",
     "REQUEST_PREPARE",

@@ -11,12 +11,17 @@ Layers, each owned by one builder argument group:
 * **caller**: additive keys, JSON data (``extra``) or live objects such as ``terminal`` or
   ``server`` (``objects``).
 
-Keys of the first three layers belong to the builder. A caller value for one of them is
-dropped with a :class:`ReservedContextKeyWarning`. Everything except the live objects
-(``core``, ``request_runtime``, ``app``, ``application``, ``session_asset_store`` and the
-caller's ``objects``) must be JSON-serializable: a :class:`ContextError` names the first
-offending key path. Plugins receive fresh copies of the data, so one action cannot change
-what the next one sees except through its result.
+Keys of the core and application layers always belong to the builder: a caller value for one
+of them is dropped with a :class:`ReservedContextKeyWarning`. The lifecycle keys
+(:data:`RESERVED_CONTEXT_KEYS`) belong to the builder when it has a value of its own for them
+(from its arguments): then the caller's value is dropped with the same warning. When it has
+none, the caller's value reaches the plugins, so a host can pass lifecycle information in the
+extra context (``{"lifecycle": "session_fork", "original_session": {...}}``) as the protocol
+describes. Everything except the live objects (``core``, ``request_runtime``, ``app``,
+``application``, ``session_asset_store`` and the caller's ``objects``) must be
+JSON-serializable: a :class:`ContextError` names the first offending key path. Plugins receive
+fresh copies of the data, so one action cannot change what the next one sees except through
+its result.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from customtools._format import describe_exception, escape_control, safe_repr
 from customtools.actions._errors import ContextError, ReservedContextKeyWarning
 from customtools.actions._session import SessionLike
 
@@ -68,6 +74,8 @@ RESERVED_CONTEXT_KEYS: tuple[str, ...] = (
 _OWNED = frozenset(
     (*CORE_CONTEXT_KEYS, *APPLICATION_CONTEXT_KEYS, *RESERVED_CONTEXT_KEYS, "final_messages")
 )
+# Owned even when the builder has no value: the layers' own keys, never lifecycle information.
+_ALWAYS_OWNED = _OWNED - frozenset(RESERVED_CONTEXT_KEYS)
 
 
 def _find_bad(value: Any, path: str) -> tuple[str, str] | None:
@@ -79,8 +87,9 @@ def _find_bad(value: Any, path: str) -> tuple[str, str] | None:
     if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, (str, int, float, bool)) and key is not None:
-                return (path, f"the key {key!r} ({type(key).__name__}) is not a JSON object key")
-            found = _find_bad(item, f"{path}[{key!r}]")
+                shown = safe_repr(key)
+                return (path, f"the key {shown} ({type(key).__name__}) is not a JSON object key")
+            found = _find_bad(item, f"{path}[{safe_repr(key)}]")
             if found:
                 return found
         return None
@@ -106,7 +115,7 @@ def ensure_serializable(value: Any, *, name: str = "context") -> str:
     try:
         return json.dumps(value, allow_nan=False, separators=(",", ":"))
     except (TypeError, ValueError) as exc:
-        found = _find_bad(value, name) or (name, str(exc))
+        found = _find_bad(value, name) or (name, describe_exception(exc))
         raise ContextError(
             f"{found[0]}: {found[1]}; execution context must be JSON data (pass live"
             " objects through the builder's 'objects' argument instead)",
@@ -121,11 +130,22 @@ def serialize_error(error: BaseException | Mapping[str, Any]) -> dict[str, Any]:
     """
     if isinstance(error, Mapping):
         return dict(error)
-    out: dict[str, Any] = {"type": type(error).__name__, "message": str(error)}
+    out: dict[str, Any] = {"type": type(error).__name__, "message": exception_message(error)}
     cause = error.__cause__
     if cause is not None:
-        out["cause"] = {"type": type(cause).__name__, "message": str(cause)}
+        out["cause"] = {"type": type(cause).__name__, "message": exception_message(cause)}
     return out
+
+
+def exception_message(exc: BaseException) -> str:
+    """The message of a foreign exception, safely: one printable line, never raising.
+
+    This is :func:`~customtools._format.describe_exception` without its ``"TypeName: "``
+    prefix; an exception whose ``__str__`` fails or is empty gets that function's wording.
+    """
+    described = describe_exception(exc)
+    head, sep, rest = described.partition(": ")
+    return rest if sep and head == escape_control(type(exc).__qualname__) else described
 
 
 def serialize_session(
@@ -146,7 +166,7 @@ def serialize_session(
 
 
 @dataclass(frozen=True, slots=True)
-class _Template:
+class ContextTemplate:
     """A validated context without its ``session`` key: JSON text plus live objects."""
 
     data_json: str
@@ -165,22 +185,38 @@ class _Template:
         return out
 
 
-def _caller_keys(mapping: Mapping[str, Any] | None, what: str) -> dict[str, Any]:
+def _drop(key: str, what: str) -> None:
+    # stacklevel: _drop, _caller_*, context_template, build_context -> the caller's line
+    warnings.warn(
+        f"{what} key {key!r} is owned by the context builder; the caller's value was"
+        f" dropped (pass it as the builder argument {key!r} where one exists)",
+        ReservedContextKeyWarning,
+        stacklevel=5,
+    )
+
+
+def _caller_data(extra: Mapping[str, Any] | None, owned: Mapping[str, Any]) -> dict[str, Any]:
+    """The caller's data keys that survive: lifecycle keys the builder has no value for pass."""
     out: dict[str, Any] = {}
-    for key, value in (mapping or {}).items():
-        if key in _OWNED:
-            warnings.warn(
-                f"{what} key {key!r} is owned by the context builder; the caller's value was"
-                f" dropped (pass it as the builder argument {key!r} where one exists)",
-                ReservedContextKeyWarning,
-                stacklevel=4,
-            )
+    for key, value in (extra or {}).items():
+        if key in _ALWAYS_OWNED or owned.get(key) is not None:
+            _drop(key, "context")
             continue
         out[key] = value
     return out
 
 
-def _template(
+def _caller_objects(objects: Mapping[str, Any] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in (objects or {}).items():
+        if key in _OWNED:
+            _drop(key, "context object")
+            continue
+        out[key] = value
+    return out
+
+
+def context_template(
     *,
     config: Mapping[str, Any],
     trigger_source: str,
@@ -197,13 +233,15 @@ def _template(
     error: BaseException | Mapping[str, Any] | None = None,
     extra: Mapping[str, Any] | None = None,
     objects: Mapping[str, Any] | None = None,
-) -> _Template:
-    data = _caller_keys(extra, "context")
-    live = _caller_keys(objects, "context object")
-    for key in set(data) & set(live):
-        raise ContextError(f"context[{key!r}] is given both as data and as an object")
-    data.update(config=dict(config), trigger_source=trigger_source)
+) -> ContextTemplate:
+    """Check and freeze everything but the session: :func:`build_context` in two steps.
+
+    The dispatcher builds the template once per run and renders it for each action with the
+    session as it is then. Arguments and errors are those of :func:`build_context`.
+    """
     owned: dict[str, Any] = {
+        "config": dict(config),
+        "trigger_source": trigger_source,
         "lifecycle": lifecycle,
         "request_context": dict(request_context) if request_context is not None else None,
         "original_session": (
@@ -217,6 +255,10 @@ def _template(
     }
     if app is not None:
         owned["base_config"] = dict(base_config) if base_config is not None else dict(config)
+    data = _caller_data(extra, owned)
+    live = _caller_objects(objects)
+    for key in set(data) & set(live):
+        raise ContextError(f"context[{key!r}] is given both as data and as an object")
     data.update({k: v for k, v in owned.items() if v is not None})
     for key, value in data.items():
         ensure_serializable(value, name=f"context[{key!r}]")
@@ -227,7 +269,7 @@ def _template(
         live.update(app=app, application=app)
         if session_asset_store is not None:
             live["session_asset_store"] = session_asset_store
-    return _Template(data_json=ensure_serializable(data), objects=live)
+    return ContextTemplate(data_json=ensure_serializable(data), objects=live)
 
 
 def build_context(
@@ -273,7 +315,7 @@ def build_context(
     Raises:
         ContextError: when a data key is not JSON-serializable (the message names the path).
     """
-    template = _template(
+    template = context_template(
         config=config,
         trigger_source=trigger_source,
         lifecycle=lifecycle,

@@ -11,8 +11,10 @@ a result breaking its kind's contract is recorded as a failed :class:`ActionOutc
 ``DispatchResult.failures`` and logged on the ``customtools.actions`` logger; its changes are
 not applied and the run goes on (a failed ``init``/``get_actions`` skips that plugin). With
 ``on_failure="raise"`` the run stops at the first failure with :class:`ActionFailedError`
-(:class:`ActionTimeoutError` for a timeout). Manual runs always raise. Cancellation of the
-caller's scope is never swallowed.
+(:class:`ActionTimeoutError` for a timeout). Manual runs always raise. A hook's fault is
+contained whatever it raises (``SystemExit``, ``GeneratorExit``, its own ``CancelledError``
+included; ``KeyboardInterrupt`` excepted); cancellation of the caller's scope is never
+swallowed. Foreign exception text is read only through ``describe_exception``.
 """
 
 from __future__ import annotations
@@ -20,11 +22,18 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 import anyio
 
-from customtools.actions._context import _Template, _template, serialize_error
+from customtools._format import describe_exception
+from customtools.actions._context import (
+    ContextTemplate,
+    context_template,
+    exception_message,
+    serialize_error,
+)
 from customtools.actions._definition import ActionDefinition, check_params, parse_actions
 from customtools.actions._errors import (
     ActionError,
@@ -33,7 +42,13 @@ from customtools.actions._errors import (
     ActionResultError,
     ActionTimeoutError,
 )
-from customtools.actions._invoke import HookTimeoutError, IdentityCodec, NativeCodec, call_hook
+from customtools.actions._invoke import (
+    HookEscapeError,
+    HookTimeoutError,
+    IdentityCodec,
+    NativeCodec,
+    call_hook,
+)
 from customtools.actions._lifecycle import TRIGGER_APPLICATION, TRIGGER_CORE, TRIGGER_MANUAL
 from customtools.actions._merge import FAILED, ListedAction, RunState
 from customtools.actions._plugins import PluginRegistry, RegisteredPlugin
@@ -53,6 +68,19 @@ Stage = Literal["init", "get_actions", "execute"]
 SessionPluginResolver = Callable[
     [Sequence[RegisteredPlugin], Mapping[str, Any]], Sequence[RegisteredPlugin]
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class _Site:
+    """Where a hook call happens: which plugin, which stage, which action (if any)."""
+
+    plugin: RegisteredPlugin
+    stage: Stage
+    action_id: str | None = None
+
+    def __str__(self) -> str:
+        action = f", action {self.action_id!r}" if self.action_id else ""
+        return f"plugin {self.plugin.name!r}{action} ({self.stage})"
 
 
 class ActionDispatcher:
@@ -162,20 +190,23 @@ class ActionDispatcher:
             next_agent_id=next_agent_id,
             error=error,
         )
-        run = RunState(session, template, final_messages)
-        raise_on_failure = self.on_failure == "raise"
+        run = RunState(
+            session,
+            template,
+            config=config,
+            lifecycle=name,
+            final=final_messages,
+            raise_on_failure=self.on_failure == "raise",
+        )
         for record in self._ordered(config):
-            state = await self._prepare(record, config, run, raise_on_failure)
+            state = await self._prepare(run, record)
             if state is None:
                 continue
-            actions = await self._actions(record, state, run, raise_on_failure)
-            for action in actions or ():
+            for action in await self._actions(run, record, state) or ():
                 if action.triggered_by(name):
                     params = {"session_id": run.session.id}
-                    await self._execute(
-                        record, action, params, config, state, run, name, raise_on_failure
-                    )
-        return run.finish(session, name, source)
+                    await self._execute(run, record, action, params=params, state=state)
+        return run.finish(session, trigger_source=source)
 
     async def execute_action(
         self,
@@ -205,20 +236,18 @@ class ActionDispatcher:
         template = self._template(
             config, trigger_source, context, objects, request_context, request_runtime
         )
-        run = RunState(session, template, None)
-        state = await self._prepare(record, config, run, True)
-        actions = await self._actions(record, state or {}, run, True)
-        action = next((a for a in actions or () if a.id == action_id), None)
+        run = RunState(session, template, config=config, raise_on_failure=True)
+        state = await self._prepare(run, record) or {}
+        actions = await self._actions(run, record, state) or ()
+        action = next((a for a in actions if a.id == action_id), None)
         if action is None:
-            offered = ", ".join(a.id for a in actions or ()) or "none"
+            offered = ", ".join(a.id for a in actions) or "none"
             raise ActionNotFoundError(
                 f"plugin {plugin!r} has no action {action_id!r} (actions: {offered})"
             )
         check_params(action, params or {}, plugin=plugin)
-        await self._execute(
-            record, action, dict(params or {}), config, state or {}, run, None, True
-        )
-        return run.finish(session, None, trigger_source)
+        await self._execute(run, record, action, params=dict(params or {}), state=state)
+        return run.finish(session, trigger_source=trigger_source)
 
     async def list_actions(
         self, config: Mapping[str, Any], *, manual_only: bool = False
@@ -228,13 +257,14 @@ class ActionDispatcher:
         A plugin whose ``init`` or ``get_actions`` fails is skipped and logged (or raises
         :class:`ActionFailedError` when ``on_failure="raise"``).
         """
-        run = RunState(None, self._template(config, TRIGGER_MANUAL, None, None, None, None), None)
+        template = self._template(config, TRIGGER_MANUAL, None, None, None, None)
+        run = RunState(None, template, config=config, raise_on_failure=self.on_failure == "raise")
         out: list[ListedAction] = []
         for record in self._ordered(config):
-            state = await self._prepare(record, config, run, self.on_failure == "raise")
+            state = await self._prepare(run, record)
             if state is None:
                 continue
-            for action in await self._actions(record, state, run, self.on_failure == "raise") or ():
+            for action in await self._actions(run, record, state) or ():
                 if not manual_only or action.is_manual:
                     out.append(ListedAction(plugin=record.name, kind=record.kind, action=action))
         return tuple(out)
@@ -250,8 +280,8 @@ class ActionDispatcher:
         request_context: Mapping[str, Any] | None,
         request_runtime: Any,
         **owned: Any,
-    ) -> _Template:
-        return _template(
+    ) -> ContextTemplate:
+        return context_template(
             config=config,
             trigger_source=source,
             core=self.core,
@@ -271,17 +301,15 @@ class ActionDispatcher:
             session_plugins = self._resolve(session_plugins, config)
         return [*self.registry.application_plugins, *session_plugins]
 
-    async def _prepare(
-        self, record: RegisteredPlugin, config: Mapping[str, Any], run: RunState, raise_: bool
-    ) -> dict[str, Any] | None:
+    async def _prepare(self, run: RunState, record: RegisteredPlugin) -> dict[str, Any] | None:
         """Return the plugin's state, calling ``init`` as its kind requires (None on failure)."""
         init = getattr(record.plugin, "init", None)
+        site = _Site(record, "init")
         if record.kind == "application":
             async with self._init_lock:
                 if record.name not in self._app_ready:
                     if init is not None:
-                        args: tuple[Any, ...] = (dict(self.app_config),)
-                        state = await self._guard(record, "init", None, init, args, run, raise_)
+                        state = await self._guard(run, site, init, (dict(self.app_config),))
                         if not isinstance(state, Mapping):
                             return None
                         self._states[record.name] = dict(state)
@@ -290,132 +318,144 @@ class ActionDispatcher:
         previous = self._states.get(record.name, {})
         if init is None:
             return self._states.setdefault(record.name, {})
-        state = await self._guard(record, "init", None, init, (dict(config), previous), run, raise_)
+        state = await self._guard(run, site, init, (dict(run.config), previous))
         if not isinstance(state, Mapping):
             return None
         self._states[record.name] = dict(state)
         return self._states[record.name]
 
     async def _actions(
-        self, record: RegisteredPlugin, state: dict[str, Any], run: RunState, raise_: bool
+        self, run: RunState, record: RegisteredPlugin, state: dict[str, Any]
     ) -> tuple[ActionDefinition, ...] | None:
-        raw = await self._guard(
-            record, "get_actions", None, record.plugin.get_actions, (state,), run, raise_
-        )
+        site = _Site(record, "get_actions")
+        raw = await self._guard(run, site, record.plugin.get_actions, (state,))
         return raw if isinstance(raw, tuple) else None
 
     async def _guard(
         self,
-        record: RegisteredPlugin,
-        stage: Stage,
-        action_id: str | None,
+        run: RunState,
+        site: _Site,
         fn: Callable[..., Any],
         args: tuple[Any, ...],
-        run: RunState,
-        raise_: bool,
+        *,
         check: Callable[[Any], Any] | None = None,
     ) -> Any:
         """Call a hook and validate its value; on failure record it and return ``FAILED``."""
         try:
             value = await call_hook(fn, *args, limit=self.timeout)
-            if stage == "get_actions":
-                return parse_actions(value, plugin=record.name)
-            if stage == "init" and value is not None and not isinstance(value, Mapping):
+            return self._checked(site, value, args, check)
+        except HookTimeoutError as exc:
+            self._failed(run, site, exc, timed_out=True)
+        except HookEscapeError as exc:
+            self._failed(run, site, exc.original)
+        except Exception as exc:
+            self._failed(run, site, exc)
+        return FAILED
+
+    @staticmethod
+    def _checked(
+        site: _Site, value: Any, args: tuple[Any, ...], check: Callable[[Any], Any] | None
+    ) -> Any:
+        """``value`` as its stage's contract requires; raise when it breaks the contract."""
+        record = site.plugin
+        if site.stage == "get_actions":
+            return parse_actions(value, plugin=record.name)
+        if site.stage == "init":
+            if value is None:
+                return dict(args[-1]) if record.kind == "session" else {}
+            if not isinstance(value, Mapping):
                 raise ActionResultError(
                     f"plugin {record.name!r}: init must return a state mapping or None,"
                     f" got {type(value).__name__}",
                     plugin=record.name,
                 )
-            if stage == "init" and value is None:
-                return dict(args[-1]) if record.kind == "session" else {}
-            return check(value) if check is not None else value
-        except HookTimeoutError as exc:
-            self._failed(record, stage, action_id, exc, run, raise_, timed_out=True)
-        except Exception as exc:
-            self._failed(record, stage, action_id, exc, run, raise_, timed_out=False)
-        return FAILED
+        return check(value) if check is not None else value
 
     def _failed(
-        self,
-        record: RegisteredPlugin,
-        stage: Stage,
-        action_id: str | None,
-        exc: Exception,
-        run: RunState,
-        raise_: bool,
-        *,
-        timed_out: bool,
+        self, run: RunState, site: _Site, exc: BaseException, *, timed_out: bool = False
     ) -> None:
-        what = f"plugin {record.name!r}" + (f", action {action_id!r}" if action_id else "")
-        where = f"{what} ({stage})"
+        """Record a failed hook call (and log it), or raise it under the raise policy."""
         if isinstance(exc, ActionError):
-            message = str(exc)
+            message = exception_message(exc)
         elif timed_out:
-            message = f"{where} {exc}"
+            message = f"{site} {exception_message(exc)}"
         else:
-            message = f"{where} raised {type(exc).__name__}: {exc}"
+            message = f"{site} raised {describe_exception(exc)}"
         error = serialize_error(exc)
         if timed_out:
             error = {"type": "ActionTimeoutError", "message": message}
+        record = site.plugin
         run.outcomes.append(
             ActionOutcome(
                 plugin=record.name,
                 kind=record.kind,
-                action_id=action_id,
-                stage=stage,
+                action_id=site.action_id,
+                stage=site.stage,
                 ok=False,
                 error=error,
                 timed_out=timed_out,
                 exception=exc,
             )
         )
-        if raise_:
+        if run.raise_on_failure:
             cls = ActionTimeoutError if timed_out else ActionFailedError
             raise cls(
-                message, plugin=record.name, action_id=action_id, stage=stage, error=error
+                message,
+                plugin=record.name,
+                action_id=site.action_id,
+                stage=site.stage,
+                error=error,
             ) from exc
         logger.warning("lifecycle action failed: %s", message)
 
-    async def _execute(
+    def _call_for(
         self,
+        run: RunState,
         record: RegisteredPlugin,
         action: ActionDefinition,
-        params: dict[str, Any],
-        config: Mapping[str, Any],
-        state: dict[str, Any],
+        params: Any,
+        state: Any,
+    ) -> tuple[tuple[Any, ...], Callable[[Any], Any]]:
+        """The arguments of ``execute_action`` for the plugin's kind, and its result check."""
+        context = run.template.render(run.session, final_messages=run.final_messages)
+        if record.kind == "application":
+            args: tuple[Any, ...] = (self.app, action.id, params, context, state)
+            return args, functools.partial(
+                ApplicationResult.from_value, plugin=record.name, action_id=action.id
+            )
+        native = self.codec.to_native(run.session, run.config)
+        args = (action.id, run.session, native, params, context, state)
+        return args, functools.partial(
+            SessionResult.from_value,
+            plugin=record.name,
+            action_id=action.id,
+            lifecycle=run.lifecycle,
+        )
+
+    async def _execute(
+        self,
         run: RunState,
-        lifecycle: str | None,
-        raise_: bool,
+        record: RegisteredPlugin,
+        action: ActionDefinition,
+        *,
+        params: dict[str, Any],
+        state: dict[str, Any],
     ) -> None:
-        check: Callable[[Any], Any]
+        """Run one action and merge its result into ``run`` (or record its failure)."""
+        site = _Site(record, "execute", action.id)
         try:  # host code (session serialization, codec) may fail too: same policy
-            context = run.template.render(run.session, final_messages=run.final_messages)
-            if record.kind == "application":
-                args: tuple[Any, ...] = (self.app, action.id, params, context, state)
-                check = functools.partial(
-                    ApplicationResult.from_value, plugin=record.name, action_id=action.id
-                )
-            else:
-                native = self.codec.to_native(run.session, config)
-                args = (action.id, run.session, native, params, context, state)
-                check = functools.partial(
-                    SessionResult.from_value,
-                    plugin=record.name,
-                    action_id=action.id,
-                    lifecycle=lifecycle,
-                )
+            args, check = self._call_for(run, record, action, params, state)
         except Exception as exc:
-            self._failed(record, "execute", action.id, exc, run, raise_, timed_out=False)
+            self._failed(run, site, exc)
             return
         fn = record.plugin.execute_action
-        value = await self._guard(record, "execute", action.id, fn, args, run, raise_, check)
-        if value is FAILED:
+        result = await self._guard(run, site, fn, args, check=check)
+        if result is FAILED:
             return
-        result: ApplicationResult | SessionResult = value
         try:
-            run.apply(result, self.codec, config)
+            run.apply(result, self.codec)
         except Exception as exc:  # a host codec or session type failing on this result
-            self._failed(record, "execute", action.id, exc, run, raise_, timed_out=False)
+            self._failed(run, site, exc)
             return
         run.outcomes.append(
             ActionOutcome(

@@ -40,12 +40,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from customtools._format import describe_exception
+from customtools.actions._context import exception_message
 from customtools.actions._errors import PluginError
 from customtools.actions._plugins import PluginRegistry, RegisteredPlugin
 
-__all__ = ["ENTRY_POINT_GROUP", "PluginDiscovery", "PluginLoadError", "find_plugins"]
+__all__ = ["PLUGIN_ENTRY_POINT_GROUP", "PluginDiscovery", "PluginLoadError", "find_plugins"]
 
-ENTRY_POINT_GROUP = "customtools.plugins"
+PLUGIN_ENTRY_POINT_GROUP = "customtools.plugins"
 """The entry point group plugins are declared in."""
 
 _MODULE_PREFIX = "_customtools_actions_"
@@ -157,7 +159,7 @@ class _Collector:
         self.seen: dict[str, str] = {}
 
     def fail(self, source: str, exc: BaseException, what: str = "") -> None:
-        detail = str(exc) if isinstance(exc, PluginError) else f"{type(exc).__name__}: {exc}"
+        detail = exception_message(exc) if isinstance(exc, PluginError) else describe_exception(exc)
         message = detail if source in detail else f"{source}: {what}{detail}"
         self.errors.append(PluginLoadError(source=source, message=message, error=exc))
 
@@ -200,7 +202,9 @@ def _from_root(root: Path, out: _Collector) -> None:
                 f"{source}: defines no 'plugins'; add `def plugins(): return [MyPlugin()]`"
             )
         objects = _materialize(module.plugins, source)
-    except (Exception, SystemExit) as exc:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # SystemExit, GeneratorExit, ...: the module's fault
         out.fail(source, exc, "failed to load: ")
         return
     out.add(objects, source, root.name)
@@ -214,7 +218,9 @@ def _from_entry_points(group: str, out: _Collector) -> None:
         source = f"entry point {ep.name!r} ({ep.value}) from {dist}"
         try:
             objects = _materialize(ep.load(), source)
-        except (Exception, SystemExit) as exc:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # SystemExit, GeneratorExit, ...: the plugin's fault
             out.fail(source, exc, "failed to load: ")
             continue
         out.add(objects, source, ep.name)
@@ -224,7 +230,7 @@ def find_plugins(
     roots: Iterable[str | os.PathLike[str]] = (),
     *,
     entry_points: bool = True,
-    group: str = ENTRY_POINT_GROUP,
+    group: str = PLUGIN_ENTRY_POINT_GROUP,
     cwd: str | os.PathLike[str] | None = None,
 ) -> PluginDiscovery:
     """Import the plugins of every plugin root, then of every installed entry point.

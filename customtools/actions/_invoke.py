@@ -1,4 +1,4 @@
-"""Calling plugin hooks: sync or async, bounded by a timeout; and the native-message codec.
+"""Calling plugin hooks: sync or async, bounded by a timeout, faults contained; and the codec.
 
 Every hook (``init``, ``get_actions``, ``execute_action``) may be a plain function or an
 ``async def``. Async hooks are awaited on the event loop inside a cancel scope, so a timeout
@@ -6,6 +6,14 @@ cancels them. Plain functions run in a worker thread (``anyio.to_thread.run_sync
 one never blocks the event loop; a thread cannot be interrupted, so on timeout the dispatcher
 *abandons* it: the run moves on, the thread finishes in the background and its return value
 is discarded.
+
+Containment: the hook runs in a child task of its own, and everything it raises is caught
+there, ``BaseException`` included (``SystemExit``, ``GeneratorExit``, a ``CancelledError`` it
+raises itself, a test framework's outcome exception). The caller's cancellation is not
+decided by what the hook raises: it is delivered to the caller's own task, at its wait for the
+child, or found by a checkpoint right after it, and propagates from there. So a hook's own
+cancellation exception is told apart from the caller's, on asyncio and on trio.
+``KeyboardInterrupt`` is the one exception let through: it is the user's, not the hook's.
 """
 
 from __future__ import annotations
@@ -17,11 +25,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 
 from customtools.actions._session import SessionLike
 
-__all__ = ["HookTimeoutError", "IdentityCodec", "NativeCodec", "call_hook"]
+__all__ = ["HookEscapeError", "HookTimeoutError", "IdentityCodec", "NativeCodec", "call_hook"]
 
 S = TypeVar("S", bound=SessionLike)
 
@@ -34,6 +43,21 @@ class HookTimeoutError(Exception):
         self.timeout = timeout
 
 
+class HookEscapeError(Exception):
+    """Internal: a hook raised a ``BaseException`` that is not an ``Exception``.
+
+    ``SystemExit``, ``GeneratorExit``, the hook's own ``CancelledError`` and the like arrive
+    wrapped in this, so the dispatcher records them like any other failure.
+
+    Attributes:
+        original: what the hook raised.
+    """
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(type(original).__name__)
+        self.original = original
+
+
 def _is_async(fn: Callable[..., Any]) -> bool:
     if inspect.iscoroutinefunction(fn):
         return True
@@ -43,8 +67,48 @@ def _is_async(fn: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(type(fn).__call__)
 
 
-def _boxed(fn: Callable[..., Any], args: tuple[Any, ...]) -> list[Any]:
-    return [fn(*args)]
+def _boxed(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, BaseException | None]:
+    """Run a plain hook in the worker thread; return ``(value, None)`` or ``(None, error)``.
+
+    Nothing but ``KeyboardInterrupt`` crosses the thread boundary as an exception: a
+    ``GeneratorExit`` re-raised through an ``await`` cannot be caught by the awaiting
+    coroutine on asyncio, and a boxed value also lets a plain function return an awaitable
+    on every backend (trio refuses a worker-thread function whose value is a coroutine).
+    """
+    try:
+        return fn(*args), None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        return None, exc
+
+
+class _Outcome:
+    """What the hook's child task left behind: a value or the exception it raised."""
+
+    __slots__ = ("error", "value")
+
+    def __init__(self) -> None:
+        self.value: Any = None
+        self.error: BaseException | None = None
+
+
+async def _run(fn: Callable[..., Any], args: tuple[Any, ...], out: _Outcome) -> None:
+    try:
+        if _is_async(fn):
+            value = await fn(*args)
+        else:
+            value, error = await anyio.to_thread.run_sync(_boxed, fn, args, abandon_on_cancel=True)
+            if error is not None:
+                out.error = error
+                return
+            if inspect.isawaitable(value):
+                value = await value
+        out.value = value
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        out.error = exc
 
 
 async def call_hook(fn: Callable[..., Any], *args: Any, limit: float | None) -> Any:
@@ -52,18 +116,25 @@ async def call_hook(fn: Callable[..., Any], *args: Any, limit: float | None) -> 
 
     Raises:
         HookTimeoutError: when the deadline passed first.
+        HookEscapeError: the hook raised a ``BaseException`` that is not an ``Exception``.
+        Exception: whatever ``Exception`` the hook raised, as is.
     """
+    out = _Outcome()
     with anyio.move_on_after(limit) as scope:
-        if _is_async(fn):
-            return await fn(*args)
-        # Boxed so a plain function that returns an awaitable behaves the same on every backend
-        # (trio refuses a worker-thread function whose return value is a coroutine).
-        [value] = await anyio.to_thread.run_sync(_boxed, fn, args, abandon_on_cancel=True)
-        if inspect.isawaitable(value):
-            value = await value
-        return value
-    assert scope.cancelled_caught  # only a deadline ends the block without a return
-    raise HookTimeoutError(limit or 0.0)
+        async with anyio.create_task_group() as group:
+            group.start_soon(_run, fn, args, out)
+    error = out.error
+    if isinstance(error, anyio.get_cancelled_exc_class()):
+        # The caller's own cancellation: on trio the nursery can exit quietly once the child
+        # has caught it, so ask the enclosing scopes directly; this raises when they cancel.
+        await anyio.lowlevel.checkpoint_if_cancelled()
+    if scope.cancel_called:
+        raise HookTimeoutError(limit or 0.0)
+    if error is None:
+        return out.value
+    if isinstance(error, Exception):
+        raise error
+    raise HookEscapeError(error) from error
 
 
 class NativeCodec(Protocol):

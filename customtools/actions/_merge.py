@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from customtools.actions._context import _Template
+from customtools.actions._context import ContextTemplate
 from customtools.actions._definition import ActionDefinition
 from customtools.actions._display import Display
 from customtools.actions._invoke import NativeCodec
@@ -42,13 +42,32 @@ def _field(entry: Any, key: str) -> Any:
 
 
 class RunState:
-    """The session as left by the actions so far, and every merged result."""
+    """One dispatch: what it runs with, the session as left so far, and every merged result.
+
+    Args:
+        session: the session the run starts from (``None`` when listing actions).
+        template: the checked execution context, without the session.
+        config: the effective config of the run.
+        lifecycle: the lifecycle name (``None`` for manual runs and listings).
+        final: the turn's final messages (``response_finalize`` runs).
+        raise_on_failure: stop at the first failure with ``ActionFailedError``.
+    """
 
     def __init__(
-        self, session: Any, template: _Template, final: Sequence[Mapping[str, Any]] | None
+        self,
+        session: Any,
+        template: ContextTemplate,
+        *,
+        config: Mapping[str, Any],
+        lifecycle: str | None = None,
+        final: Sequence[Mapping[str, Any]] | None = None,
+        raise_on_failure: bool,
     ) -> None:
         self.session = session
         self.template = template
+        self.config = config
+        self.lifecycle = lifecycle
+        self.raise_on_failure = raise_on_failure
         self.final_messages: tuple[Mapping[str, Any], ...] | None = (
             tuple(final) if final is not None else None
         )
@@ -59,14 +78,10 @@ class RunState:
         self.effects: list[Mapping[str, Any]] = []
         self.displays: list[Display] = []
 
-    def apply(
-        self,
-        result: ApplicationResult | SessionResult,
-        codec: NativeCodec,
-        config: Mapping[str, Any],
-    ) -> None:
+    def apply(self, result: ApplicationResult | SessionResult, codec: NativeCodec) -> None:
         """Apply one validated result; raises (and changes nothing) if the host code fails."""
         session = self.session
+        config = self.config
         if isinstance(result, SessionResult):
             if result.native_messages is not None:
                 session = codec.apply_native(session, result.native_messages, config)
@@ -94,13 +109,13 @@ class RunState:
         if result.display is not None:
             self.displays.append(result.display)
 
-    def finish(self, original: S, lifecycle: str | None, source: str) -> DispatchResult[S]:
+    def finish(self, original: S, *, trigger_source: str) -> DispatchResult[S]:
         """Return the merged :class:`DispatchResult`."""
         session: S = self.session
         changed = session is not original and session.to_dict() != original.to_dict()
         return DispatchResult(
-            lifecycle=lifecycle,
-            trigger_source=source,
+            lifecycle=self.lifecycle,
+            trigger_source=trigger_source,
             session=session,
             changed=changed,
             outcomes=tuple(self.outcomes),

@@ -51,4 +51,4 @@ def test_standard_lifecycles() -> None:
     )
     assert actions.RESPONSE_FINALIZE not in actions.STANDARD_LIFECYCLES
     assert actions.SESSION_LIST == "session_list"
-    assert actions.ENTRY_POINT_GROUP == "customtools.plugins"
+    assert actions.PLUGIN_ENTRY_POINT_GROUP == "customtools.plugins"

@@ -12,6 +12,7 @@ from customtools.actions import (
     AGENT_SWITCH_PREPARE,
     REQUEST_ERROR,
     RESERVED_CONTEXT_KEYS,
+    SESSION_FORK,
     ActionDispatcher,
     ContextError,
     ReservedContextKeyWarning,
@@ -113,18 +114,66 @@ def test_lifecycle_extras_are_serialized() -> None:
     assert (context["previous_agent_id"], context["next_agent_id"]) == ("a", "b")
 
 
+OWNED_WITH_A_VALUE = {
+    "lifecycle": "request_prepare",
+    "trigger_source": "core",
+    "original_session": {"id": "src", "messages": [], "metadata": {}},
+    "previous_agent_id": "a",
+    "next_agent_id": "b",
+    "error": {"type": "RuntimeError", "message": "builder's"},
+}
+
+
 @pytest.mark.parametrize("key", [*RESERVED_CONTEXT_KEYS, "config", "session", "app", "core"])
-def test_caller_value_for_an_owned_key_is_dropped_with_a_warning(key: str) -> None:
+def test_caller_value_for_a_key_the_builder_set_is_dropped_with_a_warning(key: str) -> None:
+    builder_args = {k: v for k, v in OWNED_WITH_A_VALUE.items() if k != "trigger_source"}
     with pytest.warns(ReservedContextKeyWarning, match=f"context key '{key}' is owned"):
         context = build_context(
             session=Session(id="s"),
             config={"c": 1},
             trigger_source="core",
-            lifecycle="request_prepare",
+            app=object(),
+            core=object(),
+            **builder_args,
             extra={key: "caller value", "mine": 1},
         )
     assert context.get(key) != "caller value"
     assert context["mine"] == 1
+    if key in OWNED_WITH_A_VALUE:
+        assert context[key] == OWNED_WITH_A_VALUE[key]
+
+
+@pytest.mark.parametrize(
+    "key", ["lifecycle", "original_session", "previous_agent_id", "next_agent_id", "error"]
+)
+def test_caller_lifecycle_value_passes_when_the_builder_has_none(
+    key: str, recwarn: pytest.WarningsRecorder
+) -> None:
+    value = OWNED_WITH_A_VALUE[key]
+    context = build_context(
+        session=Session(id="s"), config={}, trigger_source="manual", extra={key: value}
+    )
+    assert context[key] == value
+    assert not [w for w in recwarn if issubclass(w.category, ReservedContextKeyWarning)]
+
+
+@pytest.mark.parametrize("key", ["config", "session", "app", "core", "base_config"])
+def test_layer_keys_stay_owned_even_without_a_builder_value(key: str) -> None:
+    with pytest.warns(ReservedContextKeyWarning, match=f"context key '{key}' is owned"):
+        context = build_context(
+            session=Session(id="s"), config={}, trigger_source="core", extra={key: "caller"}
+        )
+    assert context.get(key) != "caller"
+
+
+def test_caller_lifecycle_data_must_be_json() -> None:
+    with pytest.raises(ContextError, match=r"context\['original_session'\]"):
+        build_context(
+            session=Session(id="s"),
+            config={},
+            trigger_source="manual",
+            extra={"original_session": {"id": "o", "tags": {1, 2}}},
+        )
 
 
 def test_caller_object_for_an_owned_key_is_dropped_with_a_warning() -> None:
@@ -216,3 +265,53 @@ async def test_dispatcher_context_is_fresh_per_action_and_validated_up_front() -
     with pytest.raises(ContextError, match=r"context\['handle'\]"):
         await dispatcher.run_lifecycle("x", Session(id="s"), {}, {"handle": object()})
     assert seen == []  # nothing ran
+
+
+class ForkAware:
+    """A session plugin recording the fork context it sees (seed 004's fork example)."""
+
+    name = "fork_aware"
+
+    def __init__(self) -> None:
+        self.seen: list[dict[str, Any]] = []
+
+    def get_actions(self, state):
+        return [{"id": "adjust_fork_settings", "trigger": SESSION_FORK}]
+
+    def execute_action(self, action_id, session, native_messages, params, context, state):
+        self.seen.append({k: context.get(k) for k in ("lifecycle", "original_session")})
+        return
+
+
+@pytest.mark.anyio
+async def test_fork_source_passed_as_caller_context_reaches_the_plugin(
+    recwarn: pytest.WarningsRecorder,
+) -> None:
+    plugin = ForkAware()
+    source = Session(id="src", metadata={"model": "m"}).to_dict()
+    result = await ActionDispatcher([plugin]).run_lifecycle(
+        SESSION_FORK, Session(id="fork"), {}, {"original_session": source}
+    )
+    assert result.ok
+    assert plugin.seen == [{"lifecycle": SESSION_FORK, "original_session": source}]
+    assert not [w for w in recwarn if issubclass(w.category, ReservedContextKeyWarning)]
+
+
+@pytest.mark.anyio
+async def test_builder_fork_source_wins_over_the_callers_with_a_warning() -> None:
+    plugin = ForkAware()
+    owned = Session(id="src")
+    with pytest.warns(ReservedContextKeyWarning) as caught:
+        await ActionDispatcher([plugin]).run_lifecycle(
+            SESSION_FORK,
+            Session(id="fork"),
+            {},
+            {"original_session": {"id": "caller"}, "lifecycle": "other"},
+            original_session=owned,
+        )
+    messages = sorted(str(w.message) for w in caught)
+    assert [m.split(" is owned")[0] for m in messages] == [
+        "context key 'lifecycle'",
+        "context key 'original_session'",
+    ]
+    assert plugin.seen == [{"lifecycle": SESSION_FORK, "original_session": owned.to_dict()}]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from typing import Any
@@ -298,3 +299,149 @@ async def test_failing_codec_to_native_is_recorded_and_the_run_goes_on() -> None
     assert (failure.plugin, failure.stage) == ("needs_native", "execute")
     assert failure.error == {"type": "LookupError", "message": "no native history stored"}
     assert [d.body for d in result.displays] == ["fine"]
+
+
+# -- hooks raising BaseException (adversarial review H1) and unreadable exceptions (M5) ------
+
+
+class CustomBase(BaseException):
+    """Like pytest's OutcomeException: a BaseException that is not an Exception."""
+
+
+class BadStr(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("__str__ is broken too")
+
+
+ESCAPES = {
+    "system-exit": lambda: SystemExit(2),
+    "generator-exit": GeneratorExit,
+    "own-cancelled": asyncio.CancelledError,
+    "custom-base": lambda: CustomBase("outcome"),
+    "bad-str": BadStr,
+}
+
+
+def raising_plugin(make: Any, *, is_async: bool, stage: str) -> Any:
+    """A session plugin whose ``stage`` hook raises ``make()``, sync or async."""
+
+    def fail() -> None:
+        raise make()
+
+    class Plugin:
+        name = "escapes"
+        kind = "session"
+
+        if stage == "init":
+            if is_async:
+
+                async def init(self, config, state):
+                    fail()
+            else:
+
+                def init(self, config, state):
+                    fail()
+
+        if stage == "get_actions" and is_async:
+
+            async def get_actions(self, state):
+                fail()
+        elif stage == "get_actions":
+
+            def get_actions(self, state):
+                fail()
+        else:
+
+            def get_actions(self, state):
+                return [{"id": "go", "trigger": T}]
+
+        if is_async:
+
+            async def execute_action(self, *args):
+                fail()
+        else:
+
+            def execute_action(self, *args):
+                fail()
+
+    return Plugin()
+
+
+@pytest.mark.parametrize("stage", ["init", "get_actions", "execute"])
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("escape", sorted(ESCAPES))
+async def test_any_exception_from_a_hook_is_a_recorded_failure(
+    escape: str, is_async: bool, stage: str
+) -> None:
+    make = ESCAPES[escape]
+    plugin = raising_plugin(make, is_async=is_async, stage=stage)
+    result = await ActionDispatcher([plugin, Step("after")]).run_lifecycle(T, Session(id="s"), {})
+    assert result.session.metadata == {"after": True}  # the run went on
+    [failure] = result.failures
+    assert failure.stage == stage
+    assert type(failure.exception) is type(make())
+    assert failure.error is not None
+    assert failure.error["type"] == type(make()).__name__
+    if escape == "bad-str":
+        assert failure.error["message"] == "BadStr (its message could not be read: __str__ failed)"
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+async def test_system_exit_under_the_raise_policy_is_an_action_failed_error(
+    is_async: bool,
+) -> None:
+    plugin = raising_plugin(lambda: SystemExit(2), is_async=is_async, stage="execute")
+    dispatcher = ActionDispatcher([plugin], on_failure="raise")
+    with pytest.raises(ActionFailedError, match=r"\(execute\) raised SystemExit: 2") as info:
+        await dispatcher.run_lifecycle(T, Session(id="s"), {})
+    assert isinstance(info.value.__cause__, SystemExit)
+    with pytest.raises(ActionFailedError) as manual:
+        await ActionDispatcher([plugin]).execute_action("escapes", "go", Session(id="s"), {})
+    assert manual.value.error == {"type": "SystemExit", "message": "2"}
+
+
+async def test_unreadable_exception_is_logged_and_raised_with_a_safe_message(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    plugin = raising_plugin(BadStr, is_async=False, stage="execute")
+    with caplog.at_level(logging.WARNING, logger="customtools.actions"):
+        await ActionDispatcher([plugin]).run_lifecycle(T, Session(id="s"), {})
+    assert "raised BadStr (its message could not be read: __str__ failed)" in caplog.text
+    with pytest.raises(ActionFailedError, match="could not be read"):
+        await ActionDispatcher([plugin], on_failure="raise").run_lifecycle(T, Session(id="s"), {})
+
+
+async def test_caller_cancellation_propagates_through_a_sync_hook() -> None:
+    hang = HangsSync()
+    reached: list[str] = []
+    try:
+        with anyio.move_on_after(0.05) as scope:
+            await ActionDispatcher([hang], timeout=None).run_lifecycle(T, Session(id="s"), {})
+            reached.append("after")
+    finally:
+        hang.release.set()
+    assert scope.cancelled_caught
+    assert reached == []
+
+
+async def test_caller_cancellation_wins_even_when_the_hook_swallows_it() -> None:
+    class Swallows:
+        name = "swallows"
+
+        def get_actions(self, state):
+            return [{"id": "a", "trigger": T}]
+
+        async def execute_action(self, action_id, session, native_messages, params, context, state):
+            try:
+                await anyio.sleep_forever()
+            except anyio.get_cancelled_exc_class():
+                return {"session_metadata": {"swallowed": True}}
+
+    reached: list[str] = []
+    with anyio.move_on_after(0.05) as scope:
+        await ActionDispatcher([Swallows(), Step("later")], timeout=None).run_lifecycle(
+            T, Session(id="s"), {}
+        )
+        reached.append("after")
+    assert scope.cancelled_caught
+    assert reached == []

@@ -266,3 +266,32 @@ def test_unusable_plugins_attribute(tmp_path: Path, source: str, message: str) -
     found = find_plugins([tmp_path], entry_points=False)
     [error] = found.errors
     assert message in error.message
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "class Outcome(BaseException):\n    pass\n\nraise Outcome('skip')\n",
+            "failed to load: Outcome: skip",
+        ),
+        ("raise GeneratorExit\n", "failed to load: GeneratorExit with no message"),
+        (
+            "class BadStr(Exception):\n"
+            "    def __str__(self):\n"
+            "        raise RuntimeError('no')\n\n"
+            "def plugins():\n"
+            "    raise BadStr()\n",
+            "failed to load: BadStr (its message could not be read: __str__ failed)",
+        ),
+    ],
+    ids=["base-exception", "generator-exit", "unreadable-message"],
+)
+def test_any_fault_of_a_plugin_module_is_contained(tmp_path: Path, body: str, message: str) -> None:
+    root = tmp_path / "faulty"
+    root.mkdir()
+    (root / "actions.py").write_text(body)
+    found = find_plugins([root, ROOTS / "flat_pack"], entry_points=False)
+    [error] = found.errors
+    assert error.message.endswith(message)
+    assert [p.name for p in found.plugins] == ["flat_auth", "flat_cache"]

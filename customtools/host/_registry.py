@@ -1,8 +1,8 @@
 """One tool namespace for a session: the host's own tools plus every active client's tools.
 
-Server tools (loaded :class:`~customtools.CustomTool` objects, or :class:`ToolDefinition` values
-for tools the host runs some other way) and client tools share one flat namespace. :class:`SessionToolRegistry` keeps
-the names unique and answers "who runs this name?":
+Server tools (loaded :class:`~customtools.CustomTool` objects, or :class:`ToolDefinition`
+values for tools the host runs some other way) and client tools share one flat namespace.
+:class:`SessionToolRegistry` keeps the names unique and answers "who runs this name?":
 
 * server tools come first, in the order given; a server tool always keeps its name;
 * client tools follow in :meth:`ActiveClientToolSet.merged` order;
@@ -19,7 +19,6 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from customtools._tool import CustomTool
-
 from customtools.host._tooldefs import ToolDefinition
 from customtools.host._toolset import ActiveClientToolSet
 

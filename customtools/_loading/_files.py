@@ -75,16 +75,16 @@ def read_text_file(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE_BY
             raise FileRuleError("is a broken symlink (its target does not exist)") from None
         raise
     if not stat.S_ISREG(st.st_mode):
-        raise FileRuleError(f"is {_kind(st.st_mode)}, not a regular file; it was not read")
+        raise FileRuleError(f"is {_kind(st.st_mode)}, not a regular file")
     # O_NONBLOCK: if the path was swapped for a FIFO after the check, open() must not hang.
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     fd = os.open(path, flags)
     with os.fdopen(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise FileRuleError("is not a regular file; it was not read")
+            raise FileRuleError("is not a regular file")
         raw = handle.read(max_bytes + 1)
     if len(raw) > max_bytes:
-        raise FileRuleError(f"is larger than {max_bytes} bytes; it was not read")
+        raise FileRuleError(f"is larger than {max_bytes} bytes")
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -114,7 +114,7 @@ def load_json(text: str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """
     depth = json_depth(text)
     if depth > max_depth:
-        raise FileRuleError(f"nests deeper than {max_depth} levels ({depth}); it was not parsed")
+        raise FileRuleError(f"nests deeper than {max_depth} levels ({depth})")
     try:
         return json.loads(text)
     except (ValueError, RecursionError) as exc:

@@ -106,7 +106,7 @@ def markdown_fields(text: str, shown: str, notes: Notes) -> dict[str, Any]:
         block, _ = split_frontmatter(text)
     except MetadataError:
         notes.append(
-            f"{shown}: frontmatter starts with '---' but is never closed; "
+            f"{shown}: frontmatter starts with '---' but is never closed, "
             "its fields were read line by line"
         )
         return lenient_fields(text.split("\n", 1)[1] if "\n" in text else "")
@@ -114,7 +114,7 @@ def markdown_fields(text: str, shown: str, notes: Notes) -> dict[str, Any]:
         return parse_frontmatter_block(block)
     except MetadataError as exc:
         reason = escape_control(str(exc))  # the loader's own error, not foreign code's
-        notes.append(f"{shown}: {reason}; its fields were read line by line (quote the values)")
+        notes.append(f"{shown}: {reason}, its fields were read line by line (quote the values)")
         return lenient_fields(block or "")
 
 
@@ -186,10 +186,10 @@ def skill(path: Path, shown: str, fields: dict[str, Any], notes: Notes) -> Child
     folder = path.parent.name
     name = _text(fields, "name")
     if name is None:
-        notes.append(f"{shown}: frontmatter has no 'name'; the folder name {folder!r} is used")
+        notes.append(f"{shown}: frontmatter has no 'name', the folder name {folder!r} is used")
     elif name != folder:
         notes.append(
-            f"{shown}: frontmatter name {name!r} differs from its folder {folder!r}; the folder "
+            f"{shown}: frontmatter name {name!r} differs from its folder {folder!r}: the folder "
             "name is used (rename one so they match)"
         )
     return SkillCustomization(
@@ -243,12 +243,12 @@ def hook_children(
     if isinstance(data, Mapping) and isinstance(data.get("hooks"), Mapping):
         table, pointer = data["hooks"], (*pointer, "hooks")
     if not isinstance(table, Mapping):
-        notes.append(f"{shown}: expected an object of event names to hook lists; skipped")
+        notes.append(f"{shown}: expected an object of event names to hook lists, skipped")
         return []
     children: list[ChildCustomization] = []
     for event, entries in table.items():
         if not isinstance(entries, list):
-            notes.append(f"{shown}: hooks for {event!r} must be a list of entries; skipped")
+            notes.append(f"{shown}: hooks for {event!r} must be a list of entries, skipped")
             continue
         for index, entry in enumerate(entries):
             matcher = entry.get("matcher") if isinstance(entry, Mapping) else None
@@ -280,13 +280,13 @@ def mcp_children(
     if isinstance(data, Mapping) and isinstance(data.get("mcpServers"), Mapping):
         servers, pointer = data["mcpServers"], (*pointer, "mcpServers")
     elif not isinstance(data, Mapping):
-        notes.append(f"{shown}: expected an object of MCP server names to configs; skipped")
+        notes.append(f"{shown}: expected an object of MCP server names to configs, skipped")
         return []
     ranges = member_ranges(text, pointer)
     children: list[ChildCustomization] = []
     for name, config in servers.items():
         if not isinstance(config, Mapping):
-            notes.append(f"{shown}: MCP server {name!r} must be an object; skipped")
+            notes.append(f"{shown}: MCP server {name!r} must be an object, skipped")
             continue
         children.append(
             McpServerCustomization(

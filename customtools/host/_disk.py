@@ -109,7 +109,7 @@ class _Scan:
     root: Path
     children: list[ChildCustomization] = field(default_factory=list)
     notes: Notes = field(default_factory=list)
-    commands: list[SkillCustomization] = field(default_factory=list)
+    commands: list[tuple[SkillCustomization, Path]] = field(default_factory=list)
 
     def shown(self, path: Path) -> str:
         """``path`` relative to the root, for a note."""
@@ -127,9 +127,9 @@ class _Scan:
         try:
             return read_text_file(path)
         except FileRuleError as exc:
-            self.note(path, f"{exc}; skipped")
+            self.note(path, f"{exc}, skipped")
         except OSError as exc:
-            self.note(path, f"cannot be read ({exc.strerror or type(exc).__name__}); skipped")
+            self.note(path, f"cannot be read ({exc.strerror or type(exc).__name__}), skipped")
         return None
 
     def read_json(self, path: Path) -> tuple[Any, str] | None:
@@ -139,7 +139,7 @@ class _Scan:
         try:
             return load_json(text), text
         except FileRuleError as exc:
-            self.note(path, f"{exc}; skipped")
+            self.note(path, f"{exc}, skipped")
             return None
 
     def load_state(self) -> CustomizationLoadState:
@@ -162,14 +162,14 @@ def _entries(scan: _Scan, folder: Path) -> Iterator[Path]:
     except (FileNotFoundError, NotADirectoryError):
         return
     except OSError as exc:
-        scan.note(folder, f"cannot be listed ({exc.strerror or type(exc).__name__}); skipped")
+        scan.note(folder, f"cannot be listed ({exc.strerror or type(exc).__name__}), skipped")
         return
     for entry in entries:
         if entry.name.startswith("."):
             continue
         path = Path(entry.path)
         if entry.is_symlink() and not path.exists():
-            scan.note(path, "is a broken symlink (its target does not exist); skipped")
+            scan.note(path, "is a broken symlink (its target does not exist), skipped")
             continue
         yield path
 
@@ -197,9 +197,18 @@ def _markdown_files(
 
 
 def _commands(scan: _Scan, target: Path) -> None:
-    before = len(scan.children)
-    _markdown_files(scan, target, command)
-    scan.commands.extend(c for c in scan.children[before:] if isinstance(c, SkillCustomization))
+    if target.is_dir():
+        for path in _entries(scan, target):
+            if path.name.endswith(".md") and not path.is_dir():
+                _command(scan, path)
+    else:
+        _command(scan, target)
+
+
+def _command(scan: _Scan, path: Path) -> None:
+    child = _markdown(scan, path, command)
+    if isinstance(child, SkillCustomization):
+        scan.commands.append((child, path))
 
 
 def _skills(scan: _Scan, target: Path) -> None:
@@ -214,7 +223,7 @@ def _skills(scan: _Scan, target: Path) -> None:
         if manifest.exists() or manifest.is_symlink():
             _markdown(scan, manifest, skill)
         else:
-            scan.note(folder, "has no SKILL.md; not a skill")
+            scan.note(folder, "has no SKILL.md, not a skill")
 
 
 def _hooks_file(scan: _Scan, path: Path) -> None:
@@ -286,11 +295,12 @@ def _declared_path(scan: _Scan, manifest: _Manifest, key: str, given: str) -> Pa
     if text.startswith(_PLUGIN_ROOT_VARIABLE):
         text = "." + text[len(_PLUGIN_ROOT_VARIABLE) :]
     if not text.strip() or "\x00" in text:
-        scan.note(manifest.path, f"{what} is empty or not a path; not followed")
+        scan.note(manifest.path, f"{what} is empty or not a path, not followed")
         return None
     if os.path.isabs(text) or text.startswith(("~", "\\")):
         scan.note(
-            manifest.path, f"{what} is absolute; declare paths relative to the plugin root (./x)"
+            manifest.path,
+            f"{what} is absolute, not followed (declare paths relative to the root: ./x)",
         )
         return None
     root = os.path.abspath(scan.root)
@@ -303,11 +313,11 @@ def _declared_path(scan: _Scan, manifest: _Manifest, key: str, given: str) -> Pa
     if not inside:
         scan.note(
             manifest.path,
-            f"{what} leads outside the plugin root (through '..' or a symlink); not followed",
+            f"{what} leads outside the plugin root (through '..' or a symlink), not followed",
         )
         return None
     if not os.path.lexists(joined):
-        scan.note(manifest.path, f"{what} does not exist; not followed")
+        scan.note(manifest.path, f"{what} does not exist, not followed")
         return None
     return Path(joined)
 
@@ -336,8 +346,8 @@ def _component_paths(scan: _Scan, manifest: _Manifest | None, key: str, default:
         if not isinstance(entry, str):
             scan.note(
                 manifest.path,
-                f"{key!r} must be a path or a list of paths, not {type(entry).__name__}; "
-                "that entry was not followed",
+                f"{key!r} must be a path or a list of paths, not {type(entry).__name__}, "
+                "so that entry was not followed",
             )
             continue
         path = _declared_path(scan, manifest, key, entry)
@@ -371,7 +381,7 @@ def _config_components(
             if os.path.realpath(path) in seen:
                 scan.note(
                     manifest.path,
-                    f"{key} path {entry!r} is already read (the default file); listed once",
+                    f"{key} path {entry!r} is the default file, read once",
                 )
                 continue
             seen.add(os.path.realpath(path))
@@ -379,24 +389,24 @@ def _config_components(
         else:
             scan.note(
                 manifest.path,
-                f"{key!r} entries must be a path or an object, not {type(entry).__name__}; "
-                "that entry was not followed",
+                f"{key!r} entries must be a path or an object, not {type(entry).__name__}, "
+                "so that entry was not followed",
             )
 
 
 def _shadowed_commands(scan: _Scan) -> None:
     """A command and a skill with the same name: the skill wins, the command goes, a note."""
+    commands = {id(child) for child, _ in scan.commands}
     skills = {
-        c.name
-        for c in scan.children
-        if isinstance(c, SkillCustomization) and not any(c is d for d in scan.commands)
+        c.name for c in scan.children if isinstance(c, SkillCustomization) and id(c) not in commands
     }
-    for cmd in scan.commands:
-        if cmd.name in skills:
-            scan.children.remove(cmd)
-            scan.notes.append(
-                f"command {cmd.name!r} has the same name as a skill; the skill is used and the "
-                "command is hidden (rename one)"
+    for child, path in scan.commands:
+        if child.name in skills:
+            scan.children = [c for c in scan.children if c is not child]
+            scan.note(
+                path,
+                f"command {child.name!r} has the same name as a skill: the skill is used and "
+                "the command is hidden (rename one)",
             )
 
 

@@ -126,7 +126,7 @@ def test_item6_skill_folder_name_mismatch_keeps_the_folder_name_with_a_note(
     assert plugin.load is not None
     assert plugin.load.kind == "degraded"
     assert plugin.load.message == (
-        "skills/format/SKILL.md: frontmatter name 'formatter' differs from its folder 'format'; "
+        "skills/format/SKILL.md: frontmatter name 'formatter' differs from its folder 'format': "
         "the folder name is used (rename one so they match)"
     )
     assert plugin.children is not None
@@ -149,7 +149,7 @@ def test_a_broken_part_degrades_and_nothing_loading_is_an_error(tmp_path: Path) 
     assert (failed.load.kind, failed.children) == ("error", ())
     assert failed.load.message == (
         "hooks/hooks.json: is not valid JSON (Expecting property name enclosed in double quotes "
-        "at line 1 column 2); skipped"
+        "at line 1 column 2), skipped"
     )
 
 

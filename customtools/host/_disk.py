@@ -42,7 +42,7 @@ from customtools._format import escape_control
 from customtools._loading._files import FileRuleError, load_json, read_text_file
 from customtools._loading._frontmatter import MetadataError, split_frontmatter
 from customtools._loading._paths import display_path
-from customtools._loading._plugins import find_manifest
+from customtools._loading._plugins import MANIFEST_LOCATIONS
 from customtools.host._components import (
     MarkdownBuilder,
     Notes,
@@ -268,10 +268,12 @@ class _Manifest:
 
 def _read_manifest(scan: _Scan) -> tuple[_Manifest | None, str | None, str | None]:
     """``(manifest, name, problem)``; a problem means the plugin cannot be loaded."""
-    found = find_manifest(str(scan.root))
-    if found is None:
+    # The loader's manifest locations, in its order; a path that exists but is no regular
+    # file (a FIFO, a dangling link) is reported rather than skipped.
+    found = [scan.root / loc for loc in MANIFEST_LOCATIONS if os.path.lexists(scan.root / loc)]
+    if not found:
         return None, None, None
-    path = Path(found)
+    path = found[0]
     shown = scan.shown(path)
     try:
         text = read_text_file(path)
@@ -322,10 +324,9 @@ def _declared_path(scan: _Scan, manifest: _Manifest, key: str, given: str) -> Pa
     return Path(joined)
 
 
-def _declared(
-    scan: _Scan, manifest: _Manifest | None, key: str
-) -> list[tuple[int | None, Any]] | None:
-    """The entries a manifest declares under ``key`` (``None``: the key is absent)."""
+def _declared(manifest: _Manifest | None, key: str) -> list[tuple[int | None, Any]] | None:
+    """``(list index or None, entry)`` for what a manifest declares under ``key`` (``None``:
+    nothing declared)."""
     if manifest is None or key not in manifest.data:
         return None
     value = manifest.data[key]
@@ -338,7 +339,7 @@ def _declared(
 def _component_paths(scan: _Scan, manifest: _Manifest | None, key: str, default: str) -> list[Path]:
     """Where ``commands`` / ``agents`` / ``skills`` come from: the manifest's paths, else the
     default folder."""
-    declared = _declared(scan, manifest, key)
+    declared = _declared(manifest, key)
     if declared is None or manifest is None:
         return [scan.root / default] if (scan.root / default).is_dir() else []
     paths: list[Path] = []
@@ -369,8 +370,10 @@ def _config_components(
     if default.exists() or default.is_symlink():
         seen.add(os.path.realpath(default))
         read_file(scan, default)
-    for index, entry in _declared(scan, manifest, key) or ():
-        assert manifest is not None
+    declared = _declared(manifest, key)
+    if declared is None or manifest is None:
+        return
+    for index, entry in declared:
         pointer: tuple[str | int, ...] = (key,) if index is None else (key, index)
         if isinstance(entry, Mapping):
             scan.children.extend(inline(entry, pointer))

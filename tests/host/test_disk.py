@@ -259,4 +259,22 @@ def test_loader_errors_and_metadata_map_onto_load_states() -> None:
     }
     no_source = load_states_from_loader(errors=[LoadError("/s/a.py", ValueError(), None)])
     assert no_source == {"/s": no_source["/s"]}
-    assert no_source["/s"].message == "a.py: ValueError"
+    assert no_source["/s"].message == "a.py: ValueError with no message"
+
+
+class Unprintable(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no")
+
+
+def test_loader_errors_are_described_safely() -> None:
+    states = load_states_from_loader(
+        errors=[
+            LoadError("/s/a\x1b[2J.py", Unprintable(), None),
+            LoadError("/s/b.py", "line one\nline two", None),
+        ]
+    )
+    assert states["/s"].message == (
+        "a\\x1b[2J.py: Unprintable (its message could not be read: __str__ failed); "
+        "b.py: line one\\nline two"
+    )

@@ -238,16 +238,3 @@ class ActionTimeoutError(ActionFailedError, TimeoutError):
 class ReservedContextKeyWarning(UserWarning):
     """Caller context tried to set a key owned by the context builder; the value was dropped."""
 
-
-# The host toolkit's errors moved to customtools.host._errors (each package owns its branch).
-# ``customtools/__init__.py`` still imports them from here until the root namespace drops them;
-# this lazy lookup keeps that import working without a module-level import of a higher layer.
-_MOVED_TO_HOST = frozenset({"ActionRejectedError", "CustomizationError", "JsonRpcError"})
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED_TO_HOST:
-        from customtools.host import _errors as host_errors
-
-        return getattr(host_errors, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -17,152 +17,65 @@ Hosts that load custom tools also show users what is installed and take tools fr
 * ``_meta`` helpers and :class:`ExtensionRegistry` for ``_``-prefixed extension methods.
 
 See ``docs/host-toolkit.md``.
-
-Names load on first use (like the root package's plumbing), so importing one host module --
-``customtools.host._errors`` for instance -- does not import the whole toolkit.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from customtools.host._chat import reduce_chat, tool_calls
-    from customtools.host._disk import (
-        customization_id,
-        parse_frontmatter,
-        plugin_parser,
-        scan_directory,
-        scan_plugin,
-    )
-    from customtools.host._errors import ActionRejectedError, CustomizationError, JsonRpcError
-    from customtools.host._extensions import (
-        ExtensionRegistry,
-        advertise_capability,
-        advertised_capability,
-        check_variant,
-        classify_variant,
-        supports_capability,
-    )
-    from customtools.host._host import HostSession, check_create_session_client, deny_unknown_tool
-    from customtools.host._loadstate import load_states_from_loader, source_key
-    from customtools.host._meta import (
-        RESERVED_META_KEYS,
-        merge_meta,
-        meta_from,
-        trace_context,
-        with_trace_context,
-    )
-    from customtools.host._model import (
-        CHILD_TYPES,
-        AgentCustomization,
-        ChildCustomization,
-        ClientPluginCustomization,
-        Customization,
-        DirectoryCustomization,
-        HookCustomization,
-        McpServerCustomization,
-        PluginCustomization,
-        PromptCustomization,
-        RuleCustomization,
-        SkillCustomization,
-        UnknownCustomization,
-        child_from_dict,
-        client_plugin_from_dict,
-        customization_from_dict,
-    )
-    from customtools.host._parts import CustomizationLoadState, Icon, McpServerState, TextRange
-    from customtools.host._presence import ClientPresence
-    from customtools.host._reducer import (
-        CLIENT_DISPATCHABLE,
-        is_client_dispatchable,
-        reduce_session,
-    )
-    from customtools.host._registry import SessionToolRegistry, ToolRoute
-    from customtools.host._tooldefs import SessionActiveClient, ToolDefinition
-    from customtools.host._toolset import (
-        ActiveClientToolSet,
-        json_equal,
-        prefix_tools,
-        structural_tools_equal,
-    )
-
-_LAZY: dict[str, str] = {
-    "ActionRejectedError": "customtools.host._errors",
-    "ActiveClientToolSet": "customtools.host._toolset",
-    "AgentCustomization": "customtools.host._model",
-    "CHILD_TYPES": "customtools.host._model",
-    "CLIENT_DISPATCHABLE": "customtools.host._reducer",
-    "ChildCustomization": "customtools.host._model",
-    "ClientPluginCustomization": "customtools.host._model",
-    "ClientPresence": "customtools.host._presence",
-    "Customization": "customtools.host._model",
-    "CustomizationError": "customtools.host._errors",
-    "CustomizationLoadState": "customtools.host._parts",
-    "DirectoryCustomization": "customtools.host._model",
-    "ExtensionRegistry": "customtools.host._extensions",
-    "HookCustomization": "customtools.host._model",
-    "HostSession": "customtools.host._host",
-    "Icon": "customtools.host._parts",
-    "JsonRpcError": "customtools.host._errors",
-    "McpServerCustomization": "customtools.host._model",
-    "McpServerState": "customtools.host._parts",
-    "PluginCustomization": "customtools.host._model",
-    "PromptCustomization": "customtools.host._model",
-    "RESERVED_META_KEYS": "customtools.host._meta",
-    "RuleCustomization": "customtools.host._model",
-    "SessionActiveClient": "customtools.host._tooldefs",
-    "SessionToolRegistry": "customtools.host._registry",
-    "SkillCustomization": "customtools.host._model",
-    "TextRange": "customtools.host._parts",
-    "ToolDefinition": "customtools.host._tooldefs",
-    "ToolRoute": "customtools.host._registry",
-    "UnknownCustomization": "customtools.host._model",
-    "advertise_capability": "customtools.host._extensions",
-    "advertised_capability": "customtools.host._extensions",
-    "check_create_session_client": "customtools.host._host",
-    "check_variant": "customtools.host._extensions",
-    "child_from_dict": "customtools.host._model",
-    "classify_variant": "customtools.host._extensions",
-    "client_plugin_from_dict": "customtools.host._model",
-    "customization_from_dict": "customtools.host._model",
-    "customization_id": "customtools.host._disk",
-    "deny_unknown_tool": "customtools.host._host",
-    "is_client_dispatchable": "customtools.host._reducer",
-    "json_equal": "customtools.host._toolset",
-    "load_states_from_loader": "customtools.host._loadstate",
-    "merge_meta": "customtools.host._meta",
-    "meta_from": "customtools.host._meta",
-    "parse_frontmatter": "customtools.host._disk",
-    "plugin_parser": "customtools.host._disk",
-    "prefix_tools": "customtools.host._toolset",
-    "reduce_chat": "customtools.host._chat",
-    "reduce_session": "customtools.host._reducer",
-    "scan_directory": "customtools.host._disk",
-    "scan_plugin": "customtools.host._disk",
-    "source_key": "customtools.host._loadstate",
-    "structural_tools_equal": "customtools.host._toolset",
-    "supports_capability": "customtools.host._extensions",
-    "tool_calls": "customtools.host._chat",
-    "trace_context": "customtools.host._meta",
-    "with_trace_context": "customtools.host._meta",
-}
-"""Public name -> the private module that defines it."""
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'customtools.host' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
-
+from customtools.host._chat import reduce_chat, tool_calls
+from customtools.host._disk import (
+    customization_id,
+    parse_frontmatter,
+    plugin_parser,
+    scan_directory,
+    scan_plugin,
+)
+from customtools.host._errors import ActionRejectedError, CustomizationError, JsonRpcError
+from customtools.host._extensions import (
+    ExtensionRegistry,
+    advertise_capability,
+    advertised_capability,
+    check_variant,
+    classify_variant,
+    supports_capability,
+)
+from customtools.host._host import HostSession, check_create_session_client, deny_unknown_tool
+from customtools.host._loadstate import load_states_from_loader, source_key
+from customtools.host._meta import (
+    RESERVED_META_KEYS,
+    merge_meta,
+    meta_from,
+    trace_context,
+    with_trace_context,
+)
+from customtools.host._model import (
+    CHILD_TYPES,
+    AgentCustomization,
+    ChildCustomization,
+    ClientPluginCustomization,
+    Customization,
+    DirectoryCustomization,
+    HookCustomization,
+    McpServerCustomization,
+    PluginCustomization,
+    PromptCustomization,
+    RuleCustomization,
+    SkillCustomization,
+    UnknownCustomization,
+    child_from_dict,
+    client_plugin_from_dict,
+    customization_from_dict,
+)
+from customtools.host._parts import CustomizationLoadState, Icon, McpServerState, TextRange
+from customtools.host._presence import ClientPresence
+from customtools.host._reducer import CLIENT_DISPATCHABLE, is_client_dispatchable, reduce_session
+from customtools.host._registry import SessionToolRegistry, ToolRoute
+from customtools.host._tooldefs import SessionActiveClient, ToolDefinition
+from customtools.host._toolset import (
+    ActiveClientToolSet,
+    json_equal,
+    prefix_tools,
+    structural_tools_equal,
+)
 
 __all__ = [
     "CHILD_TYPES",

@@ -9,7 +9,7 @@ from customtools.host import ActionRejectedError, CustomizationError, JsonRpcErr
 
 def test_host_errors_live_in_the_host_package_and_derive_from_the_base() -> None:
     for cls in (ActionRejectedError, CustomizationError, JsonRpcError):
-        assert cls.__module__ == "customtools.host._errors"
+        assert cls.__module__ == "customtools.host"
         assert issubclass(cls, CustomToolsError)
         assert cls.__name__ not in core_errors.__all__
     assert issubclass(CustomizationError, ValueError)

@@ -237,4 +237,3 @@ class ActionTimeoutError(ActionFailedError, TimeoutError):
 
 class ReservedContextKeyWarning(UserWarning):
     """Caller context tried to set a key owned by the context builder; the value was dropped."""
-

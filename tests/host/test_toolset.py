@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from customtools import CustomTool, Type
-from customtools._export import to_mcp
+from customtools.export import to_mcp
 from customtools.host import (
     ActiveClientToolSet,
     SessionToolRegistry,

@@ -213,6 +213,12 @@ def _command(scan: _Scan, path: Path) -> None:
 
 def _skills(scan: _Scan, target: Path) -> None:
     """A skill folder (holding ``SKILL.md``), or a folder of skill folders."""
+    if target.name == "SKILL.md" and not target.is_dir():
+        _markdown(scan, target, skill)
+        return
+    if not target.is_dir():
+        scan.note(target, "is not a skill folder or a folder of skills, skipped")
+        return
     if (target / "SKILL.md").exists() or (target / "SKILL.md").is_symlink():
         _markdown(scan, target / "SKILL.md", skill)
         return

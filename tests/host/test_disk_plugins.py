@@ -312,3 +312,22 @@ def test_a_relative_plugin_root_works(tmp_path: Path, monkeypatch: pytest.Monkey
     assert [s.name for s in children(plugin, McpServerCustomization)] == ["search", "files"]
     relative_dir = scan_directory("direct-mcp", contents="mcpServer")
     assert relative_dir.uri == (tmp_path / "direct-mcp").as_uri()
+
+
+def test_declared_skills_may_name_a_skill_file_a_skill_folder_or_nothing_usable(
+    tmp_path: Path,
+) -> None:
+    root = copy_fixture("manifest-paths", tmp_path)
+    manifest = root / ".claude-plugin" / "plugin.json"
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    data["skills"] = [
+        "./skill-packs/release/SKILL.md",
+        "./skill-packs/triage",
+        "./config/hooks.json",
+    ]
+    manifest.write_text(json.dumps(data), encoding="utf-8")
+    plugin = scan_plugin(root)
+    assert [s.name for s in children(plugin, SkillCustomization)] == ["release", "triage", "ship"]
+    assert "config/hooks.json: is not a skill folder or a folder of skills, skipped" in notes(
+        plugin
+    )

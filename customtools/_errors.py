@@ -10,13 +10,12 @@ also from the builtin it resembles, so callers can catch either::
     ├── ToolArgumentsError (ValueError)     call arguments failed validation (every violation)
     ├── ToolAbortedError                    a call was aborted through its signal
     │   └── ToolTimeoutError (TimeoutError) a call ran past its timeout
-    ├── LoadFailedError                     a strict load met errors (all of them are listed)
-    ├── CustomizationError (ValueError)     host toolkit: a customization payload is malformed
-    ├── ActionRejectedError                 host toolkit: a client's action must be refused
-    └── JsonRpcError                        an extension request failed with a JSON-RPC code
+    └── LoadFailedError                     a strict load met errors (all of them are listed)
 
-Plugin actions own their branch under ``CustomToolsError``: ``ActionError`` and its subclasses
-live in :mod:`customtools.actions` (drawn in ``customtools/actions/_errors.py``).
+Each package owns its branch under ``CustomToolsError``: ``ActionError`` and its subclasses
+live in :mod:`customtools.actions`, the host toolkit's errors (``CustomizationError``,
+``ActionRejectedError``, ``JsonRpcError``) in :mod:`customtools.host`. ``docs/errors.md``
+draws the whole tree from the code.
 
 Messages are part of the API: they name the tool, path or field and say what to do.
 Tests pin them.
@@ -24,18 +23,15 @@ Tests pin them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from customtools._validation._model import Violation
 
 __all__ = [
-    "ActionRejectedError",
     "ContentError",
     "CustomToolsError",
-    "CustomizationError",
-    "JsonRpcError",
     "LoadFailedError",
     "SchemaError",
     "ToolAbortedError",
@@ -114,70 +110,3 @@ class LoadFailedError(CustomToolsError):
     def __init__(self, message: str, *, errors: Sequence[Any] = ()) -> None:
         super().__init__(message)
         self.errors = tuple(errors)
-
-
-class CustomizationError(CustomToolsError, ValueError):
-    """A wire payload of the customization or tool model is malformed.
-
-    Raised by ``from_dict`` when a *known* discriminator carries a payload that does not fit its
-    shape (a ``directory`` without ``contents``, a ``degraded`` load state without ``message``).
-    Unknown discriminators are never an error in open unions; they decode to opaque values.
-
-    Attributes:
-        where: the JSON path of the offending value (``customizations[1].load``).
-    """
-
-    def __init__(self, message: str, *, where: str = "") -> None:
-        super().__init__(message)
-        self.where = where
-
-
-class ActionRejectedError(CustomToolsError):
-    """The host refuses an action a client dispatched.
-
-    The protocol's answer is to echo the action back in an ``ActionEnvelope`` with
-    ``rejectionReason`` set; :meth:`envelope` builds that echo.
-
-    Attributes:
-        reason: the ``rejectionReason`` text (also the exception message).
-        action: the rejected action, as dispatched.
-        client_id: the client that dispatched it.
-    """
-
-    def __init__(self, reason: str, *, action: Mapping[str, Any], client_id: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.action = dict(action)
-        self.client_id = client_id
-
-    def envelope(self, *, channel: str, server_seq: int, client_seq: int) -> dict[str, Any]:
-        """Return the rejection echo: ``{channel, action, serverSeq, origin, rejectionReason}``."""
-        return {
-            "channel": channel,
-            "action": dict(self.action),
-            "serverSeq": server_seq,
-            "origin": {"clientId": self.client_id, "clientSeq": client_seq},
-            "rejectionReason": self.reason,
-        }
-
-
-class JsonRpcError(CustomToolsError):
-    """A JSON-RPC error: raise it from an extension handler to answer with a specific code.
-
-    Attributes:
-        code: the JSON-RPC error code (any integer survives a round trip).
-        data: optional ``data`` member of the error object.
-    """
-
-    def __init__(self, code: int, message: str, *, data: Any = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the JSON-RPC ``error`` object."""
-        out: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            out["data"] = self.data
-        return out

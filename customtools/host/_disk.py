@@ -1,47 +1,73 @@
-"""Build customization containers from files on disk (Open Plugins layout).
+"""Build customization containers from files on disk, the way Claude Code reads a plugin.
 
 A plugin root holds (every part optional)::
 
-    .plugin/plugin.json           manifest ("name"); .claude-plugin/plugin.json is also read
+    .claude-plugin/plugin.json    manifest (also .plugin/plugin.json or plugin.json; see below)
     agents/*.md                   agent   (frontmatter: name, description, model, tools)
-    skills/<name>/SKILL.md        skill   (frontmatter name MUST equal the directory name)
+    skills/<name>/SKILL.md        skill   (named after its folder)
     commands/*.md                 skill   (a flat skill named after the file)
     prompts/*.md                  prompt  (``x.prompt.md`` is named ``x``)
     rules/*.mdc, rules/*.md       rule    (description, alwaysApply, globs; ``x.instructions.md``
                                            is named ``x``; ``applyTo`` counts as globs)
     hooks/hooks.json              hook    (one child per event entry)
-    .mcp.json                     mcpServer (one child per ``mcpServers`` entry, with its range)
+    .mcp.json                     mcpServer (one child per server, with its ``range``)
 
-A watched directory holds one kind (``contents``) laid out the same way, without the
-sub-folder. A part that fails to parse is reported on the container: ``degraded`` when other
-children loaded, ``error`` when nothing did. Child ids are derived from their URIs (opaque).
+**The manifest.** ``name`` names the plugin. ``commands``, ``agents`` and ``skills`` (a path or
+a list of paths, files or folders) *replace* the default folder of that kind. ``hooks`` and
+``mcpServers`` (a path to a JSON file, an inline object, or a list of either) are read *in
+addition to* ``hooks/hooks.json`` and ``.mcp.json``. Paths are relative to the root (``./x``;
+a leading ``${CLAUDE_PLUGIN_ROOT}`` is the root) and must stay inside it, symlinks resolved.
+A ``.mcp.json`` may map server names directly or wrap them in ``mcpServers``.
+
+**File rules** are the tool loader's (:mod:`customtools._loading._files`): only regular files
+are read (a symlink to ``/dev/zero`` or a FIFO is refused, never opened for a blocking read),
+each file is capped in size, JSON nesting is bounded, frontmatter goes through the loader's
+parser. **Notes**: whatever could not be read or followed, and whatever was recovered (YAML
+read line by line, a skill's folder name standing in for its ``name``, a command shadowed by a
+skill of the same name, a broken symlink), becomes a note ``"<file>: <what happened>"``. The
+notes are the container's load message: ``degraded`` when children loaded, ``error`` when none
+did, ``loaded`` (no message) when there is nothing to say. Child ids derive from their URIs;
+a declaration inside a JSON file has the file's URI plus a JSON Pointer fragment.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import re
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from customtools._format import escape_control
+from customtools._loading._files import FileRuleError, load_json, read_text_file
+from customtools._loading._frontmatter import MetadataError, split_frontmatter
+from customtools._loading._paths import display_path
+from customtools._loading._plugins import MANIFEST_LOCATIONS
+from customtools.host._components import (
+    MarkdownBuilder,
+    Notes,
+    agent,
+    command,
+    customization_id,
+    hook_children,
+    markdown_fields,
+    mcp_children,
+    prompt,
+    rule,
+    skill,
+)
 from customtools.host._errors import CustomizationError
 from customtools.host._model import (
-    AgentCustomization,
     ChildCustomization,
     ClientPluginCustomization,
     DirectoryCustomization,
-    HookCustomization,
-    McpServerCustomization,
     PluginCustomization,
-    PromptCustomization,
-    RuleCustomization,
     SkillCustomization,
 )
-from customtools.host._parts import CustomizationLoadState, McpServerState, TextRange
+from customtools.host._parts import CustomizationLoadState
 
 __all__ = [
+    "CHILD_KINDS",
     "customization_id",
     "parse_frontmatter",
     "plugin_parser",
@@ -49,278 +75,402 @@ __all__ = [
     "scan_plugin",
 ]
 
-_FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*(?:\r?\n|\Z)", re.S | re.M)
-Found = tuple[list[ChildCustomization], list[str]]
+CHILD_KINDS = ("agent", "skill", "prompt", "rule", "hook", "mcpServer")
+"""The kinds a watched directory may hold (``contents``)."""
 
-
-def customization_id(uri: str) -> str:
-    """A stable, opaque, session-unique id for the customization at ``uri``."""
-    return "c-" + hashlib.sha256(uri.encode()).hexdigest()[:16]
+_PLUGIN_ROOT_VARIABLE = "${CLAUDE_PLUGIN_ROOT}"
 
 
 def parse_frontmatter(text: str, *, path: str = "<text>") -> tuple[dict[str, Any], str]:
     """Split YAML frontmatter (between ``---`` lines at the top) from the body.
 
+    The same rules as the tool loader's metadata (one parser for both). The scanners do not
+    raise for bad frontmatter; they recover and add a note. This function is the strict form.
+
     Returns:
         ``(fields, body)``; ``({}, text)`` when there is no frontmatter.
 
     Raises:
-        CustomizationError: the frontmatter is not valid YAML or not a mapping.
+        CustomizationError: the frontmatter is unterminated, not valid YAML or not a mapping.
     """
-    import yaml  # PyYAML is imported only when a file is actually parsed
+    from customtools._loading._frontmatter import parse_frontmatter_block
 
-    match = _FRONTMATTER.match(text)
-    if match is None:
-        return {}, text
     try:
-        data = yaml.safe_load(match.group(1))
-    except yaml.YAMLError as exc:
-        raise CustomizationError(f"{path}: frontmatter is not valid YAML ({exc})") from None
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise CustomizationError(f"{path}: frontmatter must be a mapping of keys to values")
-    return data, text[match.end() :]
+        block, body = split_frontmatter(text)
+        return parse_frontmatter_block(block), body
+    except MetadataError as exc:
+        raise CustomizationError(f"{path}: {escape_control(str(exc))}") from None
 
 
-def _text(fields: dict[str, Any], key: str) -> str | None:
-    value = fields.get(key)
-    return value if isinstance(value, str) else None
+@dataclass(slots=True)
+class _Scan:
+    """One container being scanned: its root, the children found and the notes."""
+
+    root: Path
+    children: list[ChildCustomization] = field(default_factory=list)
+    notes: Notes = field(default_factory=list)
+    commands: list[tuple[SkillCustomization, Path]] = field(default_factory=list)
+
+    def shown(self, path: Path) -> str:
+        """``path`` relative to the root, for a note."""
+        try:
+            relative = path.relative_to(self.root).as_posix()
+        except ValueError:
+            relative = path.as_posix()
+        return escape_control(display_path(relative))
+
+    def note(self, path: Path, what: str) -> None:
+        self.notes.append(f"{self.shown(path)}: {what}")
+
+    def read(self, path: Path) -> str | None:
+        """The file's text under the loader's file rules, or ``None`` after a note."""
+        try:
+            return read_text_file(path)
+        except FileRuleError as exc:
+            self.note(path, f"{exc}, skipped")
+        except OSError as exc:
+            self.note(path, f"cannot be read ({exc.strerror or type(exc).__name__}), skipped")
+        return None
+
+    def read_json(self, path: Path) -> tuple[Any, str] | None:
+        text = self.read(path)
+        if text is None:
+            return None
+        try:
+            return load_json(text), text
+        except FileRuleError as exc:
+            self.note(path, f"{exc}, skipped")
+            return None
+
+    def load_state(self) -> CustomizationLoadState:
+        if not self.notes:
+            return CustomizationLoadState.loaded()
+        message = "; ".join(self.notes)
+        if self.children:
+            return CustomizationLoadState.degraded(message)
+        return CustomizationLoadState.error(message)
 
 
-def _strs(value: Any) -> tuple[str, ...] | None:
-    if isinstance(value, str):
-        return tuple(s.strip() for s in value.split(",") if s.strip()) or None
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return tuple(value)
-    return None
+# -- walking folders ------------------------------------------------------------------------
 
 
-def _bool(fields: dict[str, Any], key: str) -> bool | None:
-    value = fields.get(key)
-    return value if isinstance(value, bool) else None
-
-
-def _stem(path: Path, *suffixes: str) -> str:
-    name = path.name
-    for suffix in suffixes:
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return path.stem
-
-
-def _base(path: Path, name: str, uri: str | None = None) -> dict[str, Any]:
-    uri = uri or path.as_uri()
-    return {"id": customization_id(uri), "uri": uri, "name": name}
-
-
-def _markdown(path: Path, build: Callable[[Path, dict[str, Any]], Any], found: Found) -> None:
-    children, problems = found
+def _entries(scan: _Scan, folder: Path) -> Iterator[Path]:
+    """The visible entries of ``folder``, sorted; broken symlinks are noted and skipped."""
     try:
-        fields, _ = parse_frontmatter(path.read_text(encoding="utf-8"), path=path.name)
-        child = build(path, fields)
-    except (OSError, UnicodeDecodeError, CustomizationError) as exc:
-        problems.append(str(exc) if isinstance(exc, CustomizationError) else f"{path.name}: {exc}")
+        with os.scandir(folder) as iterator:
+            entries = sorted(iterator, key=lambda entry: entry.name)
+    except (FileNotFoundError, NotADirectoryError):
         return
-    if isinstance(child, str):
-        problems.append(child)
+    except OSError as exc:
+        scan.note(folder, f"cannot be listed ({exc.strerror or type(exc).__name__}), skipped")
+        return
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        path = Path(entry.path)
+        if entry.is_symlink() and not path.exists():
+            scan.note(path, "is a broken symlink (its target does not exist), skipped")
+            continue
+        yield path
+
+
+def _markdown(scan: _Scan, path: Path, build: MarkdownBuilder) -> ChildCustomization | None:
+    text = scan.read(path)
+    if text is None:
+        return None
+    shown = scan.shown(path)
+    child = build(path, shown, markdown_fields(text, shown, scan.notes), scan.notes)
+    scan.children.append(child)
+    return child
+
+
+def _markdown_files(
+    scan: _Scan, target: Path, build: MarkdownBuilder, suffixes: tuple[str, ...] = (".md",)
+) -> None:
+    """A Markdown file, or every ``*.md`` file of a folder (one level)."""
+    if target.is_dir():
+        for path in _entries(scan, target):
+            if path.name.endswith(suffixes) and not path.is_dir():
+                _markdown(scan, path, build)
     else:
-        children.append(child)
+        _markdown(scan, target, build)
 
 
-def _agent(path: Path, fields: dict[str, Any]) -> Any:
-    return AgentCustomization(
-        **_base(path, _text(fields, "name") or _stem(path, ".agent.md", ".md")),
-        description=_text(fields, "description"),
-        model=_text(fields, "model"),
-        tools=_strs(fields.get("tools")),
-    )
+def _commands(scan: _Scan, target: Path) -> None:
+    if target.is_dir():
+        for path in _entries(scan, target):
+            if path.name.endswith(".md") and not path.is_dir():
+                _command(scan, path)
+    else:
+        _command(scan, target)
 
 
-def _skill(path: Path, fields: dict[str, Any]) -> Any:
-    folder = path.parent.name
-    name = _text(fields, "name")
-    if name is None:
-        return f"{folder}/SKILL.md: frontmatter has no 'name'; skill skipped"
-    if name != folder:
-        return (
-            f"{folder}/SKILL.md: frontmatter name {name!r} differs from its directory "
-            f"{folder!r}; rename one so they match (skill skipped)"
+def _command(scan: _Scan, path: Path) -> None:
+    child = _markdown(scan, path, command)
+    if isinstance(child, SkillCustomization):
+        scan.commands.append((child, path))
+
+
+def _skills(scan: _Scan, target: Path) -> None:
+    """A skill folder (holding ``SKILL.md``), or a folder of skill folders."""
+    if target.name == "SKILL.md" and not target.is_dir():
+        _markdown(scan, target, skill)
+        return
+    if not target.is_dir():
+        scan.note(target, "is not a skill folder or a folder of skills, skipped")
+        return
+    if (target / "SKILL.md").exists() or (target / "SKILL.md").is_symlink():
+        _markdown(scan, target / "SKILL.md", skill)
+        return
+    for folder in _entries(scan, target):
+        if not folder.is_dir():
+            continue
+        manifest = folder / "SKILL.md"
+        if manifest.exists() or manifest.is_symlink():
+            _markdown(scan, manifest, skill)
+        else:
+            scan.note(folder, "has no SKILL.md, not a skill")
+
+
+def _hooks_file(scan: _Scan, path: Path) -> None:
+    loaded = scan.read_json(path)
+    if loaded is not None:
+        scan.children.extend(
+            hook_children(
+                loaded[0],
+                file_uri=path.as_uri(),
+                pointer=(),
+                shown=scan.shown(path),
+                notes=scan.notes,
+            )
         )
-    return SkillCustomization(
-        **_base(path, name),
-        description=_text(fields, "description"),
-        disable_model_invocation=_bool(fields, "disable-model-invocation"),
-    )
 
 
-def _command(path: Path, fields: dict[str, Any]) -> Any:
-    return SkillCustomization(
-        **_base(path, _stem(path, ".md")),
-        description=_text(fields, "description"),
-        disable_model_invocation=_bool(fields, "disable-model-invocation"),
-    )
+def _mcp_file(scan: _Scan, path: Path) -> None:
+    loaded = scan.read_json(path)
+    if loaded is not None:
+        data, text = loaded
+        scan.children.extend(
+            mcp_children(
+                data,
+                text,
+                file_uri=path.as_uri(),
+                pointer=(),
+                shown=scan.shown(path),
+                notes=scan.notes,
+            )
+        )
 
 
-def _prompt(path: Path, fields: dict[str, Any]) -> Any:
-    return PromptCustomization(
-        **_base(path, _stem(path, ".prompt.md", ".md")), description=_text(fields, "description")
-    )
+# -- the manifest ---------------------------------------------------------------------------
 
 
-def _rule(path: Path, fields: dict[str, Any]) -> Any:
-    globs = fields.get("globs", fields.get("applyTo"))
-    return RuleCustomization(
-        **_base(path, _stem(path, ".instructions.md", ".mdc", ".md")),
-        description=_text(fields, "description"),
-        always_apply=_bool(fields, "alwaysApply"),
-        globs=_strs(globs),
-    )
+@dataclass(slots=True)
+class _Manifest:
+    path: Path
+    data: Mapping[str, Any]
+    text: str
 
 
-def _read_json(path: Path, problems: list[str]) -> Any:
+def _read_manifest(scan: _Scan) -> tuple[_Manifest | None, str | None, str | None]:
+    """``(manifest, name, problem)``; a problem means the plugin cannot be loaded."""
+    # The loader's manifest locations, in its order; a path that exists but is no regular
+    # file (a FIFO, a dangling link) is reported rather than skipped.
+    found = [scan.root / loc for loc in MANIFEST_LOCATIONS if os.path.lexists(scan.root / loc)]
+    if not found:
+        return None, None, None
+    path = found[0]
+    shown = scan.shown(path)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        problems.append(f"{path.name}: not valid JSON ({exc})")
+        text = read_text_file(path)
+        data = load_json(text)
+    except FileRuleError as exc:
+        return None, None, f"{shown}: {exc}"
+    except OSError as exc:
+        return None, None, f"{shown}: cannot be read ({exc.strerror or type(exc).__name__})"
+    if not isinstance(data, Mapping):
+        return None, None, f"{shown}: the top level must be an object"
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        return None, None, f"{shown}: 'name' must be a string"
+    return _Manifest(path=path, data=data, text=text), name, None
+
+
+def _declared_path(scan: _Scan, manifest: _Manifest, key: str, given: str) -> Path | None:
+    """Resolve one path a manifest declares; a note and ``None`` when it cannot be followed."""
+    what = f"{key} path {given!r}"
+    text = given
+    if text.startswith(_PLUGIN_ROOT_VARIABLE):
+        text = "." + text[len(_PLUGIN_ROOT_VARIABLE) :]
+    if not text.strip() or "\x00" in text:
+        scan.note(manifest.path, f"{what} is empty or not a path, not followed")
         return None
-
-
-def _hooks(path: Path, found: Found) -> None:
-    children, problems = found
-    data = _read_json(path, problems)
-    if data is None:
-        return
-    table = data.get("hooks", data) if isinstance(data, dict) else None
-    if not isinstance(table, dict):
-        problems.append(f"{path.name}: expected an object of event names to hook lists")
-        return
-    for event, entries in table.items():
-        for index, entry in enumerate(entries if isinstance(entries, list) else [entries]):
-            fragment = event if index == 0 else f"{event}/{index}"
-            matcher = entry.get("matcher") if isinstance(entry, dict) else None
-            children.append(
-                HookCustomization(
-                    **_base(path, event, f"{path.as_uri()}#{fragment}"),
-                    event=event,
-                    matcher=matcher if isinstance(matcher, str) else None,
-                )
-            )
-
-
-def _declaration_range(text: str, key: str) -> TextRange | None:
-    """The span of ``"key": {...}`` inside ``text`` (first occurrence after ``mcpServers``)."""
-    anchor = text.find('"mcpServers"')
-    start = text.find(json.dumps(key), max(anchor, 0))
-    brace = text.find("{", start)
-    if start < 0 or brace < 0:
-        return None
-    depth, in_string, escaped = 0, False, False
-    for pos in range(brace, len(text)):
-        char = text[pos]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-            if depth == 0:
-                return TextRange(
-                    start_line=text.count("\n", 0, start),
-                    start_character=start - (text.rfind("\n", 0, start) + 1),
-                    end_line=text.count("\n", 0, pos + 1),
-                    end_character=pos + 1 - (text.rfind("\n", 0, pos + 1) + 1),
-                )
-    return None
-
-
-def _mcp(path: Path, found: Found) -> None:
-    children, problems = found
-    data = _read_json(path, problems)
-    if data is None:
-        return
-    servers = data.get("mcpServers") if isinstance(data, dict) else None
-    if not isinstance(servers, dict):
-        problems.append(f"{path.name}: expected an object under 'mcpServers'")
-        return
-    text = path.read_text(encoding="utf-8")
-    for name, config in servers.items():
-        disabled = isinstance(config, dict) and config.get("disabled") is True
-        children.append(
-            McpServerCustomization(
-                **_base(path, name, f"{path.as_uri()}#{name}"),
-                enabled=not disabled,
-                state=McpServerState(kind="stopped"),
-                range=_declaration_range(text, name),
-            )
+    if os.path.isabs(text) or text.startswith(("~", "\\")):
+        scan.note(
+            manifest.path,
+            f"{what} is absolute, not followed (declare paths relative to the root: ./x)",
         )
+        return None
+    root = os.path.abspath(scan.root)
+    joined = os.path.normpath(os.path.join(root, text))
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(joined)
+    inside = (joined == root or joined.startswith(root + os.sep)) and (
+        real == real_root or real.startswith(real_root + os.sep)
+    )
+    if not inside:
+        scan.note(
+            manifest.path,
+            f"{what} leads outside the plugin root (through '..' or a symlink), not followed",
+        )
+        return None
+    if not os.path.lexists(joined):
+        scan.note(manifest.path, f"{what} does not exist, not followed")
+        return None
+    return Path(joined)
 
 
-def _collect(root: Path, kind: str, found: Found, *, nested: bool) -> None:
-    """Collect children of ``kind`` from ``root`` (a plugin root when ``nested``)."""
-    where = {
-        "agent": "agents",
-        "skill": "skills",
-        "prompt": "prompts",
-        "rule": "rules",
-        "hook": "hooks",
-    }.get(kind, "")
-    folder = root / where if nested else root
-    if kind == "skill":
-        for skill in sorted(folder.glob("*/SKILL.md")):
-            _markdown(skill, _skill, found)
-        if nested:
-            for command in sorted((root / "commands").glob("*.md")):
-                _markdown(command, _command, found)
-    elif kind in ("agent", "prompt"):
-        for path in sorted(folder.glob("*.md")):
-            _markdown(path, _agent if kind == "agent" else _prompt, found)
-    elif kind == "rule":
-        for path in sorted([*folder.glob("*.mdc"), *folder.glob("*.md")]):
-            _markdown(path, _rule, found)
-    elif kind == "hook":
-        for path in sorted([folder / "hooks.json"] if nested else folder.glob("*.json")):
-            if path.is_file():
-                _hooks(path, found)
-    elif kind == "mcpServer":
-        for path in sorted([root / ".mcp.json"] if nested else root.glob("*.json")):
-            if path.is_file():
-                _mcp(path, found)
+def _declared(manifest: _Manifest | None, key: str) -> list[tuple[int | None, Any]] | None:
+    """``(list index or None, entry)`` for what a manifest declares under ``key`` (``None``:
+    nothing declared)."""
+    if manifest is None or key not in manifest.data:
+        return None
+    value = manifest.data[key]
+    entries = value if isinstance(value, list) else [value]
+    return [
+        (index if isinstance(value, list) else None, entry) for index, entry in enumerate(entries)
+    ]
 
 
-def _load_state(found: Found) -> CustomizationLoadState:
-    children, problems = found
-    if not problems:
-        return CustomizationLoadState.loaded()
-    message = "; ".join(problems)
-    if children:
-        return CustomizationLoadState.degraded(message)
-    return CustomizationLoadState.error(message)
+def _component_paths(scan: _Scan, manifest: _Manifest | None, key: str, default: str) -> list[Path]:
+    """Where ``commands`` / ``agents`` / ``skills`` come from: the manifest's paths, else the
+    default folder."""
+    declared = _declared(manifest, key)
+    if declared is None or manifest is None:
+        return [scan.root / default] if (scan.root / default).is_dir() else []
+    paths: list[Path] = []
+    for _, entry in declared:
+        if not isinstance(entry, str):
+            scan.note(
+                manifest.path,
+                f"{key!r} must be a path or a list of paths, not {type(entry).__name__}, "
+                "so that entry was not followed",
+            )
+            continue
+        path = _declared_path(scan, manifest, key, entry)
+        if path is not None:
+            paths.append(path)
+    return paths
 
 
-def _manifest_name(root: Path) -> tuple[str | None, str | None]:
-    for manifest in (root / ".plugin" / "plugin.json", root / ".claude-plugin" / "plugin.json"):
-        if manifest.is_file():
-            problems: list[str] = []
-            data = _read_json(manifest, problems)
-            if problems:
-                return None, f"{manifest.parent.name}/{problems[0]}"
-            name = data.get("name") if isinstance(data, dict) else None
-            if not isinstance(name, str) or not name:
-                return None, f"{manifest.parent.name}/plugin.json: 'name' must be a string"
-            return name, None
-    return None, None
+def _config_components(
+    scan: _Scan,
+    manifest: _Manifest | None,
+    key: str,
+    default: Path,
+    read_file: Callable[[_Scan, Path], None],
+    inline: Callable[[Any, tuple[str | int, ...]], list[ChildCustomization]],
+) -> None:
+    """``hooks`` / ``mcpServers``: the default file, then each declared file or inline object."""
+    seen: set[str] = set()
+    if default.exists() or default.is_symlink():
+        seen.add(os.path.realpath(default))
+        read_file(scan, default)
+    declared = _declared(manifest, key)
+    if declared is None or manifest is None:
+        return
+    for index, entry in declared:
+        pointer: tuple[str | int, ...] = (key,) if index is None else (key, index)
+        if isinstance(entry, Mapping):
+            scan.children.extend(inline(entry, pointer))
+        elif isinstance(entry, str):
+            path = _declared_path(scan, manifest, key, entry)
+            if path is None:
+                continue
+            if os.path.realpath(path) in seen:
+                scan.note(
+                    manifest.path,
+                    f"{key} path {entry!r} is the default file, read once",
+                )
+                continue
+            seen.add(os.path.realpath(path))
+            read_file(scan, path)
+        else:
+            scan.note(
+                manifest.path,
+                f"{key!r} entries must be a path or an object, not {type(entry).__name__}, "
+                "so that entry was not followed",
+            )
+
+
+def _shadowed_commands(scan: _Scan) -> None:
+    """A command and a skill with the same name: the skill wins, the command goes, a note."""
+    commands = {id(child) for child, _ in scan.commands}
+    skills = {
+        c.name for c in scan.children if isinstance(c, SkillCustomization) and id(c) not in commands
+    }
+    for child, path in scan.commands:
+        if child.name in skills:
+            scan.children = [c for c in scan.children if c is not child]
+            scan.note(
+                path,
+                f"command {child.name!r} has the same name as a skill: the skill is used and "
+                "the command is hidden (rename one)",
+            )
+
+
+def _plugin_children(scan: _Scan, manifest: _Manifest | None) -> None:
+    shown_manifest = scan.shown(manifest.path) if manifest is not None else ""
+    for target in _component_paths(scan, manifest, "agents", "agents"):
+        _markdown_files(scan, target, agent)
+    for target in _component_paths(scan, manifest, "skills", "skills"):
+        _skills(scan, target)
+    for target in _component_paths(scan, manifest, "commands", "commands"):
+        _commands(scan, target)
+    for folder, build, suffixes in (
+        ("prompts", prompt, (".md",)),
+        ("rules", rule, (".mdc", ".md")),
+    ):
+        if (scan.root / folder).is_dir():
+            _markdown_files(scan, scan.root / folder, build, suffixes)
+    manifest_uri = manifest.path.as_uri() if manifest is not None else ""
+    _config_components(
+        scan,
+        manifest,
+        "hooks",
+        scan.root / "hooks" / "hooks.json",
+        _hooks_file,
+        lambda data, pointer: hook_children(
+            data, file_uri=manifest_uri, pointer=pointer, shown=shown_manifest, notes=scan.notes
+        ),
+    )
+    _config_components(
+        scan,
+        manifest,
+        "mcpServers",
+        scan.root / ".mcp.json",
+        _mcp_file,
+        lambda data, pointer: mcp_children(
+            data,
+            manifest.text if manifest is not None else "",
+            file_uri=manifest_uri,
+            pointer=pointer,
+            shown=shown_manifest,
+            notes=scan.notes,
+        ),
+    )
+    _shadowed_commands(scan)
+
+
+# -- public scanners ------------------------------------------------------------------------
+
+
+def _absolute(path: str | os.PathLike[str]) -> Path:
+    return Path(os.path.abspath(os.fspath(path)))
 
 
 def scan_plugin(
-    root: str | Path,
+    root: str | os.PathLike[str],
     *,
     id: str | None = None,
     uri: str | None = None,
@@ -328,10 +478,10 @@ def scan_plugin(
     enabled: bool = True,
     client_id: str | None = None,
 ) -> PluginCustomization:
-    """Parse an Open Plugins root into a :class:`PluginCustomization` with children.
+    """Parse a plugin root into a :class:`PluginCustomization` with children.
 
     Args:
-        root: the plugin's directory.
+        root: the plugin's directory (relative paths are relative to the current directory).
         id: the container id (default: derived from ``uri``).
         uri: the plugin URI (default: the directory's file URI).
         name: display name (default: the manifest's ``name``, else the directory name).
@@ -340,10 +490,11 @@ def scan_plugin(
 
     Returns:
         The container. A missing root or a broken manifest gives ``load`` ``error`` and no
-        ``children`` (nothing was parsed); broken parts give ``degraded`` or ``error``.
+        ``children`` (nothing was parsed); otherwise the notes decide (see the module doc).
+        Never raises for anything on disk.
     """
-    path = Path(root)
-    uri = uri or path.resolve().as_uri()
+    path = _absolute(root)
+    uri = uri or path.as_uri()
     common: dict[str, Any] = {
         "id": id or customization_id(uri),
         "uri": uri,
@@ -355,27 +506,27 @@ def scan_plugin(
             **common,
             name=name or path.name,
             load=CustomizationLoadState.error(
-                f"plugin root {path} does not exist or is not a directory"
+                f"plugin root {escape_control(display_path(str(path)))} does not exist or is "
+                "not a directory"
             ),
         )
-    manifest_name, problem = _manifest_name(path)
+    scan = _Scan(root=path)
+    manifest, manifest_name, problem = _read_manifest(scan)
     if problem is not None:
         return PluginCustomization(
             **common, name=name or path.name, load=CustomizationLoadState.error(problem)
         )
-    found: Found = ([], [])
-    for kind in ("agent", "skill", "prompt", "rule", "hook", "mcpServer"):
-        _collect(path, kind, found, nested=True)
+    _plugin_children(scan, manifest)
     return PluginCustomization(
         **common,
         name=name or manifest_name or path.name,
-        load=_load_state(found),
-        children=tuple(found[0]),
+        load=scan.load_state(),
+        children=tuple(scan.children),
     )
 
 
 def scan_directory(
-    path: str | Path,
+    path: str | os.PathLike[str],
     *,
     contents: str,
     writable: bool = False,
@@ -386,16 +537,21 @@ def scan_directory(
 ) -> DirectoryCustomization:
     """Parse a watched directory holding children of one kind (``contents``).
 
-    A directory that does not exist yet is ``loaded`` with ``children == ()``: clients may
-    still create it through ``resourceWrite`` when ``writable``.
+    Agents, prompts and rules are its Markdown files, skills its sub-folders with
+    ``SKILL.md``, hooks and MCP servers its ``*.json`` files. The file rules and notes are
+    :func:`scan_plugin`'s. A directory that does not exist yet is ``loaded`` with
+    ``children == ()``: clients may still create it through ``resourceWrite`` when
+    ``writable``.
 
     Raises:
         ValueError: ``contents`` is not a child customization type.
     """
-    if contents not in ("agent", "skill", "prompt", "rule", "hook", "mcpServer"):
-        raise ValueError(f"contents {contents!r} is not a child customization type")
-    folder = Path(path)
-    uri = uri or folder.resolve().as_uri()
+    if contents not in CHILD_KINDS:
+        raise ValueError(
+            f"contents {contents!r} is not a child customization type; use one of {CHILD_KINDS}"
+        )
+    folder = _absolute(path)
+    uri = uri or folder.as_uri()
     common: dict[str, Any] = {
         "id": id or customization_id(uri),
         "uri": uri,
@@ -406,16 +562,28 @@ def scan_directory(
     }
     if folder.exists() and not folder.is_dir():
         return DirectoryCustomization(
-            **common, load=CustomizationLoadState.error(f"{folder} is a file, not a directory")
+            **common,
+            load=CustomizationLoadState.error(
+                f"{escape_control(display_path(str(folder)))} is a file, not a directory"
+            ),
         )
-    found: Found = ([], [])
+    scan = _Scan(root=folder)
     if folder.is_dir():
-        _collect(folder, contents, found, nested=False)
-    return DirectoryCustomization(**common, load=_load_state(found), children=tuple(found[0]))
+        if contents == "skill":
+            _skills(scan, folder)
+        elif contents in ("agent", "prompt"):
+            _markdown_files(scan, folder, agent if contents == "agent" else prompt)
+        elif contents == "rule":
+            _markdown_files(scan, folder, rule, (".mdc", ".md"))
+        else:
+            for file in _entries(scan, folder):
+                if file.suffix == ".json" and not file.is_dir():
+                    (_hooks_file if contents == "hook" else _mcp_file)(scan, file)
+    return DirectoryCustomization(**common, load=scan.load_state(), children=tuple(scan.children))
 
 
 def plugin_parser(
-    locate: Callable[[ClientPluginCustomization], str | Path],
+    locate: Callable[[ClientPluginCustomization], str | os.PathLike[str]],
 ) -> Callable[[ClientPluginCustomization], PluginCustomization]:
     """Return a parser for client-published plugins, for ``HostSession.sync_client_plugins``.
 

@@ -21,6 +21,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, TypeVar
 
+from customtools._format import describe_exception
 from customtools.host._errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -197,7 +198,9 @@ class ExtensionRegistry:
         except JsonRpcError as exc:
             return {"jsonrpc": "2.0", "id": message["id"], "error": exc.to_dict()}
         except Exception as exc:
-            error = JsonRpcError(INTERNAL_ERROR, f"extension {method} failed: {exc}")
+            error = JsonRpcError(
+                INTERNAL_ERROR, f"extension {method} failed: {describe_exception(exc)}"
+            )
             return {"jsonrpc": "2.0", "id": message["id"], "error": error.to_dict()}
         return {"jsonrpc": "2.0", "id": message["id"], "result": result}
 

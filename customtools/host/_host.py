@@ -6,7 +6,8 @@
   or streaming content for a call the client does not own) and refusing it with
   :class:`~customtools.host.ActionRejectedError`;
 * stamping a client tool call with its owning client when it starts;
-* when a client goes (:meth:`HostSession.remove_client`): failing its unfinished calls in every
+* when a client goes (:meth:`HostSession.remove_client`, or the client's own
+  ``session/activeClientRemoved``): failing its unfinished calls in every
   chat (a *completed* call with ``success: false``, never ``cancelled``), removing it from
   ``activeClients`` and removing the plugins it published;
 * a per-client revision counter so a late continuation (a plugin parse that finishes after the
@@ -155,6 +156,11 @@ class HostSession:
             self._check_owner(action, client_id, chat)
         if kind == "session/activeClientSet":
             self._revisions[client_id] = self._revisions.get(client_id, 0) + 1
+        if kind == "session/activeClientRemoved":
+            # The client leaves on its own: the same cleanup as a host-side removal, with the
+            # client's action applied in place of the host's.
+            self._remove(client_id, reason="left the session", action=action)
+            return
         self.dispatch(action, chat=chat)
 
     def _reject(self, action: Mapping[str, Any], client_id: str, reason: str) -> None:
@@ -296,11 +302,16 @@ class HostSession:
         In order: fail its unfinished calls in every chat, dispatch
         ``session/activeClientRemoved``, then ``session/customizationRemoved`` for each
         container it published. Its revision is bumped first, so a continuation still holding
-        the old revision cannot publish for it again.
+        the old revision cannot publish for it again. A client that dispatches
+        ``session/activeClientRemoved`` itself (through :meth:`dispatch_from_client`) gets the
+        same cleanup.
         """
+        self._remove(client_id, reason=reason, action=None)
+
+    def _remove(self, client_id: str, *, reason: str, action: Mapping[str, Any] | None) -> None:
         self._revisions[client_id] = self._revisions.get(client_id, 0) + 1
         self.fail_client_calls(client_id, reason=reason)
-        self.dispatch({"type": "session/activeClientRemoved", "clientId": client_id})
+        self.dispatch(action or {"type": "session/activeClientRemoved", "clientId": client_id})
         for entry in list(self.state.get("customizations") or []):
             if isinstance(entry, Mapping) and entry.get("clientId") == client_id:
                 self.dispatch({"type": "session/customizationRemoved", "id": entry["id"]})

@@ -19,6 +19,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from customtools._format import describe_exception, escape_control, safe_repr
+from customtools._loading._paths import display_path
 from customtools.host._parts import CustomizationLoadState
 
 __all__ = ["load_states_from_loader", "source_key"]
@@ -41,9 +43,8 @@ def source_key(record: Any) -> str:
 
 def _cause(error: Any) -> str:
     if isinstance(error, BaseException):
-        text = str(error)
-        return f"{type(error).__name__}: {text}" if text else type(error).__name__
-    return str(error)
+        return describe_exception(error)  # raised by tool code: never str() it directly
+    return escape_control(error) if isinstance(error, str) else safe_repr(error)
 
 
 def load_states_from_loader(
@@ -75,7 +76,7 @@ def load_states_from_loader(
     for record in errors:
         key = source_key(record)
         order.append(key)
-        name = Path(str(getattr(record, "path", "?"))).name
+        name = escape_control(display_path(Path(str(getattr(record, "path", "?"))).name))
         failures.setdefault(key, []).append(f"{name}: {_cause(getattr(record, 'error', None))}")
     for record in (*metadata, *tools):
         key = source_key(record)

@@ -1,8 +1,8 @@
 """One tool namespace for a session: the host's own tools plus every active client's tools.
 
-Server tools (loaded custom tools, or anything with ``.name``, ``.description`` and
-``.parameters``) and client tools share one flat namespace. :class:`SessionToolRegistry` keeps
-the names unique and answers "who runs this name?":
+Server tools (loaded :class:`~customtools.CustomTool` objects, or :class:`ToolDefinition`
+values for tools the host runs some other way) and client tools share one flat namespace.
+:class:`SessionToolRegistry` keeps the names unique and answers "who runs this name?":
 
 * server tools come first, in the order given; a server tool always keeps its name;
 * client tools follow in :meth:`ActiveClientToolSet.merged` order;
@@ -15,13 +15,16 @@ the names unique and answers "who runs this name?":
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, replace
+from typing import Literal
 
+from customtools._tool import CustomTool
 from customtools.host._tooldefs import ToolDefinition
 from customtools.host._toolset import ActiveClientToolSet
 
 __all__ = ["SessionToolRegistry", "ToolRoute"]
+
+ServerTool = CustomTool | ToolDefinition
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,15 +45,15 @@ class ToolRoute:
     origin: Literal["server", "client"]
     client_id: str | None
     definition: ToolDefinition
-    tool: Any
+    tool: CustomTool | ToolDefinition
 
 
 class SessionToolRegistry:
     """The tools of one session, by exposed name.
 
     Args:
-        server_tools: the host's tools (objects with ``.name``, ``.description`` and
-            ``.parameters``, such as loaded custom tools).
+        server_tools: the host's tools: loaded custom tools (advertised as
+            :meth:`ToolDefinition.from_tool` describes them) or ready definitions.
         client_tools: the session's :class:`ActiveClientToolSet` (shared, not copied: later
             ``set``/``remove`` calls are seen at once).
         client_prefix: ``None`` (server tools shadow same-named client tools), a string put in
@@ -61,7 +64,7 @@ class SessionToolRegistry:
     def __init__(
         self,
         *,
-        server_tools: Iterable[Any] = (),
+        server_tools: Iterable[ServerTool] = (),
         client_tools: ActiveClientToolSet | None = None,
         client_prefix: str | Callable[[str], str] | None = None,
     ) -> None:
@@ -69,7 +72,7 @@ class SessionToolRegistry:
         self.client_tools = client_tools if client_tools is not None else ActiveClientToolSet()
         self._prefix = client_prefix
 
-    def set_server_tools(self, tools: Iterable[Any]) -> None:
+    def set_server_tools(self, tools: Iterable[ServerTool]) -> None:
         """Replace the host's own tools (for example after a reload)."""
         self._server = tuple(tools)
 
@@ -99,7 +102,9 @@ class SessionToolRegistry:
                     tool_name=tool.name,
                     origin="server",
                     client_id=None,
-                    definition=ToolDefinition.from_tool(tool),
+                    definition=(
+                        tool if isinstance(tool, ToolDefinition) else ToolDefinition.from_tool(tool)
+                    ),
                     tool=tool,
                 )
             )
@@ -113,15 +118,7 @@ class SessionToolRegistry:
                     tool_name=definition.name,
                     origin="client",
                     client_id=client_id,
-                    definition=ToolDefinition(
-                        name=exposed,
-                        title=definition.title,
-                        description=definition.description,
-                        input_schema=definition.input_schema,
-                        output_schema=definition.output_schema,
-                        annotations=definition.annotations,
-                        meta=definition.meta,
-                    ),
+                    definition=replace(definition, name=exposed),
                     tool=definition,
                 )
             )

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from customtools._export import to_mcp
+from customtools._tool import CustomTool
 from customtools.host._codec import Field, decode_fields, encode_fields, put_extra, require_object
 from customtools.host._errors import CustomizationError
 from customtools.host._meta import meta_from, put_meta
@@ -57,20 +59,14 @@ class ToolDefinition:
     )
 
     @classmethod
-    def from_tool(cls, tool: Any) -> ToolDefinition:
-        """Describe any object with ``.name``, ``.description`` and ``.parameters``.
+    def from_tool(cls, tool: CustomTool) -> ToolDefinition:
+        """Describe a loaded custom tool the way it is advertised over MCP.
 
-        This is how a host advertises a loaded custom tool (``CustomTool``) next to client
-        tools. ``.label`` (if present and a string) becomes ``title``.
+        Built from :func:`customtools._export.to_mcp`, so the host advertises exactly what the
+        export does: ``title`` (the label, when it differs from the name), ``description``,
+        ``inputSchema``, ``annotations`` and ``_meta``.
         """
-        label = getattr(tool, "label", None)
-        params = getattr(tool, "parameters", None)
-        return cls(
-            name=tool.name,
-            title=label if isinstance(label, str) else None,
-            description=getattr(tool, "description", None),
-            input_schema=dict(params) if isinstance(params, Mapping) else None,
-        )
+        return cls.from_dict(to_mcp(tool), where=f"tool {tool.name!r}")
 
     def to_dict(self) -> dict[str, Any]:
         """Return the wire form."""

@@ -39,6 +39,20 @@ def json_equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and bool(a == b)
 
 
+_ABSENT = object()
+
+
+def _wire_value(tool: ToolDefinition, attr: str, key: str) -> Any:
+    """The value ``key`` has on the wire: a value, ``None`` for an explicit ``null``, or
+    ``_ABSENT`` when the key is missing (``null`` and absent are different, AHP section 4.1)."""
+    value = getattr(tool, attr)
+    if value is not None:
+        return value
+    if key in tool.extra and tool.extra[key] is None:
+        return None
+    return _ABSENT
+
+
 def structural_tools_equal(
     a: Sequence[ToolDefinition] | None, b: Sequence[ToolDefinition] | None
 ) -> bool:
@@ -46,7 +60,8 @@ def structural_tools_equal(
 
     Compares ``name``, ``description`` and ``input_schema`` only (``title``, ``output_schema``,
     ``annotations`` and ``_meta`` are display or transport details). Order does not matter;
-    ``None`` equals ``[]``; a missing schema differs from ``{}``.
+    ``None`` equals ``[]``. A ``null`` description or schema is not the same as an absent one,
+    and a missing schema differs from ``{}``.
     """
     left, right = list(a or ()), list(b or ())
     if len(left) != len(right):
@@ -54,12 +69,15 @@ def structural_tools_equal(
     by_name = {tool.name: tool for tool in left}
     for tool in right:
         other = by_name.get(tool.name)
-        if other is None or other.description != tool.description:
+        if other is None:
             return False
-        if (other.input_schema is None) != (tool.input_schema is None):
-            return False
-        if not json_equal(other.input_schema, tool.input_schema):
-            return False
+        for attr, key in (("description", "description"), ("input_schema", "inputSchema")):
+            mine, theirs = _wire_value(other, attr, key), _wire_value(tool, attr, key)
+            if mine is _ABSENT or theirs is _ABSENT:
+                if mine is not theirs:
+                    return False
+            elif not json_equal(mine, theirs):
+                return False
     return True
 
 

@@ -117,17 +117,22 @@ def test_item6_string_globs_become_a_list_and_missing_always_apply_stays_absent(
     assert rules["always"].always_apply is True
 
 
-def test_item6_skill_directory_name_mismatch_is_reported(tmp_path: Path) -> None:
+def test_item6_skill_folder_name_mismatch_keeps_the_folder_name_with_a_note(
+    tmp_path: Path,
+) -> None:
     root = make_plugin(tmp_path / "kit")
     write(root / "skills" / "format" / "SKILL.md", "---\nname: formatter\n---\n")
     plugin = scan_plugin(root)
     assert plugin.load is not None
     assert plugin.load.kind == "degraded"
-    assert "frontmatter name 'formatter' differs from its directory 'format'" in (
-        plugin.load.message or ""
+    assert plugin.load.message == (
+        "skills/format/SKILL.md: frontmatter name 'formatter' differs from its folder 'format': "
+        "the folder name is used (rename one so they match)"
     )
     assert plugin.children is not None
-    assert "formatter" not in {c.name for c in plugin.children}
+    names = {c.name for c in plugin.children}
+    assert "format" in names
+    assert "formatter" not in names
 
 
 def test_a_broken_part_degrades_and_nothing_loading_is_an_error(tmp_path: Path) -> None:
@@ -136,13 +141,16 @@ def test_a_broken_part_degrades_and_nothing_loading_is_an_error(tmp_path: Path) 
     plugin = scan_plugin(root)
     assert plugin.load is not None
     assert plugin.load.kind == "degraded"
-    assert "broken.md: frontmatter is not valid YAML" in (plugin.load.message or "")
+    assert "agents/broken.md: frontmatter is not valid YAML" in (plugin.load.message or "")
     only_broken = tmp_path / "only"
     write(only_broken / "hooks" / "hooks.json", "{not json")
     failed = scan_plugin(only_broken)
     assert failed.load is not None
     assert (failed.load.kind, failed.children) == ("error", ())
-    assert "hooks.json: not valid JSON" in (failed.load.message or "")
+    assert failed.load.message == (
+        "hooks/hooks.json: is not valid JSON (Expecting property name enclosed in double quotes "
+        "at line 1 column 2), skipped"
+    )
 
 
 def test_missing_root_or_bad_manifest_is_an_error_with_children_absent(tmp_path: Path) -> None:
@@ -251,4 +259,22 @@ def test_loader_errors_and_metadata_map_onto_load_states() -> None:
     }
     no_source = load_states_from_loader(errors=[LoadError("/s/a.py", ValueError(), None)])
     assert no_source == {"/s": no_source["/s"]}
-    assert no_source["/s"].message == "a.py: ValueError"
+    assert no_source["/s"].message == "a.py: ValueError with no message"
+
+
+class Unprintable(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no")
+
+
+def test_loader_errors_are_described_safely() -> None:
+    states = load_states_from_loader(
+        errors=[
+            LoadError("/s/a\x1b[2J.py", Unprintable(), None),
+            LoadError("/s/b.py", "line one\nline two", None),
+        ]
+    )
+    assert states["/s"].message == (
+        "a\\x1b[2J.py: Unprintable (its message could not be read: __str__ failed); "
+        "b.py: line one\\nline two"
+    )

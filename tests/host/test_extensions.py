@@ -156,7 +156,30 @@ async def test_e14_handler_crash_is_internal_error() -> None:
     registry.add_request("_boom", lambda p: 1 / 0)
     response = await registry.handle({"jsonrpc": "2.0", "id": 1, "method": "_boom"})
     assert response["error"]["code"] == -32603
-    assert "_boom failed" in response["error"]["message"]
+    assert response["error"]["message"] == (
+        "extension _boom failed: ZeroDivisionError: division by zero"
+    )
+
+
+class Unprintable(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no")
+
+
+@pytest.mark.anyio
+async def test_handler_exception_whose_str_raises_still_gets_an_answer() -> None:
+    registry = ExtensionRegistry()
+
+    def handler(params: dict[str, Any]) -> None:
+        raise Unprintable
+
+    registry.add_request("_odd", handler)
+    response = await registry.handle({"jsonrpc": "2.0", "id": 7, "method": "_odd"})
+    assert response["error"] == {
+        "code": -32603,
+        "message": "extension _odd failed: Unprintable (its message could not be read: "
+        "__str__ failed)",
+    }
 
 
 def test_e15_e16_underscore_values_are_extensions_others_are_future() -> None:

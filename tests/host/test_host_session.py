@@ -313,3 +313,40 @@ async def test_late_parse_cannot_republish_a_removed_clients_plugins() -> None:
     )
     assert await host.sync_client_plugins("ide", _parsed)
     assert [c["id"] for c in host.state["customizations"]] == ["ide-p"]
+
+
+def test_a_client_removing_itself_gets_the_same_cleanup_as_a_host_removal() -> None:
+    log: list[tuple[str, Any]] = []
+    host = host_with_clients(log)
+    host.dispatch(
+        {
+            "type": "session/customizationUpdated",
+            "customization": {
+                "type": "plugin",
+                "id": "web-plugin",
+                "uri": "virtual://w",
+                "name": "w",
+                "enabled": True,
+                "clientId": "web",
+            },
+        }
+    )
+    host.start_tool_call(CHAT, turn_id=T, tool_call_id="call", tool_name="share")
+    ready(host, CHAT, "call")
+    revision = host.revision("web")
+    log.clear()
+    leave = {"type": "session/activeClientRemoved", "clientId": "web"}
+    host.dispatch_from_client(leave, client_id="web")
+    assert [(a["type"]) for _, a in log] == [
+        "chat/toolCallComplete",
+        "session/activeClientRemoved",
+        "session/customizationRemoved",
+    ]
+    assert log[1][1] is leave  # the client's own action is the one applied and forwarded
+    call = status(host, CHAT, "call")
+    assert (call["status"], call["success"]) == ("completed", False)
+    assert "Client web left the session before completing" in call["error"]["message"]
+    assert "web" not in host.tools
+    assert [c["clientId"] for c in host.state["activeClients"]] == ["ide"]
+    assert host.state["customizations"] == []
+    assert host.revision("web") != revision  # a late plugin parse cannot publish for it

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from customtools import CustomTool, Type
+from customtools.export import to_mcp
 from customtools.host import (
     ActiveClientToolSet,
     SessionToolRegistry,
@@ -87,26 +88,22 @@ def test_structural_equals_against_merged() -> None:
     assert s.structural_equals([tool("a", "d", title="new title")])
 
 
-@dataclass
-class HostTool:
-    name: str
-    description: str
-    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
-    label: str = "Host tool"
+def host_tool(name: str, description: str) -> CustomTool:
+    return CustomTool(name=name, description=description, label="Host tool", execute=lambda *a: "")
 
 
 def test_registry_server_tools_shadow_clients_without_prefix() -> None:
     clients = ActiveClientToolSet()
     clients.set("ide", [tool("search"), tool("open")])
     registry = SessionToolRegistry(
-        server_tools=[HostTool("search", "server search")], client_tools=clients
+        server_tools=[host_tool("search", "server search")], client_tools=clients
     )
     assert names(registry.definitions()) == ["search", "open"]
     assert registry.shadowed() == (("ide", "search"),)
     route = registry.resolve("search")
     assert route is not None
     assert (route.origin, route.client_id) == ("server", None)
-    assert registry.definitions()[0].input_schema == {"type": "object"}
+    assert registry.definitions()[0].input_schema == CustomTool(name="x", execute=print).parameters
 
 
 def test_registry_prefix_per_client_keeps_both_clients_tools() -> None:
@@ -153,3 +150,48 @@ def test_merged_is_deterministic_and_unique(ops: list[tuple[str, list[ToolDefini
         assert owner is not None
         assert t in first.get(owner)
     assert first.structural_equals(list(reversed(merged)))
+
+
+def test_from_tool_keeps_what_the_mcp_export_keeps() -> None:
+    custom = CustomTool(
+        name="grep",
+        label="Search files",
+        description="Search text",
+        parameters=Type.Object({"pattern": Type.String()}),
+        execute=lambda *a: "",
+        annotations={"readOnlyHint": True},
+        meta={"example.com/owner": "search-team"},
+    )
+    definition = ToolDefinition.from_tool(custom)
+    assert definition.title == "Search files"
+    assert definition.annotations == {"readOnlyHint": True}
+    assert definition.meta == {"example.com/owner": "search-team"}
+    assert definition.to_dict() == to_mcp(custom)
+
+
+def test_registry_advertises_server_tools_with_their_annotations() -> None:
+    custom = CustomTool(name="rm", execute=lambda *a: "", annotations={"destructiveHint": True})
+    ready = ToolDefinition(name="ping", description="host-run tool")
+    registry = SessionToolRegistry(server_tools=[custom, ready])
+    first, second = registry.definitions()
+    assert first.annotations == {"destructiveHint": True}
+    assert second is ready
+
+
+def test_prefixed_client_tool_keeps_explicit_nulls() -> None:
+    clients = ActiveClientToolSet()
+    clients.set("ide", [ToolDefinition.from_dict({"name": "open", "description": None})])
+    registry = SessionToolRegistry(client_tools=clients, client_prefix="c_")
+    assert registry.definitions()[0].to_dict() == {"name": "c_open", "description": None}
+
+
+def test_null_description_or_schema_is_not_an_absent_one() -> None:
+    absent = ToolDefinition.from_dict({"name": "a"})
+    null_description = ToolDefinition.from_dict({"name": "a", "description": None})
+    null_schema = ToolDefinition.from_dict({"name": "a", "inputSchema": None})
+    assert structural_tools_equal([absent], [ToolDefinition.from_dict({"name": "a"})])
+    assert not structural_tools_equal([absent], [null_description])
+    assert not structural_tools_equal([null_description], [absent])
+    assert not structural_tools_equal([absent], [null_schema])
+    assert structural_tools_equal([null_schema], [ToolDefinition.from_dict(null_schema.to_dict())])
+    assert not structural_tools_equal([absent], [ToolDefinition(name="a", input_schema={})])

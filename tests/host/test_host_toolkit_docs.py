@@ -32,4 +32,4 @@ def test_host_toolkit_example_runs_and_prints_what_its_comments_say(tmp_path: Pa
     promised = re.findall(r"^# (\[.*\])$|print\(.*\)\s+# (.*)$", source, re.M)
     expected = [a or b for a, b in promised]
     assert done.stdout.splitlines() == expected
-    assert expected[1] == "client web runTests"
+    assert expected[2] == "client web runTests"

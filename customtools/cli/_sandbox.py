@@ -217,7 +217,8 @@ def add_sandbox_arguments(parser: argparse.ArgumentParser) -> None:
         type=_mebibytes,
         default=DEFAULT_MEMORY_LIMIT_MIB * _MIB,
         metavar="MIB",
-        help=f"memory one module may allocate, 0 for no limit (default: {DEFAULT_MEMORY_LIMIT_MIB})",
+        help="memory one module may allocate, 0 for no limit"
+        f" (default: {DEFAULT_MEMORY_LIMIT_MIB})",
     )
     group.add_argument(
         "--cpu-limit",
@@ -520,26 +521,43 @@ def _from_outcome(
     )
 
 
-def _lost(candidate: Candidate, child: _Child, what: str) -> ModuleReport:
-    """The supervisor ended, hung or misbehaved while this module loaded."""
+_ANOMALIES: Final = {
+    "hang": (
+        "timeout",
+        "the validation process stopped answering while the module loaded (did the module stop"
+        " its parent process?); it was killed",
+    ),
+    "ended": (
+        "crash",
+        "the validation process ended ({how}) while the module loaded; the module may have"
+        " killed its parent process",
+    ),
+    "tampered": (
+        "tampered",
+        "validate's private report channel carried messages its validation process did not"
+        " send, or the process did not end cleanly ({how}): the module wrote to the channel or"
+        " interfered with the process, so its outcome cannot be trusted",
+    ),
+}
+
+
+def _lost(candidate: Candidate, child: _Child, anomaly: str) -> ModuleReport:
+    """The supervisor of this one module misbehaved: blame the module."""
     code = child.process.returncode
-    how = f"signal {_signal_name(-code)}" if code is not None and code < 0 else f"exit code {code}"
+    if code is None:
+        how = "still running"
+    elif code < 0:
+        how = f"signal {_signal_name(-code)}"
+    else:
+        how = f"exit code {code}"
+    finding, message = _ANOMALIES[anomaly]
     return ModuleReport(
         candidate=candidate,
-        status="crashed" if what != "hang" else "timeout",
+        status="timeout" if anomaly == "hang" else "crashed",
         errors=[
             {
-                "code": "crash" if what != "hang" else "timeout",
-                "message": (
-                    "the validation process stopped answering while the module loaded (did the"
-                    " module stop or kill its parent?); it was killed"
-                    if what == "hang"
-                    else f"the validation process ended ({how}) while the module loaded; the"
-                    " module may have killed its parent process"
-                    if what == "ended"
-                    else "the validation process sent a report that does not match what was"
-                    " asked; the module may have tampered with it, so it counts as failed"
-                ),
+                "code": finding,
+                "message": message.format(how=how),
                 "toolName": None,
                 "file": main_file(candidate),
                 "line": None,
@@ -571,16 +589,18 @@ def _worker_failed(candidates: list[Candidate], child: _Child) -> list[ModuleRep
     ]
 
 
-def _run_child(
+def _run_supervisor(
     candidates: list[Candidate],
     request: dict[str, Any],
     cwd: str,
     env: dict[str, str],
-) -> tuple[list[ModuleReport], bool]:
-    """Load ``candidates`` through one supervisor until it finishes or stops answering.
+) -> tuple[list[ModuleReport], str | None, _Child]:
+    """Load ``candidates`` through one supervisor.
 
-    Returns the reports so far and whether the supervisor stopped early (the last report is
-    then the module that stopped it, or every remaining module when it never started).
+    Returns the reports, the anomaly (``None`` when the run was exactly as the protocol says:
+    ``ready``, ``start``/``done`` for each module in order, ``end``, then the process exits 0
+    with nothing after ``end``), and the finished child. Anomalies: ``no-start`` (no module
+    code ran), ``hang``, ``ended`` (the supervisor died) and ``tampered``.
     """
     timeout = float(request["timeout"])
     limits = request["limits"]
@@ -594,19 +614,10 @@ def _run_child(
             try:
                 message = child.lines.get(timeout=wait)
             except queue.Empty:
-                child.kill()
-                if current is None:
-                    return reports + _worker_failed(candidates[len(reports) :], child), True
-                reports.append(_lost(candidates[current], child, "hang"))
-                return reports, True
+                return reports, "hang" if ready else "no-start", child
             if message is None:  # the supervisor's stdout closed: it ended
                 child.process.wait()
-                if current is not None:
-                    reports.append(_lost(candidates[current], child, "ended"))
-                    return reports, True
-                if len(reports) < len(candidates):
-                    return reports + _worker_failed(candidates[len(reports) :], child), True
-                return reports, False
+                return reports, "ended" if ready else "no-start", child
             event = message.get("event")
             index = message.get("index")
             if event == "ready" and not ready:
@@ -617,16 +628,45 @@ def _run_child(
                 reports.append(_from_outcome(candidates[current], message, timeout, limits))
                 current = None
             elif event == "end" and current is None and len(reports) == len(candidates):
-                return reports, False
-            else:  # out of order, repeated or unknown: the channel cannot be trusted
-                child.kill()
-                position = current if current is not None else len(reports)
-                if position >= len(candidates):
-                    return reports, False
-                reports.append(_lost(candidates[position], child, "garbled"))
-                return reports, True
+                return reports, _after_end(child), child
+            else:  # out of order, repeated or unknown
+                return reports, "tampered", child
     finally:
         child.kill()
+
+
+def _after_end(child: _Child) -> str | None:
+    """The genuine supervisor exits 0 right after ``end`` and writes nothing more."""
+    try:
+        trailing = child.lines.get(timeout=_SLACK)
+    except queue.Empty:
+        return "tampered"
+    if trailing is not None:
+        return "tampered"
+    try:
+        code = child.process.wait(timeout=_SLACK)
+    except subprocess.TimeoutExpired:
+        return "tampered"
+    return None if code == 0 else "tampered"
+
+
+def _load(
+    candidates: list[Candidate], request: dict[str, Any], cwd: str, env: dict[str, str]
+) -> list[ModuleReport]:
+    """One report per candidate. When a run with several modules goes wrong in any way, the
+    module at fault cannot be known from the channel (it may be what was forged): each module
+    of the run is then loaded again in a run of its own, where an anomaly names it."""
+    reports, anomaly, child = _run_supervisor(candidates, request, cwd, env)
+    if anomaly is None:
+        return reports
+    if anomaly == "no-start":
+        return _worker_failed(candidates, child)
+    if len(candidates) == 1:
+        return [_lost(candidates[0], child, anomaly)]
+    out: list[ModuleReport] = []
+    for candidate in candidates:
+        out.extend(_load([candidate], request, cwd, env))
+    return out
 
 
 def _compile_error(candidate: Candidate) -> str | None:
@@ -724,16 +764,9 @@ def load_isolated(
     }
     marker = secrets.token_hex(16)
     env = child_environment(options.pass_env, marker)
-    reports: list[ModuleReport] = []
-    remaining = list(candidates)
     with _not_dumpable():
         try:
-            while remaining:
-                done, stopped = _run_child(remaining, request, cwd, env)
-                reports.extend(done)
-                if not stopped:
-                    break
-                remaining = remaining[len(done) :]
+            reports = _load(list(candidates), request, cwd, env) if candidates else []
         finally:
             _sweep(marker)
     hidden = _secrets(options.pass_env)

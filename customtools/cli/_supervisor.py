@@ -164,7 +164,9 @@ def _set_limits(limits: dict[str, Any]) -> None:
         lower(resource.RLIMIT_FSIZE, int(limits["fileSize"]))
 
 
-def _worker(protocol: TextIO, report_w: int, err_w: int, data: dict[str, Any], request: Any) -> None:
+def _worker(
+    protocol: TextIO, report_w: int, err_w: int, data: dict[str, Any], request: dict[str, Any]
+) -> None:
     """The forked child: never returns."""
     code = 0
     try:
@@ -186,7 +188,7 @@ def _worker(protocol: TextIO, report_w: int, err_w: int, data: dict[str, Any], r
         while view:
             written = os.write(report_w, view)
             view = view[written:]
-    except BaseException:  # noqa: BLE001 - the exit status says it; stderr has the traceback
+    except BaseException:  # the exit status says it; stderr has the traceback
         code = 70
         with contextlib.suppress(BaseException):
             import traceback

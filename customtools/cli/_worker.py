@@ -165,7 +165,7 @@ def warm_up() -> None:
         parameters=Type.Object({"a": Type.Optional(Type.String(minLength=1, default="x"))}),
     )
     _tool_report(tool, _Locations(None))
-    import anyio
+    import anyio  # noqa: F401
 
     import customtools._loading._loader  # noqa: F401
 
@@ -184,12 +184,12 @@ def load_in_worker(data: dict[str, Any], cwd: str, load_timeout: float | None) -
     candidate = candidate_from_dict(data)
     try:
         report = anyio.run(_load_one, candidate, cwd, load_timeout)
-    except Exception as exc:  # noqa: BLE001 - reported, with its traceback
+    except Exception as exc:  # reported, with its traceback
         import traceback
 
         try:
             detail = "".join(traceback.format_exception(exc))
-        except Exception:  # noqa: BLE001 - a traceback that cannot be formatted
+        except Exception:  # a traceback that cannot be formatted
             detail = None
         report = {
             "seconds": None,

@@ -633,6 +633,7 @@ def _run_supervisor(
                 return reports, "tampered", child
     finally:
         child.kill()
+        _sweep(env[MARKER_VARIABLE])
 
 
 def _after_end(child: _Child) -> str | None:
@@ -765,10 +766,7 @@ def load_isolated(
     marker = secrets.token_hex(16)
     env = child_environment(options.pass_env, marker)
     with _not_dumpable():
-        try:
-            reports = _load(list(candidates), request, cwd, env) if candidates else []
-        finally:
-            _sweep(marker)
+        reports = _load(list(candidates), request, cwd, env) if candidates else []
     hidden = _secrets(options.pass_env)
     out = []
     for report in reports:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 
@@ -14,7 +15,7 @@ from customtools.cli import _sandbox
 from customtools.cli._sandbox import load_isolated
 from customtools.loading import explicit_candidates
 
-from ._helpers import FIXTURES, run_command
+from ._helpers import FIXTURES, run_command, subprocess_env
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups")
 
@@ -388,3 +389,83 @@ def test_an_exception_whose_str_raises_is_reported_not_called_a_crash(tmp_path):
     assert error["code"] != "crash"
     assert "os._exit" not in error["message"]
     assert error["file"].endswith("badstr.py")
+
+
+def test_a_module_that_kills_its_supervisor_is_blamed_and_the_rest_still_load(tmp_path):
+    (tmp_path / "a_first.py").write_text(
+        "from customtools import CustomTool\n\n"
+        "def factory(api):\n"
+        "    return CustomTool(name='first', description='Fine.', execute=lambda *a: '')\n"
+    )
+    (tmp_path / "b_killer.py").write_text(
+        "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n"
+    )
+    (tmp_path / "c_last.py").write_text(
+        "from customtools import CustomTool\n\n"
+        "def factory(api):\n"
+        "    return CustomTool(name='last', description='Fine.', execute=lambda *a: '')\n"
+    )
+    candidates = list(explicit_candidates([tmp_path]).candidates)
+    reports = load_isolated(candidates, cwd=str(tmp_path), timeout=30)
+    assert [r.status for r in reports] == ["loaded", "crashed", "loaded"]
+    (error,) = reports[1].errors
+    assert error["code"] == "crash"
+    assert "SIGKILL" in error["message"]
+    assert [[t["name"] for t in r.tools] for r in reports] == [["first"], [], ["last"]]
+
+
+def test_validate_passes_only_the_environment_variables_it_is_told_to(tmp_path):
+    (tmp_path / "show.py").write_text(
+        "import os\nraise RuntimeError('CT_SHOWN=' + os.environ.get('CT_SHOWN', 'unset'))\n"
+    )
+    env = {**subprocess_env(), "CT_SHOWN": "the-value"}
+
+    def validate(*extra: str) -> dict:
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "customtools",
+                "validate",
+                "--format",
+                "json",
+                *extra,
+                "show.py",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=env,
+            timeout=60,
+        )
+        assert proc.returncode == 1, proc.stderr
+        (finding,) = json.loads(proc.stdout)["findings"]
+        return finding
+
+    assert "CT_SHOWN=unset" in validate()["message"]
+    assert "CT_SHOWN=the-value" in validate("--env", "CT_SHOWN")["message"]
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("--memory-limit", "lots"), ("--memory-limit", "-1"), ("--cpu-limit", "1.5")],
+)
+def test_bad_limit_values_are_usage_errors(cli, option, value):
+    result = cli("validate", option, value, str(FIXTURES / "clean"))
+    assert result.code == 2
+    assert option in result.err
+
+
+def test_validate_reports_an_exception_whose_str_raises_without_calling_it_a_crash(cli, tmp_path):
+    (tmp_path / "badstr.py").write_text(
+        "class E(Exception):\n"
+        "    def __str__(self):\n"
+        "        raise RuntimeError('boom')\n\n"
+        "raise E()\n"
+    )
+    result = cli("validate", "--format", "json", str(tmp_path / "badstr.py"))
+    assert result.code == 1
+    (finding,) = json.loads(result.out)["findings"]
+    assert finding["code"] != "crash"
+    assert "os._exit" not in finding["message"]
+    assert finding["file"].endswith("badstr.py")

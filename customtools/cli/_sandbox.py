@@ -13,10 +13,18 @@ user's rights, files and network. What it does:
   non-dumpable on Linux for the run, so a worker (same user) can open neither's file
   descriptors through ``/proc`` nor attach to them. The supervisor sets the status from how the
   worker ended (a crash, a signal or a non-zero exit is never "loaded", whatever was written)
-  and stamps the module's index itself. This process then checks that every module it asked
-  about got exactly one outcome, in order, and compiles each module's main file itself
-  (without running it): a file that does not compile is never reported loaded. So a module can
-  lie only about itself (it is arbitrary code: it could as well behave), never about another.
+  and stamps the module's index itself. This process accepts a run only when the channel
+  carried exactly ``ready``, ``start``/``done`` for each module in order and ``end``, with
+  nothing after it, and the supervisor then exited 0. Any other run (a forged, repeated or
+  out-of-order message, the supervisor killed, stopped or exiting oddly) is thrown away and
+  each of its modules is loaded again in a run of its own, where the anomaly names the module
+  (``tampered``, ``crash`` or ``timeout``). Finally this process compiles each module's main
+  file itself (without running it): a file that does not compile is never reported loaded.
+  So a module can lie only about itself (it is arbitrary code: it could as well behave),
+  never about another. Why not a secret key (an HMAC over the reports)? Any key the
+  supervisor holds before forking is in the worker's memory too, and a key the parent sends
+  later travels on a channel the same user can read; the design relies on who can write to
+  the channel, and on the parent checking what it can check without trusting the child.
 - **Nothing started survives.** On Linux the supervisor is a child subreaper: whatever a
   worker starts, even in a new session (``start_new_session=True``) or double-forked, is
   re-parented to it and killed before the next worker starts. Every child also carries a

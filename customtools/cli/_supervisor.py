@@ -356,6 +356,12 @@ def main() -> None:
     prctl(_PR_SET_CHILD_SUBREAPER, 1)
     warm_up()
     can_fork = hasattr(os, "fork")
+    if can_fork:
+        import gc
+
+        # Keep the collector from touching (and so copying) every inherited object in each
+        # forked worker.
+        gc.freeze()
     _send(protocol, "ready")
     for index, data in enumerate(request["candidates"]):
         _send(protocol, "start", index=index)

@@ -165,9 +165,16 @@ def warm_up() -> None:
         parameters=Type.Object({"a": Type.Optional(Type.String(minLength=1, default="x"))}),
     )
     _tool_report(tool, _Locations(None))
-    import anyio  # noqa: F401
+    import anyio
 
     import customtools._loading._loader  # noqa: F401
+
+    async def nothing() -> None:
+        return None
+
+    # The first anyio.run of a process imports its backend (~0.2 s): pay it once, before the
+    # supervisor forks its workers.
+    anyio.run(nothing)
 
 
 def load_in_worker(data: dict[str, Any], cwd: str, load_timeout: float | None) -> str:

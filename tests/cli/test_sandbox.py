@@ -469,3 +469,19 @@ def test_validate_reports_an_exception_whose_str_raises_without_calling_it_a_cra
     assert finding["code"] != "crash"
     assert "os._exit" not in finding["message"]
     assert finding["file"].endswith("badstr.py")
+
+
+def test_a_module_that_stops_its_supervisor_is_reported_as_a_hang(tmp_path, monkeypatch):
+    monkeypatch.setattr(_sandbox, "_SLACK", 0.5)
+    (tmp_path / "freeze.py").write_text(
+        "import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)\n"
+    )
+    (report,) = load_isolated(
+        list(explicit_candidates([tmp_path / "freeze.py"]).candidates),
+        cwd=str(tmp_path),
+        timeout=1,
+    )
+    assert report.status == "timeout"
+    (error,) = report.errors
+    assert error["code"] == "timeout"
+    assert "stopped answering" in error["message"]

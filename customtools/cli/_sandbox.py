@@ -32,7 +32,9 @@ user's rights, files and network. What it does:
   has it (``/proc/PID/environ``). Elsewhere on POSIX, process groups are killed instead; a
   program that starts a new session there can outlive the run.
 - **Resource limits** (``setrlimit``) per worker: memory (``RLIMIT_DATA`` on Linux, the
-  address space elsewhere), CPU seconds, size of a written file; no core files.
+  address space elsewhere), CPU seconds, size of a written file; no core files. The number
+  of processes is not limited: ``RLIMIT_NPROC`` counts every process of the user, so no
+  value is safe for one run.
 - **A scrubbed environment**: only an allowlist (``PATH``, ``HOME``, locale, temporary
   directories, the Python and virtualenv variables needed to import) plus ``--env NAME``
   reaches the modules; the values of secret-looking variables (``*TOKEN*``, ``*KEY*``,

@@ -186,7 +186,8 @@ class SandboxOptions:
 
     Args:
         memory_limit: bytes a module may allocate (``None``: no limit).
-        cpu_limit: CPU seconds per module (``None``: twice the timeout, rounded up).
+        cpu_limit: CPU seconds per module (``None``: twice the timeout, rounded up; ``0``:
+            no limit).
         file_size_limit: the largest file a module may write, in bytes (``None``: no limit).
         pass_env: names of further environment variables the modules may see.
     """
@@ -207,14 +208,14 @@ def _mebibytes(text: str) -> int | None:
     return value * _MIB if value else None
 
 
-def _cpu_seconds(text: str) -> int | None:
+def _cpu_seconds(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of seconds") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text!r} must be 0 (no limit) or more seconds")
-    return value or None
+    return value
 
 
 def add_sandbox_arguments(parser: argparse.ArgumentParser) -> None:
@@ -769,7 +770,7 @@ def load_isolated(
         "timeout": timeout,
         "limits": {
             "memory": options.memory_limit,
-            "cpu": cpu,
+            "cpu": cpu or None,
             "fileSize": options.file_size_limit,
         },
     }

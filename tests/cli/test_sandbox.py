@@ -485,3 +485,28 @@ def test_a_module_that_stops_its_supervisor_is_reported_as_a_hang(tmp_path, monk
     (error,) = report.errors
     assert error["code"] == "timeout"
     assert "stopped answering" in error["message"]
+
+
+def test_limit_options_become_sandbox_options():
+    from customtools.cli import _parser
+
+    args = _parser().parse_args(
+        [
+            "validate",
+            "--memory-limit",
+            "0",
+            "--cpu-limit",
+            "0",
+            "--file-size-limit",
+            "3",
+            "--env",
+            "A",
+            "--env",
+            "B",
+        ]
+    )
+    assert _sandbox.sandbox_options(args) == _sandbox.SandboxOptions(
+        memory_limit=None, cpu_limit=0, file_size_limit=3 * 1024 * 1024, pass_env=("A", "B")
+    )
+    defaults = _sandbox.sandbox_options(_parser().parse_args(["validate"]))
+    assert defaults == _sandbox.SandboxOptions()

@@ -21,6 +21,7 @@ __all__ = [
     "add_discovery_arguments",
     "close_matches",
     "display_path",
+    "load_failure",
     "load_tools",
     "resolve_cwd",
     "scan_options",
@@ -135,11 +136,29 @@ def load_tools(args: argparse.Namespace, cwd: str) -> LoadResult:
             **scan_options(args),
         )
 
-    return anyio.run(load)
+    try:
+        return anyio.run(load)
+    except Exception as exc:  # the loader contains tool code; never a traceback
+        raise load_failure(exc) from None
+
+
+def load_failure(exc: Exception) -> UsageError:
+    """The error for a load that raised instead of reporting (tool code outwitted the loader)."""
+    from customtools._format import describe_exception
+
+    return UsageError(
+        f"loading the tools failed: {describe_exception(exc)}; `customtools validate` loads"
+        " each module in a process of its own and names the one at fault"
+    )
 
 
 def display_path(path: str, cwd: str) -> str:
-    """``path`` relative to ``cwd`` when it lies inside it, else unchanged; safe to print."""
+    """``path`` relative to ``cwd`` when it lies inside it, else unchanged.
+
+    Bytes that are not UTF-8 show as ``\\xNN``, so the result can be encoded; control
+    characters and newlines are kept (JSON reports escape them): text output passes the
+    result through :func:`customtools._format.escape_control`.
+    """
     from customtools._loading._paths import display_path as printable
 
     if os.path.isabs(path):

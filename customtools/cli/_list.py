@@ -11,12 +11,14 @@ import os
 import sys
 from typing import Any
 
+from customtools._format import escape_control
 from customtools.cli._common import (
     EXIT_FINDINGS,
     EXIT_OK,
     absolute_paths,
     add_discovery_arguments,
     display_path,
+    load_failure,
     resolve_cwd,
     scan_options,
 )
@@ -62,7 +64,10 @@ def command(args: argparse.Namespace) -> int:
         report["tools"] = None
         metadata, diagnostics, errors = scanned.metadata, scanned.diagnostics, scanned.errors
     else:
-        result = anyio.run(load_scan, scanned, cwd, tuple(args.builtins))
+        try:
+            result = anyio.run(load_scan, scanned, cwd, tuple(args.builtins))
+        except Exception as exc:  # tool code outwitted the loader
+            raise load_failure(exc) from None
         report["tools"] = [_tool(loaded, here) for loaded in result.tools]
         metadata, diagnostics, errors = result.metadata, result.diagnostics, result.errors
     report["metadata"] = [_relative(item.to_dict(), here) for item in metadata]
@@ -101,6 +106,16 @@ def _tool(loaded: Any, here: str) -> dict[str, Any]:
     }
 
 
+def _escaped(value: Any) -> Any:
+    if isinstance(value, str):
+        return escape_control(value)
+    if isinstance(value, list):
+        return [_escaped(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _escaped(item) for key, item in value.items()}
+    return value
+
+
 def _table(rows: list[list[str]], header: list[str]) -> list[str]:
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     out = []
@@ -111,7 +126,9 @@ def _table(rows: list[list[str]], header: list[str]) -> list[str]:
 
 
 def _text(report: dict[str, Any]) -> str:
+    """The text report; every value is escaped (a file may be named ``a\\n::error::x.py``)."""
     lines: list[str] = []
+    report = _escaped(report)
     if report["tools"] is not None:
         rows = [
             [tool["name"], tool["label"], tool["provider"], tool["level"], tool["path"]]

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 from typing import Any, Final, TextIO
+
+from customtools._format import escape_control
 
 __all__ = [
     "REPORT_VERSION",
@@ -17,7 +20,9 @@ __all__ = [
     "github_property",
     "is_terminal",
     "print_json",
+    "to_json_text",
     "use_color",
+    "without_surrogates",
 ]
 
 REPORT_VERSION: Final = 1
@@ -27,10 +32,29 @@ _SPINNER: Final = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _ASCII_SPINNER: Final = "|/-\\"
 
 
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def without_surrogates(text: str) -> str:
+    """``text`` with lone surrogates (which no UTF-8 stream can write) shown as ``\\udXXX``.
+
+    Everything else, ANSI colour codes of a theme included, is left as it is.
+    """
+    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+def to_json_text(data: Any) -> str:
+    """``data`` as indented JSON: non-ASCII kept, a lone surrogate written as its ``\\uXXXX``
+    escape (valid JSON, and writable to any UTF-8 stream), non-JSON values through ``repr``."""
+    from customtools._format import safe_repr
+
+    return without_surrogates(json.dumps(data, indent=2, ensure_ascii=False, default=safe_repr))
+
+
 def print_json(data: Any, stream: TextIO | None = None) -> None:
-    """Print ``data`` as indented JSON (non-ASCII kept; non-JSON values shown with ``str``)."""
+    """Print ``data`` as indented JSON (see :func:`to_json_text`)."""
     out = stream if stream is not None else sys.stdout
-    out.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+    out.write(to_json_text(data) + "\n")
 
 
 # -- GitHub workflow commands -------------------------------------------------------------------
@@ -114,6 +138,9 @@ class Progress:
     On a terminal it keeps one line, redrawn in place: a spinner, the elapsed time and the
     latest update's last line, cut to the terminal width. Elsewhere (a pipe, a CI log) each
     update is printed as plain lines prefixed with ``... ``, and the spinner stays silent.
+    Control characters in an update are shown as escapes
+    (:func:`~customtools._format.escape_control`): tool output cannot retitle the terminal,
+    clear it, or write a CI workflow command.
     """
 
     def __init__(self, stream: TextIO, *, live: bool) -> None:
@@ -135,11 +162,11 @@ class Progress:
         """Show one streamed update (already rendered as text)."""
         if self._live:
             lines = [line for line in text.splitlines() if line.strip()]
-            self._text = lines[-1] if lines else ""
+            self._text = escape_control(lines[-1]) if lines else ""
             self._draw()
             return
         for line in text.splitlines() or [""]:
-            self._stream.write(f"... {line}\n")
+            self._stream.write(f"... {escape_control(line)}\n")
         self._stream.flush()
 
     def tick(self, elapsed: float) -> None:

@@ -28,7 +28,14 @@ from customtools.cli._common import (
     unknown_tool,
     warn,
 )
-from customtools.cli._output import AnsiTheme, Progress, is_terminal, print_json, use_color
+from customtools.cli._output import (
+    AnsiTheme,
+    Progress,
+    is_terminal,
+    print_json,
+    use_color,
+    without_surrogates,
+)
 
 __all__ = ["add_parser", "command", "read_params"]
 
@@ -129,7 +136,13 @@ def read_params(params: str | None, params_file: str | None) -> dict[str, Any]:
 
 
 def _as_text(value: Any) -> str:
-    return value if isinstance(value, str) else str(value)
+    """A rendering hook's return value as text (hooks are tool code: never trust ``__str__``)."""
+    from customtools._format import safe_repr, safe_str
+
+    if isinstance(value, str):
+        return value
+    text = safe_str(value)
+    return text if text is not None else safe_repr(value)
 
 
 class _Call:
@@ -196,13 +209,23 @@ class _Call:
                 await group.start(self._watch_signals, group.cancel_scope)
             if self.progress.live:
                 group.start_soon(self._tick)
-            result = await adapter.execute(
-                _CALL_ID,
-                self.params,
-                signal=self.controller.signal,
-                on_update=self.on_update,
-                timeout=self.timeout,
-            )
+            try:
+                result = await adapter.execute(
+                    _CALL_ID,
+                    self.params,
+                    signal=self.controller.signal,
+                    on_update=self.on_update,
+                    timeout=self.timeout,
+                )
+            except Exception as exc:  # the adapter never should; tool code did
+                from customtools import ToolResult
+                from customtools._format import describe_exception
+
+                result = ToolResult.from_text(
+                    f"the call failed and its error could not be reported: "
+                    f"{describe_exception(exc)}",
+                    is_error=True,
+                )
             group.cancel_scope.cancel()
         self.progress.clear()
         return result
@@ -230,7 +253,8 @@ def command(args: argparse.Namespace) -> int:
         )
     tool = loaded.tool
     err_theme = AnsiTheme() if use_color(sys.stderr, args.color) else PLAIN_THEME
-    print(_as_text(render_call(tool, params, err_theme)), file=sys.stderr, flush=True)
+    call_text = without_surrogates(_as_text(render_call(tool, params, err_theme)))
+    print(call_text, file=sys.stderr, flush=True)
     call = _Call(tool, params, args.timeout)
     outcome = anyio.run(call.execute)
     if outcome is None:  # a second Ctrl-C: we stopped waiting
@@ -241,7 +265,7 @@ def command(args: argparse.Namespace) -> int:
     else:
         theme = AnsiTheme() if use_color(sys.stdout, args.color) else PLAIN_THEME
         rendered = render_result(tool, outcome, RenderOptions(expanded=True), theme, params)
-        print(_as_text(rendered), flush=True)
+        print(without_surrogates(_as_text(rendered)), flush=True)
     if call.interrupted is not None:
         return 128 + int(call.interrupted)
     return EXIT_FINDINGS if outcome.is_error else EXIT_OK

@@ -25,7 +25,12 @@ from customtools.cli._common import (
     resolve_cwd,
     scan_options,
 )
-from customtools.cli._sandbox import ModuleReport, load_isolated
+from customtools.cli._sandbox import (
+    ModuleReport,
+    add_sandbox_arguments,
+    load_isolated,
+    sandbox_options,
+)
 
 __all__ = ["Finding", "add_parser", "command"]
 
@@ -131,6 +136,7 @@ def add_parser(subparsers: Any) -> None:
         metavar="S",
         help="warn when a module takes longer than this to load (default: %(default)g)",
     )
+    add_sandbox_arguments(parser)
     add_discovery_arguments(parser, paths=False)
     parser.set_defaults(handler=command)
 
@@ -380,7 +386,9 @@ def command(args: argparse.Namespace) -> int:
     for pack in packs:
         findings.scan(pack)
         if pack.candidates:
-            pack.reports = load_isolated(pack.candidates, cwd=cwd, timeout=args.timeout)
+            pack.reports = load_isolated(
+                pack.candidates, cwd=cwd, timeout=args.timeout, sandbox=sandbox_options(args)
+            )
         elif not pack.errors:
             findings.add(
                 "warning",

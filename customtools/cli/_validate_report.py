@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from customtools._format import escape_control
 from customtools.cli._common import display_path
 from customtools.cli._output import REPORT_VERSION, github_command, print_json
 
@@ -123,7 +124,7 @@ def _location(item: Finding) -> str:
 def _text(packs: Sequence[_Pack], findings: Sequence[Finding], summary: dict[str, Any]) -> str:
     lines: list[str] = []
     for pack in packs:
-        lines.append(f"{pack.label}")
+        lines.append(escape_control(pack.label))
         for report in pack.reports:
             module = report.candidate
             name = os.path.basename(module.path.rstrip("/\\"))
@@ -133,14 +134,16 @@ def _text(packs: Sequence[_Pack], findings: Sequence[Finding], summary: dict[str
                 name = module.entry_point or module.path
             tools = ", ".join(tool["name"] for tool in report.tools) or "-"
             took = f"{report.seconds * 1000:.0f} ms" if report.seconds is not None else "-"
-            lines.append(f"  {report.status:<8} {name:<28} {tools:<32} {took:>8}")
+            line = f"  {report.status:<8} {name:<28} {tools:<32} {took:>8}"
+            lines.append(escape_control(line))
         if not pack.reports:
             lines.append("  (no tool modules)")
     ordered = sorted(findings, key=lambda item: _SEVERITY_ORDER[item.severity])
     if ordered and lines:
         lines.append("")
     for item in ordered:
-        lines.append(f"{_location(item)}{item.severity} [{item.code}] {item.message}")
+        line = f"{_location(item)}{item.severity} [{item.code}] {item.message}"
+        lines.append(escape_control(line))
     if lines:
         lines.append("")
     lines.append(_summary_line(summary))

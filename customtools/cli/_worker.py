@@ -1,53 +1,23 @@
-"""The child process of ``customtools validate``: loads tool modules and reports on each.
+"""Loading one tool module inside a ``validate`` worker, and reading where things are in it.
 
-The parent (:mod:`customtools.cli._sandbox`) starts ``python -c`` with a bootstrap that calls
-:func:`main`, writes one JSON request on stdin and reads JSON lines back::
-
-    request   {"cwd": str, "loadTimeout": float | null, "candidates": [Candidate.to_dict()]}
-    replies   {"event": "ready"}
-              {"event": "start", "index": i}           before module i is imported
-              {"event": "done", "index": i, ...}       its report (see _report)
-              {"event": "end"}
-
-Replies go to a private duplicate of the original stdout; file descriptor 1 is pointed at
-stderr first, so whatever a tool module prints (from Python, C code or a child program) cannot
-corrupt the protocol. ``faulthandler`` writes a traceback to stderr when the interpreter
-crashes and, on ``SIGUSR1``, when the parent gives up on a module that hangs; the parent reads
-the tool's line from it. Modules load one at a time, each in its own ``load_scan`` (so its
-import time is its own); name conflicts between modules are the parent's job.
+A worker is a process the supervisor (:mod:`customtools.cli._supervisor`) forks for exactly one
+module: :func:`load_in_worker` loads it with a fresh ``load_scan`` and returns its report as
+JSON text, which the worker writes to a pipe only the supervisor reads. :func:`frame_in` and
+:func:`main_file` also serve the parent, to point a crash or hang at the module's line.
 """
 
 from __future__ import annotations
 
 import ast
-import faulthandler
 import json
 import os
 import re
-import signal
-import sys
 import time
-from typing import Any, TextIO
+from typing import Any
 
-__all__ = ["candidate_from_dict", "main"]
+__all__ = ["candidate_from_dict", "frame_in", "load_in_worker", "main_file", "warm_up"]
 
 _FRAME_RE = re.compile(r'File "([^"]+)", line (\d+)')
-
-
-def _claim_stdout() -> TextIO:
-    """A private stream on the original stdout; fd 1 then points at stderr."""
-    sys.stdout.flush()
-    protocol_fd = os.dup(1)  # not inherited by children (PEP 446)
-    os.dup2(2, 1)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)  # tool modules must not read the request
-    os.close(null)
-    return os.fdopen(protocol_fd, "w", encoding="utf-8", buffering=1)
-
-
-def _send(stream: TextIO, event: str, **fields: Any) -> None:
-    stream.write(json.dumps({"event": event, **fields}, default=str) + "\n")
-    stream.flush()
 
 
 def candidate_from_dict(data: dict[str, Any]) -> Any:
@@ -185,7 +155,7 @@ async def _load_one(candidate: Any, cwd: str, load_timeout: float | None) -> dic
     }
 
 
-def _warm_up() -> None:
+def warm_up() -> None:
     """Import what every load needs, so the first module's time is its own."""
     from customtools import CustomTool, Type
 
@@ -195,35 +165,53 @@ def _warm_up() -> None:
         parameters=Type.Object({"a": Type.Optional(Type.String(minLength=1, default="x"))}),
     )
     _tool_report(tool, _Locations(None))
-
-
-async def _serve(request: dict[str, Any], protocol: TextIO) -> None:
-    cwd = request["cwd"]
-    load_timeout = request.get("loadTimeout")
-    _warm_up()
-    _send(protocol, "ready")
-    for index, data in enumerate(request["candidates"]):
-        candidate = candidate_from_dict(data)
-        _send(protocol, "start", index=index)
-        report = await _load_one(candidate, cwd, load_timeout)
-        sys.stderr.flush()
-        _send(protocol, "done", index=index, **report)
-    _send(protocol, "end")
-
-
-def main() -> None:
-    """Run the worker: read the request on stdin, report, and end the process (never
-    returns normally: see the comment at the end)."""
     import anyio
 
-    request = json.load(sys.stdin)
-    protocol = _claim_stdout()
-    faulthandler.enable(file=sys.stderr, all_threads=True)
-    if hasattr(signal, "SIGUSR1"):
-        faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
-    anyio.run(_serve, request, protocol)
-    sys.stderr.flush()
-    protocol.flush()
-    # Tool modules may have left non-daemon threads or atexit hooks behind; they must not keep
-    # the report waiting.
-    os._exit(0)
+    import customtools._loading._loader  # noqa: F401
+
+    async def nothing() -> None:
+        return None
+
+    # The first anyio.run of a process imports its backend (~0.2 s): pay it once, before the
+    # supervisor forks its workers.
+    anyio.run(nothing)
+
+
+def load_in_worker(data: dict[str, Any], cwd: str, load_timeout: float | None) -> str:
+    """Load the candidate ``data`` (``Candidate.to_dict()``) and return its report as JSON.
+
+    The report holds ``seconds``, ``tools``, ``errors`` and ``diagnostics``. Anything the
+    loader itself raises (it should not) becomes an ``internal-error`` entry, described with
+    :func:`~customtools._format.describe_exception`, so it is never mistaken for a crash.
+    """
+    import anyio
+
+    from customtools._format import describe_exception, safe_repr
+
+    candidate = candidate_from_dict(data)
+    try:
+        report = anyio.run(_load_one, candidate, cwd, load_timeout)
+    except Exception as exc:  # reported, with its traceback
+        import traceback
+
+        try:
+            detail = "".join(traceback.format_exception(exc))
+        except Exception:  # a traceback that cannot be formatted
+            detail = None
+        report = {
+            "seconds": None,
+            "tools": [],
+            "errors": [
+                {
+                    "code": "internal-error",
+                    "message": "validate could not load the module: the loader failed with"
+                    f" {describe_exception(exc)}; please report this as a customtools bug",
+                    "toolName": None,
+                    "file": main_file(candidate),
+                    "line": None,
+                    "traceback": detail,
+                }
+            ],
+            "diagnostics": [],
+        }
+    return json.dumps(report, default=safe_repr)

@@ -153,3 +153,45 @@ def test_cwd_that_is_not_a_directory_exits_2(cli, tmp_path):
     result = cli("list", "--cwd", str(tmp_path / "missing"))
     assert result.code == 2
     assert "is not a directory" in result.err
+
+
+_BAD_STR = """\
+class Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("boom")
+
+raise Unprintable()
+"""
+
+
+def test_control_characters_in_file_names_are_escaped_in_text(cli, tmp_path):
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    name = "nl\n::error file=x::INJECTED.py"
+    (tools / name).write_text(
+        "from customtools import CustomTool\n\n"
+        "def factory(api):\n"
+        "    return CustomTool(name='odd', description='Odd file.', execute=lambda *a: '')\n"
+    )
+    (tools / "esc\x1b[2J.py").write_text("raise RuntimeError('broken \\x1b]0;title\\x07')\n")
+    result = cli("list", "--no-entry-points", "--path", str(tools))
+    assert result.code == 1
+    assert not any(line.startswith("::") for line in result.out.splitlines())
+    assert "nl\\n::error file=x::INJECTED.py" in result.out
+    assert "\x1b" not in result.out
+    assert "esc\\x1b[2J.py" in result.out
+    # The JSON report keeps the real name (JSON escapes it).
+    data = json.loads(
+        cli("list", "--no-entry-points", "--format", "json", "--path", str(tools)).out
+    )
+    assert any(tool["path"].endswith(name) for tool in data["tools"])
+
+
+def test_an_exception_whose_str_raises_does_not_crash_list(cli, tmp_path):
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "badstr.py").write_text(_BAD_STR)
+    result = cli("list", "--no-entry-points", "--path", str(tools))
+    assert result.code in (1, 2)  # 1 once the loader reports it as a load error
+    assert "Traceback" not in result.err
+    assert "Unprintable" in result.out + result.err or "boom" in result.err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 
@@ -12,7 +13,9 @@ from customtools.cli._output import (
     github_command,
     github_data,
     github_property,
+    to_json_text,
     use_color,
+    without_surrogates,
 )
 
 
@@ -78,3 +81,63 @@ def test_live_progress_redraws_one_line_in_place(encoding):
     assert "1.2s last line" in text or "1.3s last line" in text
     assert "a note\n" in text
     assert "first" not in text
+
+
+# -- L4 / L5: hostile text ---------------------------------------------------------------------
+
+
+def test_progress_escapes_control_characters_in_updates():
+    stream = io.StringIO()
+    progress = Progress(stream, live=False)
+    progress.update("\x1b]52;c;cGF5bG9hZA==\x07done\r\nnext\x1b[2J")
+    assert stream.getvalue() == "... \\x1b]52;c;cGF5bG9hZA==\\x07done\n... next\\x1b[2J\n"
+
+
+def test_the_live_progress_line_escapes_control_characters():
+    stream = io.StringIO()
+    progress = Progress(stream, live=True)
+    progress.update("first\n\x1b]0;title\x07")
+    drawn = stream.getvalue()
+    assert "\\x1b]0;title\\x07" in drawn
+    assert "\x07" not in drawn
+    assert drawn.count("\x1b") == 1  # only the progress line's own erase-line code
+
+
+def test_json_text_escapes_lone_surrogates_and_keeps_other_text():
+    text = to_json_text({"a": "x\ud800y", "b": "é😀", "c": "\x1b"})
+    text.encode("utf-8")  # writable to any UTF-8 stream
+    assert "\\ud800" in text
+    assert "é😀" in text
+    assert json.loads(text) == {"a": "x\ud800y", "b": "é😀", "c": "\x1b"}
+
+
+def test_without_surrogates_leaves_ansi_codes_alone():
+    assert without_surrogates("\x1b[31mred\x1b[0m \udc80") == "\x1b[31mred\x1b[0m \\udc80"
+
+
+_ODD_NAME = "nl\n::error file=x::INJECTED.py"
+
+
+@pytest.fixture
+def odd_pack(tmp_path):
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / _ODD_NAME).write_text("raise RuntimeError('broken\\r\\n::warning::also injected')\n")
+    return pack
+
+
+def test_validate_text_escapes_file_names_and_messages(cli, odd_pack):
+    result = cli("validate", str(odd_pack))
+    assert result.code == 1
+    assert not any(line.startswith("::") for line in result.out.splitlines())
+    assert "nl\\n::error file=x::INJECTED.py" in result.out
+
+
+def test_validate_github_format_keeps_its_own_escaping(cli, odd_pack):
+    result = cli("validate", "--format", "github", str(odd_pack))
+    assert result.code == 1
+    lines = result.out.splitlines()
+    commands = [line for line in lines if line.startswith("::")]
+    assert len(commands) == 1  # the one finding: nothing injected a second command
+    assert commands[0].startswith("::error file=")
+    assert "nl%0A%3A%3Aerror file=x%3A%3AINJECTED.py" in commands[0]

@@ -221,3 +221,88 @@ def test_other_load_errors_are_mentioned_on_stderr(cli):
     assert result.code == 0
     assert result.out == "HI\n"
     assert "1 other tool module(s) failed to load" in result.err
+
+
+# -- L4, L5, M5: hostile text in updates and results -------------------------------------------
+
+_HOSTILE = """\
+from customtools import CustomTool, ToolResult
+
+class Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("boom")
+
+def factory(api):
+    async def execute(tool_call_id, params, on_update, ctx, signal):
+        on_update(ToolResult.from_text("\\x1b]0;pwned-title\\x07\\x1b[2J"))
+        on_update(ToolResult.from_text("line\\n::error file=x::INJECTED"))
+        if params.get("mode") == "raise":
+            raise Unprintable()
+        return ToolResult.from_text("lone \\ud800 surrogate", details={"s": "\\udfff"})
+
+    params = api.typebox.Object({"mode": api.typebox.Optional(api.typebox.String())})
+    return CustomTool(
+        name="hostile", description="Prints hostile text.", parameters=params, execute=execute
+    )
+"""
+
+
+@pytest.fixture
+def hostile(tmp_path: Path) -> str:
+    (tmp_path / "hostile.py").write_text(_HOSTILE)
+    return str(tmp_path)
+
+
+def test_streamed_updates_are_escaped_on_stderr(cli, hostile):
+    result = cli("run", "hostile", "--path", hostile)
+    assert result.code == 0, result.err
+    assert "\x1b" not in result.err
+    assert "\x07" not in result.err
+    assert "\\x1b]0;pwned-title\\x07\\x1b[2J" in result.err
+    assert not any(line.startswith("::error") for line in result.err.splitlines())
+    assert "... line\n" in result.err  # a newline still starts a new plain line, prefixed
+
+
+def test_a_lone_surrogate_in_a_result_prints_as_json(tmp_path, hostile):
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "customtools",
+            "run",
+            "hostile",
+            "--path",
+            hostile,
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        cwd=tmp_path,
+        env={**subprocess_env(), "PYTHONIOENCODING": "utf-8"},
+        timeout=30,
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["content"][0]["text"] == "lone \ud800 surrogate"
+    assert data["details"] == {"s": "\udfff"}
+
+
+def test_a_lone_surrogate_in_a_result_prints_as_text(tmp_path, hostile):
+    proc = subprocess.run(
+        [sys.executable, "-m", "customtools", "run", "hostile", "--path", hostile],
+        capture_output=True,
+        cwd=tmp_path,
+        env={**subprocess_env(), "PYTHONIOENCODING": "utf-8"},
+        timeout=30,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert b"lone " in proc.stdout
+    assert b"Traceback" not in proc.stderr
+
+
+def test_an_exception_whose_str_raises_is_an_error_result_not_a_traceback(cli, hostile):
+    result = cli("run", "hostile", "--path", hostile, "--params", '{"mode": "raise"}')
+    assert result.code == 1
+    assert result.out.startswith("[error] ")
+    # The adapter names the exception type; the CLI's own net names what broke its message.
+    assert "Unprintable" in result.out or "RuntimeError: boom" in result.out

@@ -3,19 +3,30 @@
 A *pack* is one PATH given on the command line (a tools directory, a module file or a package
 directory). With no PATH, every discovered source directory is a pack (and each installed
 distribution's entry points one more). The modules of a pack load in a child process
-(:mod:`customtools.cli._sandbox`); the checks on what loaded run there too, and this module
-adds the cross-module ones (name conflicts, similar names) and turns it all into findings.
+(:mod:`customtools.cli._sandbox`), which runs the rulebook's per-tool checks
+(:func:`customtools._rules.check_tool`) on what loaded; this module adds the rulebook's pack
+checks (name conflicts across packs, similar names, metadata, empty packs) and what only a
+child process and a clock can see (crashes, hangs, slow imports). Every severity comes from
+the rulebook's policy (:func:`customtools._rules.severity_for`), so ``validate`` and
+``customtools.testing.check_pack`` agree on every code.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final
 
-from customtools._loading._records import Candidate, Diagnostic, LoadError, MetadataFile
+from customtools._rules import (
+    Finding,
+    ToolSite,
+    check_metadata,
+    check_names,
+    empty_pack,
+    severity_for,
+)
 from customtools.cli._common import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -31,70 +42,12 @@ from customtools.cli._sandbox import (
     load_isolated,
     sandbox_options,
 )
+from customtools.cli._validate_report import Pack, ReportedFinding, render
 
-__all__ = ["Finding", "add_parser", "command"]
-
-Severity = Literal["error", "warning", "notice"]
+__all__ = ["add_parser", "command"]
 
 DEFAULT_TIMEOUT: Final = 60.0
 DEFAULT_SLOW_IMPORT: Final = 0.5
-
-# Scan and load diagnostics worth a warning; every other diagnostic code is a notice.
-_WARNING_DIAGNOSTICS: Final = frozenset(
-    {
-        "no-tools",
-        "similar-name",
-        "invalid-metadata",
-        "broken-symlink",
-        "unreadable-directory",
-        "invalid-registry",
-        "invalid-registry-entry",
-        "broken-distribution",
-        "unknown-provider",
-    }
-)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Finding:
-    """One problem ``validate`` reports.
-
-    ``file`` is relative to the current directory when inside it; ``line`` is 1-based or
-    ``None``; ``pack`` is the pack's display path (``None`` for discovery-wide findings).
-    """
-
-    severity: Severity
-    code: str
-    message: str
-    file: str | None = None
-    line: int | None = None
-    pack: str | None = None
-    tool: str | None = None
-    detail: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The stable JSON form (every key always present)."""
-        return {
-            "severity": self.severity,
-            "code": self.code,
-            "message": self.message,
-            "file": self.file,
-            "line": self.line,
-            "pack": self.pack,
-            "tool": self.tool,
-            "detail": self.detail,
-        }
-
-
-@dataclass(slots=True, kw_only=True)
-class _Pack:
-    label: str
-    path: str | None
-    candidates: list[Candidate] = field(default_factory=list)
-    metadata: list[MetadataFile] = field(default_factory=list)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    errors: list[LoadError] = field(default_factory=list)
-    reports: list[ModuleReport] = field(default_factory=list)
 
 
 def add_parser(subparsers: Any) -> None:
@@ -154,7 +107,7 @@ def _positive(text: str) -> float:
 # -- packs ----------------------------------------------------------------------------------------
 
 
-def _explicit_packs(paths: list[str], cwd: str) -> list[_Pack]:
+def _explicit_packs(paths: list[str], cwd: str) -> list[Pack]:
     from customtools._loading._paths import resolve_path
     from customtools._loading._scan import explicit_candidates
 
@@ -169,7 +122,7 @@ def _explicit_packs(paths: list[str], cwd: str) -> list[_Pack]:
             raise UsageError(f"pack path {text!r} does not exist (looked for {resolved})")
         scanned = explicit_candidates([resolved], cwd)
         packs.append(
-            _Pack(
+            Pack(
                 label=display_path(resolved, here),
                 path=resolved,
                 candidates=list(scanned.candidates),
@@ -181,14 +134,14 @@ def _explicit_packs(paths: list[str], cwd: str) -> list[_Pack]:
     return packs
 
 
-def _discovered_packs(args: argparse.Namespace, cwd: str) -> tuple[list[_Pack], _Pack]:
+def _discovered_packs(args: argparse.Namespace, cwd: str) -> tuple[list[Pack], Pack]:
     """One pack per source directory (or distribution); the second value holds what the scan
     reported outside any pack."""
     from customtools._loading._loader import scan
 
     scanned = scan((), cwd, **scan_options(args))
     here = os.getcwd()
-    packs: dict[tuple[Any, ...], _Pack] = {}
+    packs: dict[tuple[Any, ...], Pack] = {}
     for candidate in scanned.candidates:
         source = candidate.source
         if candidate.kind == "entry_point":
@@ -201,10 +154,10 @@ def _discovered_packs(args: argparse.Namespace, cwd: str) -> tuple[list[_Pack], 
             key = ("dir", path, source.provider, source.level)
         pack = packs.get(key)
         if pack is None:
-            pack = packs[key] = _Pack(label=where, path=path)
+            pack = packs[key] = Pack(label=where, path=path)
         pack.candidates.append(candidate)
     by_dir = {pack.path: pack for pack in packs.values() if pack.path is not None}
-    rest = _Pack(label="discovery", path=None)
+    rest = Pack(label="discovery", path=None)
     for item in scanned.metadata:
         owner = by_dir.get(os.path.dirname(item.path))
         (owner or rest).metadata.append(item)
@@ -217,49 +170,62 @@ def _discovered_packs(args: argparse.Namespace, cwd: str) -> tuple[list[_Pack], 
 
 
 class _Findings:
-    def __init__(self, here: str) -> None:
-        self.items: list[Finding] = []
+    """The findings of one run, in the order found, each with its pack; severities follow the
+    rulebook's policy (``strict`` or not)."""
+
+    def __init__(self, here: str, *, strict: bool) -> None:
+        self.items: list[ReportedFinding] = []
+        self.strict = strict
         self._here = here
 
     def path(self, path: str | None) -> str | None:
         return display_path(path, self._here) if path else None
 
-    def add(
+    def add(self, finding: Finding, pack: Pack | None = None) -> None:
+        """Record ``finding``: its path shown relative to here, line 1 of a module file when
+        no line is known."""
+        file = finding.path
+        line = finding.line
+        if line is None and file is not None and file.endswith(".py") and os.path.isfile(file):
+            line = 1
+        self.items.append(
+            ReportedFinding(
+                finding=dataclasses.replace(finding, path=self.path(file), line=line),
+                pack=pack.label if pack is not None and pack.path is not None else None,
+            )
+        )
+
+    def new(
         self,
-        severity: Severity,
         code: str,
         message: str,
         *,
         file: str | None,
+        pack: Pack | None = None,
+        unknown: Any = "notice",
         line: int | None = None,
-        pack: _Pack | None = None,
         tool: str | None = None,
         detail: str | None = None,
     ) -> None:
-        if line is None and file is not None and file.endswith(".py") and os.path.isfile(file):
-            line = 1
-        self.items.append(
+        """Record a finding of ``code`` at the policy's severity."""
+        self.add(
             Finding(
-                severity=severity,
+                severity=severity_for(code, strict=self.strict, unknown=unknown),
                 code=code,
                 message=message,
-                file=self.path(file),
+                path=file,
                 line=line,
-                pack=pack.label if pack is not None and pack.path is not None else None,
-                tool=tool,
+                tool_name=tool,
                 detail=detail,
-            )
+            ),
+            pack,
         )
 
-    def scan(self, pack: _Pack) -> None:
+    def scan(self, pack: Pack) -> None:
         for error in pack.errors:
-            self.add("error", error.code, error.error, file=error.path, pack=pack)
+            self.new(error.code, error.error, file=error.path, pack=pack, unknown="error")
         for item in pack.diagnostics:
-            self.diagnostic(item.to_dict(), pack)
-
-    def diagnostic(self, item: dict[str, Any], pack: _Pack) -> None:
-        severity: Severity = "warning" if item["code"] in _WARNING_DIAGNOSTICS else "notice"
-        self.add(severity, item["code"], item["message"], file=item.get("path"), pack=pack)
+            self.new(item.code, item.message, file=item.path, pack=pack)
 
 
 def _module_file(report: ModuleReport) -> str:
@@ -270,12 +236,11 @@ def _module_file(report: ModuleReport) -> str:
 
 
 def _check_module(
-    report: ModuleReport, pack: _Pack, findings: _Findings, slow_import: float
+    report: ModuleReport, pack: Pack, findings: _Findings, slow_import: float
 ) -> None:
     file = _module_file(report)
     for error in report.errors:
-        findings.add(
-            "error",
+        findings.new(
             error["code"],
             error["message"],
             file=error.get("file") or file,
@@ -283,14 +248,14 @@ def _check_module(
             pack=pack,
             tool=error.get("toolName"),
             detail=error.get("traceback"),
+            unknown="error",
         )
     for item in report.diagnostics:
         if item["code"] != "similar-name":  # _check_names reports these across every pack
-            findings.diagnostic(item, pack)
+            findings.new(item["code"], item["message"], file=item.get("path"), pack=pack)
     timed_out = any(error["code"] == "timeout" for error in report.errors)
     if report.seconds is not None and report.seconds > slow_import and not timed_out:
-        findings.add(
-            "warning",
+        findings.new(
             "slow-import",
             f"loading the module took {report.seconds:.2f} s (over {slow_import:g} s); every"
             " host start pays this: import heavy libraries inside execute instead",
@@ -298,72 +263,52 @@ def _check_module(
             pack=pack,
         )
     for tool in report.tools:
-        name = tool["name"]
-        if not tool["description"].strip():
+        for data in tool["findings"]:
+            found = Finding.from_dict(data)
             findings.add(
-                "warning",
-                "empty-description",
-                f"tool {name!r} has no description; the model reads it to decide when and how"
-                " to call the tool, so say what it does and when to use it",
-                file=file,
-                line=tool["line"],
-                pack=pack,
-                tool=name,
-            )
-        for issue in tool["issues"]:
-            findings.add(
-                "warning",
-                f"{issue['provider']}-{issue['rule']}",
-                f"tool {name!r}: {issue['message']}",
-                file=file,
-                line=tool["line"],
-                pack=pack,
-                tool=name,
+                dataclasses.replace(
+                    found,
+                    severity=severity_for(found.code, strict=findings.strict, unknown="warning"),
+                    path=file,
+                    line=tool["line"],
+                ),
+                pack,
             )
 
 
-def _check_names(packs: list[_Pack], builtins: Iterable[str], findings: _Findings) -> None:
-    claims: dict[str, tuple[str, str] | None] = dict.fromkeys(builtins)
-    folded: dict[str, str] = {name.casefold(): name for name in claims}
+def _sites(packs: list[Pack]) -> Iterable[tuple[ToolSite, Pack]]:
     for pack in packs:
         for report in pack.reports:
             file = _module_file(report)
             for tool in report.tools:
-                name = tool["name"]
-                shown = findings.path(file) or file
-                if name in claims:
-                    first = claims[name]
-                    if first is None:
-                        message = f"tool name {name!r} is a built-in tool name; rename the tool"
-                    else:
-                        other = "this pack" if first[1] == pack.label else f"pack {first[1]}"
-                        message = (
-                            f"tool name {name!r} is already taken by {first[0]} ({other});"
-                            " a host loads only the first; rename one of them"
-                        )
-                    findings.add(
-                        "error",
-                        "name-conflict",
-                        message,
-                        file=file,
-                        line=tool["line"],
-                        pack=pack,
-                        tool=name,
-                    )
-                    continue
-                claims[name] = (shown, pack.label)
-                similar = folded.setdefault(name.casefold(), name)
-                if similar != name:
-                    findings.add(
-                        "warning",
-                        "similar-name",
-                        f"tool {name!r} differs from {similar!r} only by letter case; models"
-                        " may confuse them",
-                        file=file,
-                        line=tool["line"],
-                        pack=pack,
-                        tool=name,
-                    )
+                yield (
+                    ToolSite(name=tool["name"], path=file, line=tool["line"], pack=pack.label),
+                    pack,
+                )
+
+
+def _check_names(packs: list[Pack], builtins: Iterable[str], findings: _Findings) -> None:
+    owners: dict[int, Pack] = {}
+    sites = []
+    for site, pack in _sites(packs):
+        sites.append(dataclasses.replace(site, path=findings.path(site.path) or site.path))
+        owners[id(sites[-1])] = pack
+    for site, finding in check_names(sites, builtins=builtins, strict=findings.strict):
+        findings.add(finding, owners[id(site)])
+
+
+def _check_pack(pack: Pack, findings: _Findings) -> None:
+    """The pack rules that need only this pack: metadata, and nothing loaded at all."""
+    tool_paths: dict[str, str] = {}
+    for report in pack.reports:
+        shown = findings.path(_module_file(report)) or _module_file(report)
+        for tool in report.tools:
+            tool_paths.setdefault(tool["name"], shown)
+    for finding in check_metadata(pack.metadata, tool_paths, strict=findings.strict):
+        findings.add(finding, pack)
+    failed = pack.errors or any(report.errors for report in pack.reports)
+    if not tool_paths and not failed:
+        findings.add(empty_pack(pack.label, path=pack.path, strict=findings.strict), pack)
 
 
 # -- the command ----------------------------------------------------------------------------------
@@ -371,17 +316,15 @@ def _check_names(packs: list[_Pack], builtins: Iterable[str], findings: _Finding
 
 def command(args: argparse.Namespace) -> int:
     """Run ``validate``; returns the exit status."""
-    from customtools.cli._validate_report import render
-
     cwd = resolve_cwd(args)
     here = os.getcwd()
     if args.packs:
         _reject_discovery_options(args)
         packs = _explicit_packs(args.packs, cwd)
-        rest = _Pack(label="discovery", path=None)
+        rest = Pack(label="discovery", path=None)
     else:
         packs, rest = _discovered_packs(args, cwd)
-    findings = _Findings(here)
+    findings = _Findings(here, strict=args.strict)
     findings.scan(rest)
     for pack in packs:
         findings.scan(pack)
@@ -389,28 +332,17 @@ def command(args: argparse.Namespace) -> int:
             pack.reports = load_isolated(
                 pack.candidates, cwd=cwd, timeout=args.timeout, sandbox=sandbox_options(args)
             )
-        elif not pack.errors:
-            findings.add(
-                "warning",
-                "empty-pack",
-                f"no tool modules in {pack.label}; a tools directory holds <name>.py files"
-                " and package directories",
-                file=pack.path,
-                pack=pack,
-            )
         for report in pack.reports:
             _check_module(report, pack, findings, args.slow_import)
+        _check_pack(pack, findings)
     if not packs and not rest.errors:
-        findings.add(
-            "warning",
+        findings.new(
             "no-tools-found",
             "no tool modules were discovered; give a pack PATH, or see `customtools list`",
             file=None,
         )
     _check_names(packs, args.builtins, findings)
-    errors = sum(1 for item in findings.items if item.severity == "error")
-    warnings = sum(1 for item in findings.items if item.severity == "warning")
-    failed = errors > 0 or (args.strict and warnings > 0)
+    failed = any(item.severity == "error" for item in findings.items)
     render(args.format, packs, findings.items, strict=args.strict, failed=failed, here=here)
     return EXIT_FINDINGS if failed else EXIT_OK
 

@@ -1,7 +1,10 @@
-"""The three report formats of ``customtools validate``: text, JSON (version 1), GitHub.
+"""What ``customtools validate`` reports: its records and three formats (text, JSON version 1,
+GitHub).
 
-The JSON shape is documented in ``docs/cli.md`` and stable: fields are only added; a field
-that changes meaning or goes away bumps ``version``.
+The records (:class:`Pack`, :class:`ReportedFinding`) live here, below the command module, so
+the command imports the report and never the other way round. The JSON shape is documented in
+``docs/cli.md`` and stable: fields are only added; a field that changes meaning or goes away
+bumps ``version``.
 """
 
 from __future__ import annotations
@@ -9,17 +12,61 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any
 
 from customtools._format import escape_control
+from customtools._loading._records import Candidate, Diagnostic, LoadError, MetadataFile
+from customtools._rules import Finding
 from customtools.cli._common import display_path
 from customtools.cli._output import REPORT_VERSION, github_command, print_json
+from customtools.cli._sandbox import ModuleReport
 
-if TYPE_CHECKING:
-    from customtools.cli._sandbox import ModuleReport
-    from customtools.cli._validate import Finding, _Pack
+__all__ = ["Pack", "ReportedFinding", "render", "to_json"]
 
-__all__ = ["render", "to_json"]
+
+@dataclass(slots=True, kw_only=True)
+class Pack:
+    """One pack being validated: what its scan found, then what its modules reported."""
+
+    label: str
+    path: str | None
+    candidates: list[Candidate] = field(default_factory=list)
+    metadata: list[MetadataFile] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    errors: list[LoadError] = field(default_factory=list)
+    reports: list[ModuleReport] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReportedFinding:
+    """A rulebook :class:`~customtools._rules.Finding` (its ``path`` already shown relative
+    to the current directory) and the pack it belongs to (``None`` for discovery-wide
+    findings)."""
+
+    finding: Finding
+    pack: str | None = None
+
+    @property
+    def severity(self) -> str:
+        """The finding's severity."""
+        return self.finding.severity
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stable JSON form (every key always present)."""
+        item = self.finding
+        return {
+            "severity": item.severity,
+            "code": item.code,
+            "message": item.message,
+            "file": item.path,
+            "line": item.line,
+            "pack": self.pack,
+            "tool": item.tool_name,
+            "pointer": item.pointer,
+            "detail": item.detail,
+        }
+
 
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "notice": 2}
 
@@ -34,7 +81,7 @@ def _module_json(report: ModuleReport, here: str) -> dict[str, Any]:
     }
 
 
-def _pack_json(pack: _Pack, here: str) -> dict[str, Any]:
+def _pack_json(pack: Pack, here: str) -> dict[str, Any]:
     tools = []
     for report in pack.reports:
         for tool in report.tools:
@@ -66,7 +113,7 @@ def _pack_json(pack: _Pack, here: str) -> dict[str, Any]:
 
 
 def _summary(
-    packs: Sequence[_Pack], findings: Sequence[Finding], *, strict: bool, failed: bool
+    packs: Sequence[Pack], findings: Sequence[ReportedFinding], *, strict: bool, failed: bool
 ) -> dict[str, Any]:
     counts = {"error": 0, "warning": 0, "notice": 0}
     for item in findings:
@@ -84,8 +131,8 @@ def _summary(
 
 
 def to_json(
-    packs: Sequence[_Pack],
-    findings: Sequence[Finding],
+    packs: Sequence[Pack],
+    findings: Sequence[ReportedFinding],
     *,
     strict: bool,
     failed: bool,
@@ -116,12 +163,14 @@ def _summary_line(summary: dict[str, Any]) -> str:
 
 
 def _location(item: Finding) -> str:
-    if item.file is None:
+    if item.path is None:
         return ""
-    return f"{item.file}:{item.line}: " if item.line is not None else f"{item.file}: "
+    return f"{item.path}:{item.line}: " if item.line is not None else f"{item.path}: "
 
 
-def _text(packs: Sequence[_Pack], findings: Sequence[Finding], summary: dict[str, Any]) -> str:
+def _text(
+    packs: Sequence[Pack], findings: Sequence[ReportedFinding], summary: dict[str, Any]
+) -> str:
     lines: list[str] = []
     for pack in packs:
         lines.append(escape_control(pack.label))
@@ -141,7 +190,8 @@ def _text(packs: Sequence[_Pack], findings: Sequence[Finding], summary: dict[str
     ordered = sorted(findings, key=lambda item: _SEVERITY_ORDER[item.severity])
     if ordered and lines:
         lines.append("")
-    for item in ordered:
+    for reported in ordered:
+        item = reported.finding
         line = f"{_location(item)}{item.severity} [{item.code}] {item.message}"
         lines.append(escape_control(line))
     if lines:
@@ -150,16 +200,18 @@ def _text(packs: Sequence[_Pack], findings: Sequence[Finding], summary: dict[str
     return "\n".join(lines) + "\n"
 
 
-def _github(findings: Sequence[Finding], summary: dict[str, Any]) -> str:
+def _github(findings: Sequence[ReportedFinding], summary: dict[str, Any]) -> str:
     lines = []
-    for item in findings:
+    for reported in findings:
+        item = reported.finding
         lines.append(
             github_command(
                 item.severity,
                 item.message,
-                file=item.file,
+                file=item.path,
                 line=item.line,
-                title=f"customtools {item.code}" + (f" ({item.tool})" if item.tool else ""),
+                title=f"customtools {item.code}"
+                + (f" ({item.tool_name})" if item.tool_name else ""),
             )
         )
     lines.append(_summary_line(summary))
@@ -168,8 +220,8 @@ def _github(findings: Sequence[Finding], summary: dict[str, Any]) -> str:
 
 def render(
     fmt: str,
-    packs: Sequence[_Pack],
-    findings: Sequence[Finding],
+    packs: Sequence[Pack],
+    findings: Sequence[ReportedFinding],
     *,
     strict: bool,
     failed: bool,

@@ -109,9 +109,9 @@ def frame_in(text: str | None, candidate: Any, *, last: bool) -> tuple[str, int]
 
 
 def _tool_report(tool: Any, locations: _Locations) -> dict[str, Any]:
-    from customtools._export import anthropic_issues, openai_issues, openai_strict_issues
+    from customtools._export import openai_strict_issues
+    from customtools._rules import check_tool
 
-    issues = [*openai_issues(tool), *anthropic_issues(tool)]
     return {
         "name": tool.name,
         "label": tool.label,
@@ -119,7 +119,7 @@ def _tool_report(tool: Any, locations: _Locations) -> dict[str, Any]:
         "strict": tool.strict,
         "hidden": tool.hidden,
         "line": locations.line_for(tool.name),
-        "issues": [issue.to_dict() for issue in issues],
+        "findings": [finding.to_dict() for finding in check_tool(tool)],
         "openaiStrictCompatible": not openai_strict_issues(tool.parameters),
     }
 

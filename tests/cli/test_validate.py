@@ -58,6 +58,7 @@ def test_json_report_has_the_documented_shape(cli):
             "line",
             "pack",
             "tool",
+            "pointer",
             "detail",
         }
     summary = report["summary"]
@@ -65,8 +66,8 @@ def test_json_report_has_the_documented_shape(cli):
         "packs": 1,
         "modules": 5,
         "tools": 4,
-        "errors": 3,
-        "warnings": 4,
+        "errors": 4,
+        "warnings": 3,
         "notices": 0,
         "strict": False,
         "passed": False,
@@ -92,27 +93,63 @@ def test_each_problem_of_the_mixed_pack_is_a_finding_with_file_and_line(cli):
     assert conflict["line"] == 12
     assert "good.py" in conflict["message"]
     (undescribed,) = by_code["empty-description"]
-    assert undescribed["severity"] == "warning"
+    assert undescribed["severity"] == "error"
     assert undescribed["tool"] == "undescribed"
     assert {"openai-strict-optional-property", "openai-strict-keyword"} <= set(by_code)
+    (keyword,) = by_code["openai-strict-keyword"]
+    assert keyword["pointer"] == "/properties/limit"
+    assert keyword["severity"] == "warning"
     (similar,) = by_code["similar-name"]
     assert similar["tool"] == "Shout"
 
 
-def test_strict_turns_warnings_into_a_failure(cli, tmp_path):
+def test_strict_turns_warnings_into_errors(cli, tmp_path):
     pack = tmp_path / "pack"
     pack.mkdir()
     (pack / "quiet.py").write_text(
         "from customtools import CustomTool\n\n"
         "def factory(api):\n"
-        "    return CustomTool(name='quiet', execute=lambda *a: 'ok')\n"
+        "    return CustomTool(name='quiet', description='Says ok.\\u200b',"
+        " execute=lambda *a: 'ok')\n"
     )
     lenient = cli("validate", str(pack))
     assert lenient.code == 0
-    assert "warning [empty-description]" in lenient.out
+    assert "warning [invisible-unicode]" in lenient.out
+    assert "U+200B ZERO WIDTH SPACE at 8" in lenient.out
     strict = cli("validate", "--strict", str(pack))
     assert strict.code == 1
+    assert "error [invisible-unicode]" in strict.out
     assert "FAILED (strict)" in strict.out
+
+
+def test_a_default_that_breaks_its_own_schema_fails_even_without_strict(cli, tmp_path):
+    (tmp_path / "limits.py").write_text(
+        "from customtools import CustomTool, Type\n\n"
+        "def factory(api):\n"
+        "    return CustomTool(\n"
+        "        name='limits', description='Lists things.', execute=lambda *a: 'ok',\n"
+        "        parameters=Type.Object({'n': Type.Optional(Type.Integer(minimum=1, default=0))}),\n"
+        "    )\n"
+    )
+    for flags in ((), ("--strict",)):
+        result = cli("validate", "--format", "json", *flags, str(tmp_path))
+        assert result.code == 1
+        (finding,) = _findings(result.out)
+        assert finding["code"] == "invalid-default"
+        assert finding["severity"] == "error"
+        assert finding["pointer"] == "/properties/n"
+        assert finding["line"] == 4
+        assert "0 is less than the minimum of 1" in finding["message"]
+
+
+def test_metadata_named_like_a_tool_is_a_warning(cli, tmp_path):
+    (tmp_path / "echo.py").write_text((FIXTURES / "clean" / "echo.py").read_text())
+    (tmp_path / "echo.md").write_text("---\nname: echo\ndescription: Echoes.\n---\n")
+    result = cli("validate", "--format", "json", str(tmp_path))
+    assert result.code == 0
+    (finding,) = _findings(result.out)
+    assert (finding["severity"], finding["code"]) == ("warning", "metadata-name-taken")
+    assert finding["file"].endswith("echo.md")
 
 
 def test_syntax_error_reports_the_line_of_the_error(cli, tmp_path):
@@ -166,11 +203,17 @@ def test_a_builtin_name_cannot_be_taken(cli):
     assert "built-in" in conflict["message"]
 
 
-def test_a_directory_without_tool_modules_is_a_warning(cli, tmp_path):
+def test_a_directory_without_tool_modules_is_an_error(cli, tmp_path):
     result = cli("validate", "--format", "json", str(tmp_path))
-    assert result.code == 0
+    assert result.code == 1
     assert _codes(result.out) == {"empty-pack"}
-    assert cli("validate", "--strict", str(tmp_path)).code == 1
+
+
+def test_a_pack_whose_factories_return_no_tools_is_empty(cli, tmp_path):
+    (tmp_path / "nothing.py").write_text("def factory(api):\n    return []\n")
+    result = cli("validate", "--format", "json", str(tmp_path))
+    assert result.code == 1
+    assert _codes(result.out) == {"no-tools", "empty-pack"}
 
 
 def test_metadata_given_as_a_pack_is_an_error(cli):
@@ -239,7 +282,7 @@ def test_github_format_escapes_newlines_in_messages(cli, tmp_path):
     (tmp_path / "multi.py").write_text(
         "from customtools import CustomTool\n\n"
         "def factory(api):\n"
-        "    return CustomTool(name='multi', description='', execute=lambda *a: '')\n"
+        "    return CustomTool(name='multi', description='a\\u202eb', execute=lambda *a: '')\n"
     )
     (tmp_path / "pkg,odd").mkdir()
     (tmp_path / "pkg,odd" / "__init__.py").write_text("raise ValueError('a\\r\\nb')\n")

@@ -12,6 +12,9 @@ Fixtures:
     load_tool_pack: ``load_tool_pack(*paths, cwd=None, **options)`` loads a pack (default:
         ``tool_pack_paths``) with ``api.cwd`` set to the test's ``tmp_path``.
     tool_pack: the pack of ``tool_pack_paths``, loaded fresh for each test.
+    check_tool_pack: ``check_tool_pack(*paths, strict=False, **options)`` runs the rulebook
+        (:func:`customtools.testing.check_pack`, the checks of ``customtools validate``) on a
+        pack (default: ``tool_pack_paths``) and fails the test with every finding.
 
 Configuration:
     customtools_packs: tool files or directories, relative to the configuration file.
@@ -26,11 +29,13 @@ import pytest
 
 if TYPE_CHECKING:
     from customtools import AbortController
-    from customtools.testing import ToolPack
+    from customtools.testing import PackReport, ToolPack
 
 __all__ = [
+    "PackChecker",
     "PackLoader",
     "abort_controller",
+    "check_tool_pack",
     "load_tool_pack",
     "pytest_addoption",
     "tool_pack",
@@ -46,6 +51,18 @@ class PackLoader(Protocol):
     def __call__(
         self, *paths: str | Path, cwd: str | Path | None = None, **options: Any
     ) -> ToolPack: ...
+
+
+class PackChecker(Protocol):
+    """The callable the ``check_tool_pack`` fixture returns."""
+
+    def __call__(
+        self,
+        *paths: str | Path,
+        strict: bool = False,
+        cwd: str | Path | None = None,
+        **options: Any,
+    ) -> PackReport: ...
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -111,3 +128,27 @@ def tool_pack(load_tool_pack: PackLoader, tool_pack_paths: list[Path]) -> ToolPa
     to the test's ``tmp_path``; load errors fail the test."""
     __tracebackhide__ = True
     return load_tool_pack(*tool_pack_paths)
+
+
+@pytest.fixture
+def check_tool_pack(request: pytest.FixtureRequest, tmp_path: Path) -> PackChecker:
+    """A function that validates a tool pack: ``check_tool_pack(*paths, strict=False,
+    **options)``.
+
+    It runs :func:`customtools.testing.check_pack` (the rulebook ``customtools validate``
+    uses: same codes, same severities) and fails the test listing every finding; it returns
+    the :class:`~customtools.testing.PackReport`. Without paths it checks ``tool_pack_paths``;
+    ``cwd`` (what tools see as ``api.cwd``) defaults to the test's ``tmp_path``. Other options
+    are those of ``check_pack`` (``builtin_tool_names``, ``load_timeout``, ``backend``).
+    """
+    from customtools.testing import check_pack
+
+    def check(
+        *paths: str | Path, strict: bool = False, cwd: str | Path | None = None, **options: Any
+    ) -> PackReport:
+        __tracebackhide__ = True
+        if not paths:
+            paths = tuple(request.getfixturevalue("tool_pack_paths"))
+        return check_pack(*paths, strict=strict, cwd=tmp_path if cwd is None else cwd, **options)
+
+    return check

@@ -128,7 +128,9 @@ def test_a_default_that_breaks_its_own_schema_fails_even_without_strict(cli, tmp
         "def factory(api):\n"
         "    return CustomTool(\n"
         "        name='limits', description='Lists things.', execute=lambda *a: 'ok',\n"
-        "        parameters=Type.Object({'n': Type.Optional(Type.Integer(minimum=1, default=0))}),\n"
+        "        parameters=Type.Object(\n"
+        "            {'n': Type.Optional(Type.Integer(minimum=1, default=0))}\n"
+        "        ),\n"
         "    )\n"
     )
     for flags in ((), ("--strict",)):

@@ -10,7 +10,9 @@ import pytest
 from customtools.testing import PackFinding, PackReport, check_pack, validate_pack
 
 
-def _tool(path: Path, name: str, *, description: str = "Does a thing.", params: str = "{}") -> Path:
+def _tool(
+    path: Path, name: str, *, description: str = "Does a thing.", params: str = "Type.Object({})"
+) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
         textwrap.dedent(
@@ -59,7 +61,7 @@ def test_a_missing_description_is_an_error(tmp_path: Path) -> None:
     assert str(caught.value) == (
         "the tool pack check failed:\n"
         f"tool pack {tmp_path / 'bare.py'}: 1 tool(s), 1 error(s), 0 warning(s)\n"
-        f"  error: {tmp_path / 'bare.py'} tool 'bare' [empty-description]: the tool has no"
+        f"  error: {tmp_path / 'bare.py'} tool 'bare' [empty-description]: tool 'bare' has no"
         " description; models choose tools by it, so say what it does and when to use it"
     )
 
@@ -75,9 +77,12 @@ def test_a_default_that_breaks_its_own_schema_is_an_error(tmp_path: Path) -> Non
     report = _run(tmp_path / "limits.py")
 
     assert _codes(report) == [("error", "invalid-default", "limits")]
+    assert report.findings[0].pointer == "/properties/limit"
     assert report.findings[0].message.startswith(
-        "the default of 'limit' breaks its own schema: /limit: 0 is less than the minimum of 1"
+        "the default of property 'limit' breaks its own schema: 0 is less than the minimum of 1;"
     )
+    with pytest.raises(AssertionError, match=r"\[invalid-default\]"):
+        check_pack(tmp_path / "limits.py")
 
 
 def test_a_schema_that_no_longer_compiles_is_an_error(tmp_path: Path) -> None:
@@ -101,20 +106,35 @@ def test_a_schema_that_no_longer_compiles_is_an_error(tmp_path: Path) -> None:
 
     report = _run(tmp_path / "mutated.py")
 
-    assert _codes(report) == [("error", "invalid-schema", "mutated")]
+    assert _codes(report)[0] == ("error", "invalid-schema", "mutated")
     assert report.findings[0].message.startswith("the parameters schema does not compile: ")
 
 
-def test_required_names_without_a_property_are_warnings(tmp_path: Path) -> None:
+def test_required_names_without_a_property_are_errors(tmp_path: Path) -> None:
     params = '{"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a", "b"]}'
     _tool(tmp_path / "loose.py", "loose", params=params)
 
-    report = check_pack(tmp_path / "loose.py")  # warnings pass unless strict
+    report = _run(tmp_path / "loose.py")
 
-    assert _codes(report) == [("warning", "required-not-defined", "loose")]
-    assert "'b' is required but has no entry in 'properties'" in report.findings[0].message
-    with pytest.raises(AssertionError, match=r"check failed \(strict\):"):
-        check_pack(tmp_path / "loose.py", strict=True)
+    assert _codes(report) == [("error", "required-not-defined", "loose")]
+    assert "'b' is required (at the root) but has no entry in 'properties'" in (
+        report.findings[0].message
+    )
+
+
+def test_strict_makes_warnings_errors(tmp_path: Path) -> None:
+    _tool(tmp_path / "hidden.py", "hidden", description="Reads a file.\u202e")
+
+    lenient = check_pack(tmp_path / "hidden.py")  # warnings pass unless strict
+
+    assert _codes(lenient) == [("warning", "invisible-unicode", "hidden")]
+    assert "U+202E RIGHT-TO-LEFT OVERRIDE at 13" in lenient.findings[0].message
+    with pytest.raises(AssertionError, match=r"check failed \(strict\):") as caught:
+        check_pack(tmp_path / "hidden.py", strict=True)
+    assert "error: " in str(caught.value)
+    assert _codes(_run(tmp_path / "hidden.py", strict=True)) == [
+        ("error", "invisible-unicode", "hidden")
+    ]
 
 
 def test_loader_errors_keep_their_codes(tmp_path: Path) -> None:
@@ -151,7 +171,18 @@ def test_similar_names_and_metadata_named_like_a_tool_are_warnings(tmp_path: Pat
 def test_an_empty_pack_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
 
-    assert _codes(_run(tmp_path / "empty")) == [("error", "no-tools", None)]
+    assert _codes(_run(tmp_path / "empty")) == [("error", "empty-pack", None)]
+
+
+def test_skipped_files_are_notices_that_never_fail(tmp_path: Path) -> None:
+    _tool(tmp_path / "pack" / "alpha.py", "alpha")
+    (tmp_path / "pack" / "notes.txt").write_text("not a tool")
+
+    report = check_pack(tmp_path / "pack", strict=True)
+
+    assert _codes(report) == [("notice", "skipped-file", None)]
+    assert report.notices == report.findings
+    assert "1 notice(s)" in report.format()
 
 
 def test_the_report_has_a_json_form(tmp_path: Path) -> None:
@@ -172,6 +203,7 @@ def test_the_report_has_a_json_form(tmp_path: Path) -> None:
                 "toolName": "bare",
             }
         ],
+        "strict": False,
     }
     assert PackFinding(severity="warning", code="x", message="m").to_dict() == {
         "severity": "warning",

@@ -293,7 +293,46 @@ def test_check_pack_failure_lists_every_finding(pytester: pytest.Pytester) -> No
             "E*AssertionError: the tool pack check failed:",
             "E*tool pack */tools: 1 tool(s), 2 error(s), 0 warning(s)",
             "E*  error: */tools/vague.py tool 'vague' [[]empty-description[]]: *",
-            "E*  error: */tools/vague.py tool 'vague' [[]invalid-default[]]: the default of 'n'*",
+            "E*error: */vague.py tool 'vague' [[]invalid-default[]]: the default of property 'n' *",
+        ]
+    )
+
+
+def test_check_tool_pack_runs_the_rulebook_on_the_configured_pack(
+    pytester: pytest.Pytester,
+) -> None:
+    _setup(
+        pytester,
+        hidden="""
+            from customtools import CustomTool
+
+            def factory(api):
+                return CustomTool(
+                    name="hidden",
+                    description="Reads a file.\\u200b",
+                    parameters=api.typebox.Object({}),
+                    execute=lambda tool_call_id, params, on_update, ctx, signal: api.cwd,
+                )
+        """,
+    )
+    pytester.makepyfile(
+        """
+        def test_lenient(check_tool_pack, tmp_path):
+            report = check_tool_pack()
+            assert [f.code for f in report.warnings] == ["invisible-unicode"]
+
+        def test_strict(check_tool_pack):
+            check_tool_pack("tools", strict=True)
+        """
+    )
+
+    result = _run(pytester)
+
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "E*AssertionError: the tool pack check failed (strict):",
+            "E*  error: */tools/hidden.py tool 'hidden' [[]invisible-unicode[]]: *U+200B*",
         ]
     )
 
@@ -339,6 +378,7 @@ def test_the_fixtures_are_documented_in_pytest_fixtures(pytester: pytest.Pyteste
             "tool_pack -- *",
             "tool_pack_paths -- *",
             "load_tool_pack -- *",
+            "check_tool_pack -- *",
         ]
     )
 

@@ -779,7 +779,7 @@ def empty_pack(where: str, *, path: str | None = None, strict: bool = False) -> 
 
 
 def check_load_result(
-    result: LoadResult, *, where: str = "the pack", strict: bool = False
+    result: LoadResult, *, where: str = "the pack", path: str | None = None, strict: bool = False
 ) -> list[Finding]:
     """Every rule on one in-process load of a pack.
 
@@ -790,6 +790,7 @@ def check_load_result(
     Args:
         result: the load.
         where: the pack, as named in an ``empty-pack`` message.
+        path: the pack's path, for an ``empty-pack`` finding.
         strict: the strict policy.
     """
     found = [
@@ -804,7 +805,7 @@ def check_load_result(
         for error in result.errors
     ]
     if not result.tools and not result.errors:
-        found.append(empty_pack(where, strict=strict))
+        found.append(empty_pack(where, path=path, strict=strict))
     for loaded in result.tools:
         found += check_tool(loaded.tool, path=loaded.path, strict=strict)
     found += [

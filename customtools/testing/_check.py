@@ -120,7 +120,12 @@ async def validate_pack(
         raise ValueError("validate_pack() needs at least one tool file or directory")
     resolved = tuple(resolve_pack_path(path) for path in paths)
     result = await load_custom_tools(resolved, cwd, builtin_tool_names, load_timeout=load_timeout)
-    findings = check_load_result(result, where=", ".join(resolved), strict=strict)
+    findings = check_load_result(
+        result,
+        where=", ".join(resolved),
+        path=resolved[0] if len(resolved) == 1 else None,
+        strict=strict,
+    )
     return PackReport(
         paths=resolved,
         tool_names=result.tool_names,

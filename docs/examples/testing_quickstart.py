@@ -8,10 +8,18 @@ test, and the tools see the test's ``tmp_path`` as ``api.cwd``.
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from pathlib import Path
 
 from customtools import ImageContent
-from customtools.testing import ToolPack, assert_error, assert_ok, assert_text, check_pack
+from customtools.testing import (
+    PackReport,
+    ToolPack,
+    assert_error,
+    assert_ok,
+    assert_text,
+    check_pack,
+)
 
 
 def test_countdown_streams_each_step(tool_pack: ToolPack) -> None:
@@ -54,3 +62,9 @@ def test_the_pack_is_valid(tool_pack_paths: list[Path]) -> None:
     report = check_pack(*tool_pack_paths, strict=True)
 
     assert "countdown" in report.tool_names
+
+
+def test_the_pack_passes_every_rule(check_tool_pack: Callable[..., PackReport]) -> None:
+    report = check_tool_pack(strict=True)
+
+    assert report.findings == ()

@@ -39,7 +39,13 @@ def test_the_page_lists_every_public_name_and_fixture() -> None:
 
     assert listed is not None
     assert sorted(re.findall(r"`(\w+)`", listed.group(1))) == sorted(customtools.testing.__all__)
-    for fixture in ("tool_pack", "load_tool_pack", "tool_pack_paths", "abort_controller"):
+    for fixture in (
+        "tool_pack",
+        "load_tool_pack",
+        "tool_pack_paths",
+        "abort_controller",
+        "check_tool_pack",
+    ):
         assert f"| `{fixture}` |" in text
 
 
@@ -67,5 +73,5 @@ def test_the_examples_pass_against_the_example_pack(
         "-p", "customtools.testing._plugin", "-p", "anyio.pytest_plugin", "-v"
     )
 
-    # quickstart: 5 tests; async: 5 tests on 2 event loops; inline: 1 test.
-    result.assert_outcomes(passed=16)
+    # quickstart: 6 tests; async: 5 tests on 2 event loops; inline: 1 test.
+    result.assert_outcomes(passed=17)

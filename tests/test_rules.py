@@ -435,8 +435,14 @@ def _is_module(name: str) -> bool:
         return False
 
 
-OWNED = (
+RULEBOOK = (
     "customtools._rules",
+    "customtools._rules._table",
+    "customtools._rules._tool",
+    "customtools._rules._pack",
+)
+OWNED = (
+    *RULEBOOK,
     "customtools.cli._validate",
     "customtools.cli._validate_report",
     "customtools.testing._check",
@@ -459,7 +465,17 @@ def test_the_rulebook_and_its_front_ends_are_in_no_import_cycle(module: str) -> 
     assert module not in seen
 
 
-def test_the_rulebook_imports_nothing_above_the_loading_layer() -> None:
-    above = ("customtools.host", "customtools.actions", "customtools.cli", "customtools.testing")
+@pytest.mark.parametrize("module", RULEBOOK)
+def test_the_rulebook_imports_nothing_above_the_loading_layer(module: str) -> None:
+    above = (
+        "customtools.host",
+        "customtools.actions",
+        "customtools.cli",
+        "customtools.testing",
+        "customtools.mcp",
+    )
 
-    assert not [name for name in _imports("customtools._rules") if name.startswith(above)]
+    imported = _imports(module)
+
+    assert imported
+    assert not [name for name in imported if name.startswith(above) or name == "customtools"]

@@ -21,6 +21,7 @@ from typing import Any, Final
 
 from customtools._rules import (
     Finding,
+    Severity,
     ToolSite,
     check_metadata,
     check_names,
@@ -202,7 +203,7 @@ class _Findings:
         *,
         file: str | None,
         pack: Pack | None = None,
-        unknown: Any = "notice",
+        unknown: Severity = "notice",
         line: int | None = None,
         tool: str | None = None,
         detail: str | None = None,
@@ -288,22 +289,33 @@ def _sites(packs: list[Pack]) -> Iterable[tuple[ToolSite, Pack]]:
 
 
 def _check_names(packs: list[Pack], builtins: Iterable[str], findings: _Findings) -> None:
-    owners: dict[int, Pack] = {}
-    sites = []
-    for site, pack in _sites(packs):
-        sites.append(dataclasses.replace(site, path=findings.path(site.path) or site.path))
-        owners[id(sites[-1])] = pack
-    for site, finding in check_names(sites, builtins=builtins, strict=findings.strict):
+    """Conflicts and similar names across every pack, in the order given (the first claim of
+    a name keeps it, as in a host)."""
+    shown = [
+        (dataclasses.replace(site, path=findings.path(site.path)), pack)
+        for site, pack in _sites(packs)
+    ]
+    owners = {id(site): pack for site, pack in shown}  # check_names hands the same sites back
+    for site, finding in check_names(
+        [site for site, _ in shown], builtins=builtins, strict=findings.strict
+    ):
         findings.add(finding, owners[id(site)])
+
+
+def _tool_paths(packs: Iterable[Pack], findings: _Findings) -> dict[str, str]:
+    """Each tool name and the (shown) file of its first definition."""
+    paths: dict[str, str] = {}
+    for pack in packs:
+        for report in pack.reports:
+            shown = findings.path(_module_file(report)) or _module_file(report)
+            for tool in report.tools:
+                paths.setdefault(tool["name"], shown)
+    return paths
 
 
 def _check_pack(pack: Pack, findings: _Findings) -> None:
     """The pack rules that need only this pack: metadata, and nothing loaded at all."""
-    tool_paths: dict[str, str] = {}
-    for report in pack.reports:
-        shown = findings.path(_module_file(report)) or _module_file(report)
-        for tool in report.tools:
-            tool_paths.setdefault(tool["name"], shown)
+    tool_paths = _tool_paths([pack], findings)
     for finding in check_metadata(pack.metadata, tool_paths, strict=findings.strict):
         findings.add(finding, pack)
     failed = pack.errors or any(report.errors for report in pack.reports)
@@ -342,6 +354,11 @@ def command(args: argparse.Namespace) -> int:
             file=None,
         )
     _check_names(packs, args.builtins, findings)
+    # Metadata found outside every pack's directory is checked against all the tools.
+    for finding in check_metadata(
+        rest.metadata, _tool_paths(packs, findings), strict=findings.strict
+    ):
+        findings.add(finding)
     failed = any(item.severity == "error" for item in findings.items)
     render(args.format, packs, findings.items, strict=args.strict, failed=failed, here=here)
     return EXIT_FINDINGS if failed else EXIT_OK

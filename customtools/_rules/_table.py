@@ -1,0 +1,315 @@
+"""The rulebook's table: every code with its default severity, the severity policy, and the
+:class:`Finding` record every check produces."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Final, Literal
+
+__all__ = ["RULES", "Finding", "Rule", "Scope", "Severity", "severity_for"]
+
+Severity = Literal["error", "warning", "notice"]
+Scope = Literal["tool", "pack", "load", "scan", "validate"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Rule:
+    """One code of the rulebook.
+
+    Attributes:
+        code: the stable kebab-case code findings carry.
+        severity: its default severity (``strict`` makes every warning an error).
+        scope: who reports it: ``"tool"`` (:func:`check_tool`), ``"pack"`` (the pack checks),
+            ``"load"`` (a load error), ``"scan"`` (a loader diagnostic) or ``"validate"``
+            (only the ``customtools validate`` command can see it).
+        summary: what it means, for the docs.
+    """
+
+    code: str
+    severity: Severity
+    scope: Scope
+    summary: str
+
+
+def _rules(*rules: Rule) -> Mapping[str, Rule]:
+    return MappingProxyType({rule.code: rule for rule in rules})
+
+
+def _family(scope: Scope, severity: Severity, summary: str, *codes: str) -> list[Rule]:
+    return [Rule(code=code, severity=severity, scope=scope, summary=summary) for code in codes]
+
+
+RULES: Final[Mapping[str, Rule]] = _rules(
+    # -- one tool ---------------------------------------------------------------------------
+    Rule(
+        code="empty-description",
+        severity="error",
+        scope="tool",
+        summary="the tool has no description; the model reads it to decide when to call it",
+    ),
+    Rule(
+        code="invisible-unicode",
+        severity="warning",
+        scope="tool",
+        summary="the description, label or schema text holds zero-width, bidirectional or tag"
+        " characters: prompt text a reviewer cannot see",
+    ),
+    Rule(
+        code="invalid-schema",
+        severity="error",
+        scope="tool",
+        summary="the parameters schema no longer compiles (a factory changed it after"
+        " building the tool)",
+    ),
+    Rule(
+        code="required-not-defined",
+        severity="error",
+        scope="tool",
+        summary="a name in `required` has no entry in `properties`, so the model is never"
+        " told about it",
+    ),
+    Rule(
+        code="invalid-default",
+        severity="error",
+        scope="tool",
+        summary="a `default` breaks its own schema: the adapter would fill in a value the"
+        " schema forbids and fail the call",
+    ),
+    Rule(
+        code="invalid-example",
+        severity="error",
+        scope="tool",
+        summary="an `examples` entry breaks its own schema, teaching the model a wrong call",
+    ),
+    *_family(
+        "tool",
+        "warning",
+        'the parameters schema is not `"type": "object"` at the root, or uses a root-level'
+        " `anyOf`/`oneOf`/`allOf`",
+        "openai-root-not-object",
+        "anthropic-root-not-object",
+    ),
+    Rule(
+        code="openai-description-too-long",
+        severity="warning",
+        scope="tool",
+        summary="the description is longer than the 1024 characters OpenAI accepts",
+    ),
+    *_family(
+        "tool",
+        "warning",
+        "only for tools with `strict=True`: the schema is outside OpenAI's strict-mode subset",
+        "openai-strict-keyword",
+        "openai-strict-type",
+        "openai-strict-untyped",
+        "openai-strict-open-object",
+        "openai-strict-optional-property",
+        "openai-strict-too-deep",
+        "openai-strict-too-many-properties",
+        "openai-strict-too-many-enum-values",
+    ),
+    # -- a pack -----------------------------------------------------------------------------
+    Rule(
+        code="empty-pack",
+        severity="error",
+        scope="pack",
+        summary="the pack loaded no tool and reported no error: check the path",
+    ),
+    Rule(
+        code="name-conflict",
+        severity="error",
+        scope="pack",
+        summary="two tools (in one pack or across the packs given) claim one name, or a tool"
+        " claims a built-in name",
+    ),
+    Rule(
+        code="similar-name",
+        severity="warning",
+        scope="pack",
+        summary="two tool names differ only by letter case",
+    ),
+    Rule(
+        code="metadata-name-taken",
+        severity="warning",
+        scope="pack",
+        summary="a `.md`/`.json` metadata file has the name of a tool; the tool is used and"
+        " the metadata is not",
+    ),
+    # -- loading (every load error is an error; unknown codes too) -----------------------------
+    *_family(
+        "load",
+        "error",
+        "the module does not import (the line is the failing line of the module, or of the"
+        " package's helper file)",
+        "syntax-error",
+        "import-error",
+        "missing-dependency",
+        "module-exit",
+    ),
+    *_family(
+        "load",
+        "error",
+        "the factory contract: no factory, a factory that raises, exits or returns something"
+        " else than tools, an invalid tool (bad name, schema or field), an async factory past"
+        " its bound, a module that changes process state",
+        "no-factory",
+        "factory-not-callable",
+        "factory-error",
+        "factory-exit",
+        "invalid-return",
+        "invalid-tool",
+        "timeout",
+        "changed-process-state",
+    ),
+    *_family(
+        "load",
+        "error",
+        "path problems from the scan (see discovery.md)",
+        "not-found",
+        "unreadable",
+        "metadata-not-executable",
+        "not-a-module",
+        "invalid-path",
+        "invalid-manifest",
+        "path-outside-plugin",
+        "invalid-distribution",
+        "invalid-entry-point",
+        "provider-error",
+        "load-error",
+    ),
+    # -- loader diagnostics ------------------------------------------------------------------
+    *_family(
+        "scan",
+        "warning",
+        "scan and load diagnostics worth fixing",
+        "no-tools",
+        "invalid-metadata",
+        "broken-symlink",
+        "unreadable-directory",
+        "invalid-registry",
+        "invalid-registry-entry",
+        "broken-distribution",
+        "unknown-provider",
+    ),
+    *_family(
+        "scan",
+        "notice",
+        "informational; never fails a check (unknown diagnostic codes are notices too)",
+        "skipped-file",
+        "skipped-directory",
+        "duplicate-path",
+        "provider-disabled",
+        "plugin-disabled",
+    ),
+    # -- only `customtools validate` ---------------------------------------------------------
+    Rule(
+        code="crash",
+        severity="error",
+        scope="validate",
+        summary="the module ended the child process (a signal, or `os._exit`)",
+    ),
+    Rule(
+        code="worker-error",
+        severity="error",
+        scope="validate",
+        summary="the validation child itself could not start (the message says why)",
+    ),
+    Rule(
+        code="slow-import",
+        severity="warning",
+        scope="validate",
+        summary="the module took longer than `--slow-import` seconds (default 0.5) to import"
+        " and build its tools",
+    ),
+    Rule(
+        code="no-tools-found",
+        severity="warning",
+        scope="validate",
+        summary="discovery found no tool module",
+    ),
+)
+"""Every code, with its default severity: the one severity policy of all the front ends."""
+
+
+def severity_for(code: str, *, strict: bool = False, unknown: Severity = "notice") -> Severity:
+    """The severity of ``code`` under the default or the ``strict`` policy.
+
+    Args:
+        code: a finding code.
+        strict: the strict policy: every warning is an error (notices stay notices).
+        unknown: the severity of a code :data:`RULES` does not list (a load error passes
+            ``"error"``; a new loader diagnostic is a notice).
+    """
+    rule = RULES.get(code)
+    severity = rule.severity if rule is not None else unknown
+    if strict and severity == "warning":
+        return "error"
+    return severity
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Finding:
+    """One problem a check found.
+
+    Attributes:
+        severity: ``"error"`` fails the check; ``"warning"`` fails it only when strict;
+            ``"notice"`` never does.
+        code: the stable kebab-case code (see :data:`RULES`).
+        message: one line saying what is wrong and what to do.
+        path: the file concerned, when known.
+        tool_name: the tool concerned, when known.
+        pointer: JSON Pointer into the tool's ``parameters`` of the schema concerned
+            (``""`` is the root), when the finding is about the schema.
+        line: the 1-based line in ``path``, when known.
+        detail: a traceback or other long text, when there is one.
+    """
+
+    severity: Severity
+    code: str
+    message: str
+    path: str | None = None
+    tool_name: str | None = None
+    pointer: str | None = None
+    line: int | None = None
+    detail: str | None = None
+
+    def __str__(self) -> str:
+        where = self.path or "(pack)"
+        if self.line is not None:
+            where += f":{self.line}"
+        tool = f" tool {self.tool_name!r}" if self.tool_name else ""
+        return f"{self.severity}: {where}{tool} [{self.code}]: {self.message}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form; ``None`` fields are omitted."""
+        out: dict[str, Any] = {
+            "severity": self.severity,
+            "code": self.code,
+            "message": self.message,
+        }
+        for key, value in (
+            ("path", self.path),
+            ("toolName", self.tool_name),
+            ("pointer", self.pointer),
+            ("line", self.line),
+            ("detail", self.detail),
+        ):
+            if value is not None:
+                out[key] = value
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Finding:
+        """The inverse of :meth:`to_dict`."""
+        return cls(
+            severity=data["severity"],
+            code=data["code"],
+            message=data["message"],
+            path=data.get("path"),
+            tool_name=data.get("toolName"),
+            pointer=data.get("pointer"),
+            line=data.get("line"),
+            detail=data.get("detail"),
+        )

@@ -477,5 +477,4 @@ def test_the_rulebook_imports_nothing_above_the_loading_layer(module: str) -> No
 
     imported = _imports(module)
 
-    assert imported
     assert not [name for name in imported if name.startswith(above) or name == "customtools"]

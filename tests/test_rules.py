@@ -241,6 +241,17 @@ def test_a_schema_changed_after_building_the_tool_is_invalid_and_never_raises() 
     assert any("RuntimeError: no reading me" in f.message for f in found)
 
 
+def test_a_schema_made_cyclic_after_building_the_tool_is_invalid_and_bounded() -> None:
+    schema: dict[str, Any] = {"type": "object", "properties": {}}
+    tool = _tool(schema, strict=True)
+    schema["properties"] = {"a": schema, "b": schema}
+
+    (finding,) = check_tool(tool)
+
+    assert (finding.code, finding.pointer) == ("invalid-schema", "")
+    assert "(or refers to itself)" in finding.message
+
+
 # -- pack rules ------------------------------------------------------------------------------
 
 

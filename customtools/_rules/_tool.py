@@ -16,8 +16,13 @@ if TYPE_CHECKING:
 __all__ = ["check_tool", "describe_invisible"]
 
 # Keywords whose value is a map of names to subschemas, a list of subschemas, or one subschema.
-_SUBSCHEMA_MAPS: Final = ("properties", "patternProperties", "$defs", "definitions")
-_SUBSCHEMA_MAPS_MORE: Final = ("dependentSchemas",)
+_SUBSCHEMA_MAPS: Final = (
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+)
 _SUBSCHEMA_LISTS: Final = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
 _SUBSCHEMA_ONE: Final = (
     "items",
@@ -33,30 +38,42 @@ _SUBSCHEMA_ONE: Final = (
     "else",
     "contentSchema",
 )
-_MAX_DEPTH: Final = 64  # check_schema bounds real schemas far below this
+# check_schema bounds a tool's schema far below these; they only stop a schema a factory
+# changed afterwards (even into a cycle of dicts) from making a check run away.
+_MAX_TOKENS: Final = 128
+_MAX_NODES: Final = 20_000
 _MAX_LISTED: Final = 3
 _REMOVE: Final = "a model reads them and a reviewer does not see them: remove them"
 
+Tokens = tuple[str | int, ...]
 
-def _subschemas(
-    node: Any, tokens: tuple[str | int, ...] = ()
-) -> Iterator[tuple[tuple[str | int, ...], Mapping[str, Any]]]:
-    """Every subschema that is a mapping, with its path of tokens from the root."""
-    if not isinstance(node, Mapping) or len(tokens) > _MAX_DEPTH:
-        return
-    yield tokens, node
-    for keyword in (*_SUBSCHEMA_MAPS, *_SUBSCHEMA_MAPS_MORE):
+
+def _children(node: Mapping[str, Any], tokens: Tokens) -> Iterator[tuple[Tokens, Any]]:
+    for keyword in _SUBSCHEMA_MAPS:
         children = node.get(keyword)
         if isinstance(children, Mapping):
             for name, child in children.items():
-                yield from _subschemas(child, (*tokens, keyword, str(name)))
+                yield (*tokens, keyword, str(name)), child
     for keyword in _SUBSCHEMA_LISTS:
         children = node.get(keyword)
         if isinstance(children, list):
             for index, child in enumerate(children):
-                yield from _subschemas(child, (*tokens, keyword, index))
+                yield (*tokens, keyword, index), child
     for keyword in _SUBSCHEMA_ONE:
-        yield from _subschemas(node.get(keyword), (*tokens, keyword))
+        yield (*tokens, keyword), node.get(keyword)
+
+
+def _subschemas(root: Any) -> Iterator[tuple[Tokens, Mapping[str, Any]]]:
+    """Every subschema that is a mapping, with its path of tokens from the root (pre-order)."""
+    stack: list[tuple[Tokens, Any]] = [((), root)]
+    seen = 0
+    while stack and seen < _MAX_NODES:
+        tokens, node = stack.pop()
+        if not isinstance(node, Mapping) or len(tokens) > _MAX_TOKENS:
+            continue
+        seen += 1
+        yield tokens, node
+        stack.extend(reversed(list(_children(node, tokens))))
 
 
 def _describe_place(tokens: Sequence[str | int]) -> str:
@@ -105,13 +122,17 @@ class _ToolChecker:
         )
 
     def run(self) -> list[Finding]:
-        compiled = self._guarded("schema", self.schema_compiles)
         self._guarded("description", self.description)
-        self._guarded("invisible-unicode", self.invisible)
-        self._guarded("required", self.required)
-        if compiled:
-            self._guarded("defaults and examples", self.defaults_and_examples)
-        self._guarded("provider", self.providers)
+        self._guarded("invisible-unicode", self.invisible_in_fields)
+        # A schema changed after the tool was built can be huge or even cyclic: walk it only
+        # once it is known to be bounded.
+        if self._guarded("schema", self.schema_is_bounded):
+            compiled = self._guarded("schema", self.schema_compiles)
+            self._guarded("invisible-unicode", self.invisible_in_schema)
+            self._guarded("required", self.required)
+            if compiled:
+                self._guarded("defaults and examples", self.defaults_and_examples)
+            self._guarded("provider", self.providers)
         return self.found
 
     def _guarded(self, what: str, rule: Any) -> bool:
@@ -142,7 +163,7 @@ class _ToolChecker:
             )
         return True
 
-    def invisible(self) -> bool:
+    def invisible_in_fields(self) -> bool:
         tool = self.tool
         for field_name, text in (("description", tool.description), ("label", tool.label)):
             if find_invisible(text):
@@ -150,7 +171,10 @@ class _ToolChecker:
                     "invisible-unicode",
                     describe_invisible(f"the {field_name} of tool {tool.name!r}", text),
                 )
-        for tokens, node in _subschemas(tool.parameters):
+        return True
+
+    def invisible_in_schema(self) -> bool:
+        for tokens, node in _subschemas(self.tool.parameters):
             for keyword in ("title", "description"):
                 value = node.get(keyword)
                 if isinstance(value, str) and find_invisible(value):
@@ -173,6 +197,30 @@ class _ToolChecker:
                             ),
                             pointer=format_pointer((*tokens, "properties", name)),
                         )
+        return True
+
+    def schema_is_bounded(self) -> bool:
+        from customtools._validation import ValidationLimits
+
+        limits = ValidationLimits()
+        stack: list[tuple[Any, int]] = [(self.tool.parameters, 0)]
+        nodes = 0
+        while stack:
+            value, depth = stack.pop()
+            nodes += 1
+            if nodes > limits.max_schema_nodes or depth > limits.max_schema_depth:
+                self.add(
+                    "invalid-schema",
+                    f"the parameters schema has grown past {limits.max_schema_nodes} values or"
+                    f" {limits.max_schema_depth} levels (or refers to itself) since the tool"
+                    " was built; build it with customtools.Type and do not change it afterwards",
+                    pointer="",
+                )
+                return False
+            if isinstance(value, Mapping):
+                stack.extend((item, depth + 1) for item in value.values())
+            elif isinstance(value, list):
+                stack.extend((item, depth + 1) for item in value)
         return True
 
     def schema_compiles(self) -> bool:
@@ -255,7 +303,7 @@ class _ToolChecker:
         return True
 
     def _compile_alone(
-        self, root: Mapping[str, Any], tokens: tuple[str | int, ...], node: Mapping[str, Any]
+        self, root: Mapping[str, Any], tokens: Tokens, node: Mapping[str, Any]
     ) -> Any:
         """A validator for ``node`` by itself, with the root's definitions for its ``$ref``s;
         ``None`` when it does not compile that way (then there is nothing sound to say)."""

@@ -25,7 +25,8 @@ from customtools._rules import (
     severity_for,
 )
 from customtools.cli import run
-from customtools.testing import PackFinding, validate_pack
+from customtools.testing import Finding as PublicFinding
+from customtools.testing import validate_pack
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -354,7 +355,7 @@ def test_a_finding_round_trips_through_its_json_form() -> None:
     )
 
     assert Finding.from_dict(finding.to_dict()) == finding
-    assert PackFinding is Finding
+    assert PublicFinding is Finding
     assert str(finding) == "warning: /a.py:3 tool 't' [x]: m"
     assert Finding(severity="notice", code="y", message="m").to_dict() == {
         "severity": "notice",
@@ -412,80 +413,3 @@ def test_validate_and_check_pack_report_the_same_codes(
         assert from_cli == []
     else:
         assert from_cli
-
-
-# -- layering --------------------------------------------------------------------------------
-
-
-def _imports(module: str) -> set[str]:
-    """Every customtools module ``module`` imports, type-only and function-local included."""
-    import ast
-    import importlib.util
-
-    spec = importlib.util.find_spec(module)
-    assert spec is not None
-    assert spec.origin is not None
-    tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            for alias in node.names:
-                full = f"{node.module}.{alias.name}"
-                found.add(full if _is_module(full) else node.module)
-        elif isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-    return {name for name in found if name.startswith("customtools")}
-
-
-def _is_module(name: str) -> bool:
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
-
-
-RULEBOOK = (
-    "customtools._rules",
-    "customtools._rules._table",
-    "customtools._rules._tool",
-    "customtools._rules._pack",
-)
-OWNED = (
-    *RULEBOOK,
-    "customtools.cli._validate",
-    "customtools.cli._validate_report",
-    "customtools.testing._check",
-    "customtools.testing._pack",
-    "customtools.testing._plugin",
-)
-
-
-@pytest.mark.parametrize("module", OWNED)
-def test_the_rulebook_and_its_front_ends_are_in_no_import_cycle(module: str) -> None:
-    seen: set[str] = set()
-    stack = list(_imports(module))
-    while stack:
-        name = stack.pop()
-        if name in seen or name == "customtools":
-            continue  # the root re-exports everything; nothing here imports it at run time
-        seen.add(name)
-        stack.extend(_imports(name))
-
-    assert module not in seen
-
-
-@pytest.mark.parametrize("module", RULEBOOK)
-def test_the_rulebook_imports_nothing_above_the_loading_layer(module: str) -> None:
-    above = (
-        "customtools.host",
-        "customtools.actions",
-        "customtools.cli",
-        "customtools.testing",
-        "customtools.mcp",
-    )
-
-    imported = _imports(module)
-
-    assert not [name for name in imported if name.startswith(above) or name == "customtools"]

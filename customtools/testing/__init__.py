@@ -40,11 +40,16 @@ if TYPE_CHECKING:
         describe_outcome,
     )
     from customtools.testing._call import ToolCall
-    from customtools.testing._check import PackFinding, PackReport, check_pack, validate_pack
+    from customtools.testing._check import (
+        Finding,
+        PackReport,
+        check_pack,
+        validate_pack,
+    )
     from customtools.testing._pack import ToolPack, load_pack, load_pack_sync
 
 __all__ = [
-    "PackFinding",
+    "Finding",
     "PackReport",
     "ToolCall",
     "ToolPack",
@@ -60,7 +65,7 @@ __all__ = [
 ]
 
 _HOMES = {
-    "PackFinding": "_check",
+    "Finding": "_check",
     "PackReport": "_check",
     "ToolCall": "_call",
     "ToolPack": "_pack",

@@ -2,7 +2,7 @@
 
 It loads the pack in the test process with the host's loader and runs the rulebook
 (:mod:`customtools._rules`) on what loaded: the same checks, codes and severities as the
-``customtools validate`` command. Each problem is a :class:`PackFinding`:
+``customtools validate`` command. Each problem is a :class:`Finding`:
 
 errors (the check fails)
     every load error, under its loader code (``import-error``, ``factory-error``,
@@ -32,11 +32,7 @@ from customtools._rules import Finding, check_load_result
 from customtools.testing._pack import PathArg, resolve_pack_path
 from customtools.testing._sync import run_sync
 
-__all__ = ["PackFinding", "PackReport", "check_pack", "validate_pack"]
-
-PackFinding = Finding
-"""One problem :func:`check_pack` found: the rulebook's finding (``severity``, ``code``,
-``message``, ``path``, ``tool_name``, ``pointer``, ``line``, ``detail``)."""
+__all__ = ["Finding", "PackReport", "check_pack", "validate_pack"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from customtools.testing import PackFinding, PackReport, check_pack, validate_pack
+from customtools.testing import Finding, PackReport, check_pack, validate_pack
 
 
 def _tool(
@@ -205,12 +205,12 @@ def test_the_report_has_a_json_form(tmp_path: Path) -> None:
         ],
         "strict": False,
     }
-    assert PackFinding(severity="warning", code="x", message="m").to_dict() == {
+    assert Finding(severity="warning", code="x", message="m").to_dict() == {
         "severity": "warning",
         "code": "x",
         "message": "m",
     }
-    assert str(PackFinding(severity="warning", code="x", message="m")) == "warning: (pack) [x]: m"
+    assert str(Finding(severity="warning", code="x", message="m")) == "warning: (pack) [x]: m"
 
 
 @pytest.mark.anyio

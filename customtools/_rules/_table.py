@@ -60,8 +60,8 @@ RULES: Final[Mapping[str, Rule]] = _rules(
         code="invalid-schema",
         severity="error",
         scope="tool",
-        summary="the parameters schema no longer compiles (a factory changed it after"
-        " building the tool)",
+        summary="the parameters schema no longer compiles, or cannot be read, grew past the"
+        " limits or refers to itself (a factory changed it after building the tool)",
     ),
     Rule(
         code="required-not-defined",
@@ -152,7 +152,7 @@ RULES: Final[Mapping[str, Rule]] = _rules(
         "load",
         "error",
         "the factory contract: no factory, a factory that raises, exits or returns something"
-        " else than tools, an invalid tool (bad name, schema or field), an async factory past"
+        " other than tools, an invalid tool (bad name, schema or field), an async factory past"
         " its bound, a module that changes process state",
         "no-factory",
         "factory-not-callable",

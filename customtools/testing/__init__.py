@@ -12,9 +12,9 @@ through the host's adapter, and look at the final result and every streamed upda
         assert call.update_texts[-1] == "countdown: step 3/3"
 
 The pytest plugin (registered through the ``pytest11`` entry point, so installing customtools
-is enough) adds the fixtures ``tool_pack``, ``load_tool_pack``, ``tool_pack_paths`` and
-``abort_controller``, and the ``customtools_packs`` configuration key. See
-``docs/testing.md`` for the guide.
+is enough) adds the fixtures ``tool_pack``, ``load_tool_pack``, ``tool_pack_paths``,
+``check_tool_pack`` and ``abort_controller``, and the ``customtools_packs`` configuration key.
+See ``docs/testing.md`` for the guide.
 
 Nothing here needs pytest: the helpers raise plain :class:`AssertionError` and work under any
 test runner.

@@ -208,13 +208,28 @@ RULES: Final[Mapping[str, Rule]] = _rules(
         code="crash",
         severity="error",
         scope="validate",
-        summary="the module ended the child process (a signal, or `os._exit`)",
+        summary="the module ended its worker process (a signal, `os._exit`, the CPU limit) or"
+        " its supervisor",
+    ),
+    Rule(
+        code="tampered",
+        severity="error",
+        scope="validate",
+        summary="the report channel carried messages validate did not send, or the supervisor"
+        " did not end cleanly: the module's outcome cannot be trusted",
+    ),
+    Rule(
+        code="internal-error",
+        severity="error",
+        scope="validate",
+        summary="the loader itself raised on the module (a customtools bug); the message names"
+        " the exception",
     ),
     Rule(
         code="worker-error",
         severity="error",
         scope="validate",
-        summary="the validation child itself could not start (the message says why)",
+        summary="the validation process itself could not start (the message says why)",
     ),
     Rule(
         code="slow-import",

@@ -111,11 +111,13 @@ class InvisibleChar(NamedTuple):
     """Its Unicode name, or a short description when it has none."""
 
 
-# Zero-width and joiner characters, bidirectional embeddings/overrides/isolates and marks,
-# invisible operators, the BOM, Mongolian vowel separator, and the tag block (which can carry
-# hidden ASCII text).
+# Zero-width and joiner characters, the soft hyphen and combining grapheme joiner,
+# bidirectional embeddings/overrides/isolates and marks, invisible operators, the BOM, the
+# Mongolian vowel separator, the tag block (which can carry hidden ASCII text) and variation
+# selectors (which can smuggle bytes), except U+FE0F, which ordinary emoji use.
 _INVISIBLE = re.compile(
-    "[\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\u061c\ufeff\U000e0000-\U000e007f]"
+    "[\u00ad\u034f\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069"
+    "\u061c\ufe00-\ufe0e\ufeff\U000e0000-\U000e007f\U000e0100-\U000e01ef]"
 )
 
 

@@ -83,3 +83,11 @@ def test_invisible_and_bidi_characters_are_found() -> None:
     ]
     assert found[0].name == "ZERO WIDTH SPACE"
     assert find_invisible("plain text, accents é and emoji 🙂") == []
+
+
+def test_soft_hyphen_joiner_and_variation_selectors_are_found_but_emoji_are_not() -> None:
+    from customtools._format import find_invisible
+
+    found = find_invisible("a\u00adb\u034fc\ufe00d\U000e0101e")
+    assert [item.codepoint for item in found] == ["U+00AD", "U+034F", "U+FE00", "U+E0101"]
+    assert find_invisible("heart \u2764\ufe0f") == []

@@ -3,27 +3,151 @@
 from __future__ import annotations
 
 import yaml
-from hypothesis import given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from customtools._loading._frontmatter import _plain_mapping, parse_frontmatter
 
-KEYS = st.from_regex(r"[A-Za-z_][A-Za-z0-9_-]{0,12}", fullmatch=True)
-VALUES = st.one_of(
-    st.from_regex(r"[A-Za-z][ -~]{0,40}", fullmatch=True),
-    st.sampled_from(["yes", "No", "on", "true", "null", "a: b", "x #c", "ends:", "Null"]),
-    st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs", "Cc"]), max_size=20),
+# What YAML cares about in a plain `key: value` line: indicators at the start and inside,
+# separators, comments, line breaks PyYAML knows and Python's splitlines() also knows,
+# characters PyYAML refuses, YAML 1.1 words, numbers, dates, and plain unicode.
+SPECIAL = [
+    ":",
+    ": ",
+    ":\t",
+    " #",
+    "\t#",
+    "#",
+    "\t",
+    " ",
+    "  ",
+    "'",
+    '"',
+    "&",
+    "*",
+    "!",
+    "%",
+    "@",
+    "`",
+    "|",
+    ">",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    "-",
+    "- ",
+    "?",
+    "? ",
+    "=",
+    "<<",
+    "~",
+    ".",
+    "\\",
+    "\r",
+    "\x85",
+    "\u2028",
+    "\u2029",
+    "\x0b",
+    "\x0c",
+    "\x1c",
+    "\x00",
+    "\x01",
+    "\x7f",
+    "\x9f",
+    "\ufeff",
+    "\ufffe",
+    "\ud800",
+    "\xa0",
+    "\u3000",
+    "é",
+    "ß",
+    "漢",
+    "😀",
+    "\U000e0041",
+    "yes",
+    "No",
+    "ON",
+    "off",
+    "y",
+    "n",
+    "true",
+    "False",
+    "null",
+    "Null",
+    "NULL",
+    "nan",
+    "inf",
+    ".inf",
+    ".NaN",
+    "0",
+    "1",
+    "-1",
+    "+1",
+    "0x1f",
+    "0o7",
+    "017",
+    "1_000",
+    "1.5",
+    "1e3",
+    "1:20",
+    "2024-01-01",
+    "2001-12-14t21:59:43.10-05:00",
+    "...",
+    "---",
+]
+FRAGMENT = st.one_of(
+    st.sampled_from(SPECIAL),
+    st.from_regex(r"[A-Za-z][A-Za-z0-9 ]{0,8}", fullmatch=True),
+    st.text(max_size=4),
 )
+KEY = st.one_of(
+    st.from_regex(r"[A-Za-z_][A-Za-z0-9_-]{0,12}", fullmatch=True),
+    st.sampled_from(["on", "Yes", "NO", "null", "true", "y", "key ", "k:", "a b", "-a", "?a"]),
+    st.builds(lambda n: "k" * n, st.sampled_from([127, 128, 129, 1024, 1025])),
+    st.lists(FRAGMENT, min_size=1, max_size=3).map("".join),
+)
+VALUE = st.one_of(
+    st.lists(FRAGMENT, max_size=6).map("".join),
+    st.tuples(st.from_regex(r"[A-Za-z]", fullmatch=True), st.lists(FRAGMENT, max_size=6)).map(
+        lambda parts: parts[0] + "".join(parts[1])
+    ),
+)
+SEPARATOR = st.sampled_from([": ", ":\t", ":  ", ": \t", ":", " : ", ":\u3000"])
+LINE_END = st.sampled_from(["\n", "\r\n", "\n\n", " \n", "\t\n", "\n  \n", "\n\t\n", "\r"])
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(KEYS, VALUES), max_size=6))
-def test_fast_reader_agrees_with_pyyaml(pairs: list[tuple[str, str]]) -> None:
-    block = "\n".join(f"{key}: {value}" for key, value in pairs)
+def _agrees(block: str) -> None:
     fast = _plain_mapping(block)
     if fast is None:
         return  # left to PyYAML
-    assert fast == yaml.safe_load(block) or (fast == {} and yaml.safe_load(block) is None)
+    try:
+        slow = yaml.safe_load(block)
+    except yaml.YAMLError as exc:  # pragma: no cover - that is the failure we test for
+        raise AssertionError(
+            f"the fast reader accepted {block!r}, PyYAML refused it: {exc}"
+        ) from exc
+    assert fast == (slow if slow is not None else {}), block
+
+
+@settings(
+    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None
+)
+@given(st.lists(st.tuples(KEY, SEPARATOR, VALUE, LINE_END), max_size=5))
+@example([("name", ": ", "abc\x0c", "\n")])
+@example([("name", ": ", "a\x85b", "\n")])
+@example([("k" * 1025, ": ", "v", "\n")])
+@example([("name", ": ", "a\x01", "\n")])
+@example([("name", ": ", "abc\ufeff", "\n")])
+def test_fast_reader_agrees_with_pyyaml(lines: list[tuple[str, str, str, str]]) -> None:
+    _agrees("".join(key + sep + value + end for key, sep, value, end in lines))
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(st.lists(st.sampled_from([*SPECIAL, "a", "b", "k", "\n", "\nk: "]), max_size=12))
+def test_fast_reader_agrees_with_pyyaml_on_any_text(parts: list[str]) -> None:
+    _agrees("name: a" + "".join(parts))
 
 
 def test_common_frontmatter_is_read_without_pyyaml() -> None:
@@ -49,6 +173,10 @@ def test_yaml_specific_forms_go_to_pyyaml() -> None:
         "name: x # comment",
         "name: x\nname: y",
         "nested:\n  key: value",
+        "name: a\x0cb",
+        "name: abc\x0c",
+        "k" * 129 + ": v",
+        "name: caf\xe9\xa0",
     ]:
         assert _plain_mapping(block) is None, block
     assert parse_frontmatter("---\non: push\ncount: 3\n---\n") == {"True": "push", "count": 3}

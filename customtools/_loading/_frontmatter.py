@@ -207,7 +207,7 @@ def _guarded_loader() -> Any:
         _depth = 0
 
         def compose_node(self, parent: Any, index: Any) -> Any:
-            event = self.peek_event()
+            event = self.peek_event()  # type: ignore[attr-defined]
             line = event.start_mark.line + 1 if event.start_mark is not None else 0
             if isinstance(event, AliasEvent):
                 raise MetadataError(
@@ -233,11 +233,13 @@ def _guarded_loader() -> Any:
             finally:
                 self._depth -= 1
 
+    parser: Any = None
     try:
-        from yaml import cyaml
-    except ImportError:  # pragma: no cover - PyYAML built without libyaml
-        cyaml = None
-    parser: Any = getattr(cyaml, "CParser", None)
+        import yaml.cyaml
+
+        parser = yaml.cyaml.CParser  # type: ignore[attr-defined]
+    except (ImportError, AttributeError):  # pragma: no cover - PyYAML built without libyaml
+        pass
 
     if parser is not None:
 

@@ -29,9 +29,11 @@ import importlib
 import importlib.util
 import inspect
 import itertools
+import logging
 import os
 import re
 import sys
+import threading
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -41,6 +43,8 @@ from typing import Any
 import anyio
 
 from customtools._errors import ToolDefinitionError
+from customtools._format import describe_exception, escape_control, safe_repr, safe_str
+from customtools._loading._paths import display_path
 from customtools._loading._records import Candidate, Diagnostic, LoadError
 from customtools._tool import CustomTool
 
@@ -61,6 +65,7 @@ _SLUG_RE = re.compile(r"\W")
 _TOOL_FIELDS = frozenset(f.name for f in fields(CustomTool) if f.init)
 _TRACEBACK_FRAMES = 8
 _CAUSE_CHARS = 300
+_log = logging.getLogger("customtools.loading")
 
 
 def new_generation() -> int:
@@ -103,43 +108,60 @@ def _ensure_modules_package() -> None:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    name = type(exc).__name__
+    """One printable line for an exception raised by tool code (never raises)."""
     if isinstance(exc, SystemExit):
-        return f"SystemExit (sys.exit({exc.code!r})) was raised; tool code must not exit the host"
-    if isinstance(exc, SyntaxError) and exc.lineno is not None:
-        return f"SyntaxError: {exc.msg} (line {exc.lineno})"
-    if not text:
-        return f"{name} with no message"
-    first = text.splitlines()[0]
-    if len(first) > _CAUSE_CHARS:
-        first = first[: _CAUSE_CHARS - 3] + "..."
-    return f"{name}: {first}"
+        return (
+            f"SystemExit (sys.exit({escape_control(safe_repr(exc.code))[:_CAUSE_CHARS]})) was "
+            "raised; tool code must not exit the host"
+        )
+    if (
+        isinstance(exc, SyntaxError)
+        and isinstance(exc.lineno, int)
+        and isinstance(exc.msg, str)
+        and type(exc).__str__ is SyntaxError.__str__
+    ):
+        return f"SyntaxError: {escape_control(exc.msg)[:_CAUSE_CHARS]} (line {exc.lineno})"
+    return describe_exception(exc, limit=_CAUSE_CHARS)
 
 
 def traceback_summary(exc: BaseException) -> str:
-    """The last few frames of ``exc`` that belong to tool code, plus the exception line."""
-    frames = [
-        frame
-        for frame in traceback.extract_tb(exc.__traceback__)
-        if not frame.filename.startswith("<frozen importlib")
-        and f"{os.sep}customtools{os.sep}_loading{os.sep}" not in frame.filename
-    ]
-    if len(frames) > _TRACEBACK_FRAMES:
-        skipped = len(frames) - _TRACEBACK_FRAMES
-        frames = frames[-_TRACEBACK_FRAMES:]
-        head = [f"  ... {skipped} earlier frame(s) omitted\n"]
-    else:
-        head = []
-    body = traceback.StackSummary.from_list(frames).format()
-    tail = traceback.format_exception_only(type(exc), exc)
-    return "".join(["Traceback (most recent call last):\n", *head, *body, *tail]).rstrip()
+    """The last few frames of ``exc`` that belong to tool code, plus the exception line.
+
+    Never raises: a traceback that cannot be formatted gives a one-line stand-in.
+    """
+    try:
+        frames = [
+            frame
+            for frame in traceback.extract_tb(exc.__traceback__)
+            if not frame.filename.startswith("<frozen importlib")
+            and f"{os.sep}customtools{os.sep}_loading{os.sep}" not in frame.filename
+        ]
+        if len(frames) > _TRACEBACK_FRAMES:
+            skipped = len(frames) - _TRACEBACK_FRAMES
+            frames = frames[-_TRACEBACK_FRAMES:]
+            head = [f"  ... {skipped} earlier frame(s) omitted\n"]
+        else:
+            head = []
+        body = traceback.StackSummary.from_list(frames).format()
+        if type(exc) in (SyntaxError, IndentationError, TabError):
+            tail = traceback.format_exception_only(type(exc), exc)  # keeps the caret display
+        else:
+            tail = [_one_line(exc) + "\n"]
+        text = "".join(["Traceback (most recent call last):\n", *head, *body, *tail]).rstrip()
+        return "\n".join(escape_control(line) for line in text.split("\n"))
+    except Exception:
+        return f"(the traceback could not be formatted) {_one_line(exc)}"
 
 
 def _classify_import(exc: BaseException, module_name: str) -> str:
     if isinstance(exc, SyntaxError):
         return "syntax-error"
-    if isinstance(exc, ModuleNotFoundError) and exc.name and not exc.name.startswith(module_name):
+    if (
+        isinstance(exc, ModuleNotFoundError)
+        and isinstance(exc.name, str)
+        and exc.name
+        and not exc.name.startswith(module_name)
+    ):
         return "missing-dependency"
     if isinstance(exc, SystemExit):
         return "module-exit"
@@ -149,19 +171,48 @@ def _classify_import(exc: BaseException, module_name: str) -> str:
 # -- the guard ----------------------------------------------------------------------------------
 
 
-class _StateGuard:
-    """Snapshots process state a tool module must not change, and restores it."""
+_STD_FDS = ((0, "stdin"), (1, "stdout"), (2, "stderr"))
+_POOL_THREADS = ("AnyIO worker thread", "Trio thread", "asyncio_", "customtools-")
+"""Name prefixes of threads started by thread pools and by customtools itself (not reported)."""
 
-    __slots__ = ("_argv", "_cwd", "_path", "_stderr", "_stdin", "_stdout")
+
+def _fd_identity(fd: int) -> tuple[int, int] | None:
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _save_fd(fd: int) -> int | None:
+    try:
+        return os.dup(fd)
+    except OSError:
+        return None  # closed in the host: nothing to restore
+
+
+class _StateGuard:
+    """Snapshots process state a tool module must not change, and restores it.
+
+    Covered: the working directory, ``sys.path``, ``sys.argv``, ``sys.stdin/stdout/stderr``,
+    ``os.environ`` and the file descriptors 0, 1 and 2 (a ``dup2`` over stdout is undone from a
+    saved duplicate). Not covered, and not coverable cheaply in-process: monkeypatched
+    modules, ``os.putenv``, other file descriptors, signal handlers, threads that act later
+    (see docs/security.md).
+    """
+
+    __slots__ = ("_argv", "_cwd", "_environ", "_fds", "_path", "_stderr", "_stdin", "_stdout")
 
     def __init__(self) -> None:
         self._cwd = _getcwd()
         self._path = list(sys.path)
         self._argv = list(sys.argv)
         self._stdin, self._stdout, self._stderr = sys.stdin, sys.stdout, sys.stderr
+        self._environ = dict(os.environ)
+        self._fds = [(fd, name, _fd_identity(fd), _save_fd(fd)) for fd, name in _STD_FDS]
 
     def restore(self) -> list[str]:
-        """Undo changes; return one phrase per thing that had changed."""
+        """Undo changes; return one phrase per thing that had changed. Call it exactly once."""
         changed: list[str] = []
         cwd = _getcwd()
         if cwd != self._cwd and self._cwd is not None:
@@ -179,7 +230,51 @@ class _StateGuard:
             if getattr(sys, name) is not original:
                 setattr(sys, name, original)
                 changed.append(f"sys.{name}")
+        environ = self._restore_environ()
+        if environ:
+            changed.append(f"os.environ ({environ}; pass env= to api.exec instead)")
+        for fd, name, identity, saved in self._fds:
+            if identity is not None and _fd_identity(fd) != identity:
+                if saved is not None:
+                    with contextlib.suppress(OSError):
+                        os.dup2(saved, fd)
+                changed.append(f"file descriptor {fd} ({name})")
+            if saved is not None:
+                with contextlib.suppress(OSError):
+                    os.close(saved)
         return changed
+
+    def _restore_environ(self) -> str:
+        """Put ``os.environ`` back; return the changed names for a message ("" if none)."""
+        before = self._environ
+        now = dict(os.environ)
+        if now == before:
+            return ""
+        names = sorted({k for k in now.keys() | before.keys() if now.get(k) != before.get(k)})
+        for name in names:
+            with contextlib.suppress(Exception):
+                if name in before:
+                    os.environ[name] = before[name]
+                else:
+                    del os.environ[name]
+        shown = ", ".join(escape_control(name)[:40] for name in names[:5])
+        more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+        return f"{shown}{more}"
+
+
+def _thread_ids() -> set[int]:
+    return {t.ident for t in threading.enumerate() if t.ident is not None}
+
+
+def _new_threads(before: set[int]) -> list[str]:
+    """Names of threads alive now that were not before (thread pools and ours left out)."""
+    return [
+        escape_control(thread.name)[:60]
+        for thread in threading.enumerate()
+        if thread.ident not in before
+        and thread.is_alive()
+        and not thread.name.startswith(_POOL_THREADS)
+    ]
 
 
 def _getcwd() -> str | None:
@@ -262,6 +357,26 @@ def _restored_note(changed: list[str]) -> str:
     return "; it also changed " + ", ".join(changed) + " (restored)" if changed else ""
 
 
+def _is_interrupt(exc: BaseException, *, cancellation: bool) -> bool:
+    """Whether ``exc`` is the user's Ctrl-C (or, with ``cancellation``, the caller's cancel).
+
+    Synchronous tool code cannot receive a cancellation, so there a cancellation exception is
+    the tool's own doing; only ``KeyboardInterrupt`` is let through.
+    """
+    kinds: tuple[type[BaseException], ...] = (KeyboardInterrupt,)
+    if cancellation:
+        kinds += (anyio.get_cancelled_exc_class(),)
+    if isinstance(exc, kinds):
+        return True
+    inner = getattr(exc, "exceptions", None)  # a BaseExceptionGroup (3.11+ or the backport)
+    if isinstance(inner, tuple) and type(exc).__name__.endswith("ExceptionGroup"):
+        return any(
+            isinstance(item, BaseException) and _is_interrupt(item, cancellation=cancellation)
+            for item in inner
+        )
+    return False
+
+
 def _find_factory(candidate: Candidate, module_name: str, out: ImportOutcome) -> Any:
     """Import ``candidate`` and return its factory, or record why there is none."""
     guard = _StateGuard()
@@ -271,20 +386,16 @@ def _find_factory(candidate: Candidate, module_name: str, out: ImportOutcome) ->
         else:
             _ensure_modules_package()
             target = _exec_file(candidate, module_name)
-    except (Exception, SystemExit) as exc:
+    except BaseException as exc:
         if candidate.kind != "entry_point":
             _drop_modules(module_name)
-        note = _restored_note(guard.restore())
+        changed = guard.restore()
+        if _is_interrupt(exc, cancellation=False):
+            raise  # Ctrl-C during a load: the host must still stop
         code = _classify_import(exc, module_name)
-        out.errors.append(
-            _error(candidate, f"import failed: {_one_line(exc)}{note}", code, exc=exc)
-        )
+        message = f"import failed: {_one_line(exc)}{_restored_note(changed)}"
+        out.errors.append(_error(candidate, message, code, exc=exc))
         return None
-    except BaseException:  # KeyboardInterrupt, cancellation: clean up and let it through
-        if candidate.kind != "entry_point":
-            _drop_modules(module_name)
-        guard.restore()
-        raise
     changed = guard.restore()
     if changed:
         if candidate.kind != "entry_point":
@@ -295,9 +406,14 @@ def _find_factory(candidate: Candidate, module_name: str, out: ImportOutcome) ->
     if candidate.kind == "entry_point" and not isinstance(target, ModuleType):
         factory = target
     else:
-        factory = getattr(target, "factory", None)
-        if factory is None:
-            factory = module_level_tools(target)
+        try:
+            factory = getattr(target, "factory", None)
+            if factory is None:
+                factory = module_level_tools(target)
+        except Exception as exc:  # a module-level __getattr__ or a tool attribute that raises
+            message = f"reading the module's 'factory' raised {_one_line(exc)}"
+            out.errors.append(_error(candidate, message, "import-error", exc=exc))
+            return None
         if factory is None:
             out.errors.append(
                 _error(
@@ -346,21 +462,67 @@ def module_level_tools(module: ModuleType) -> Any:
     return factory
 
 
+LOAD_TIMEOUT_GRACE = 1.0
+"""Seconds after the load timeout at which a factory still running is logged as a warning."""
+
+
 class _FactoryTimeoutError(Exception):
-    pass
+    """The factory was still running at the load timeout (``late``: it ignored the cancel)."""
+
+    def __init__(self, *, late: float | None) -> None:
+        super().__init__()
+        self.late = late
 
 
-async def _call_factory(factory: Any, api: Any, limit: float | None) -> Any:
+def _overrun_watchdog(path: str, limit: float) -> threading.Timer:
+    """A timer that logs a warning if the factory is still running at limit + grace."""
+
+    def warn() -> None:
+        _log.warning(
+            "the factory of %s is still running %g s after its load timeout of %g s: it "
+            "ignores cancellation, and the load waits until it returns (load untrusted tool "
+            "packs in a separate process)",
+            escape_control(path),
+            LOAD_TIMEOUT_GRACE,
+            limit,
+        )
+
+    timer = threading.Timer(limit + LOAD_TIMEOUT_GRACE, warn)
+    timer.name = "customtools-load-watchdog"
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+async def _call_factory(factory: Any, api: Any, limit: float | None, path: str) -> Any:
+    """Call the factory; await an awaitable result for at most ``limit`` seconds.
+
+    At ``limit`` the awaitable is cancelled. Whatever it does after that, returning a value
+    (it swallowed the cancellation) or raising, is a :class:`_FactoryTimeoutError`: a late
+    result is never a success.
+    """
     result = factory(api)
     if not inspect.isawaitable(result):
         return result
     if limit is None:
         return await result
-    value: Any = _FactoryTimeoutError
-    with anyio.move_on_after(limit):
-        value = await result
-    if value is _FactoryTimeoutError:
-        raise _FactoryTimeoutError
+    deadline = anyio.current_time() + limit
+    watchdog = _overrun_watchdog(path, limit)
+    try:
+        with anyio.move_on_after(limit) as scope:
+            try:
+                value = await result
+            except BaseException as exc:
+                if scope.cancel_called and not _is_interrupt(exc, cancellation=True):
+                    raise _FactoryTimeoutError(late=anyio.current_time() - deadline) from exc
+                raise
+    finally:
+        watchdog.cancel()
+    if scope.cancelled_caught:
+        raise _FactoryTimeoutError(late=None)
+    if scope.cancel_called:
+        _discard(value)
+        raise _FactoryTimeoutError(late=anyio.current_time() - deadline)
     return value
 
 
@@ -370,29 +532,35 @@ def _describe_type(value: Any) -> str:
 
 def _discard(value: Any) -> None:
     """Close coroutines/generators we refuse, so they neither warn nor run later."""
-    close = getattr(value, "close", None)
-    if (inspect.iscoroutine(value) or inspect.isgenerator(value)) and close is not None:
-        close()
+    if inspect.iscoroutine(value) or inspect.isgenerator(value):
+        with contextlib.suppress(Exception):
+            value.close()
 
 
 def _tool_from(value: Any) -> CustomTool:
-    """Turn one returned element into a :class:`CustomTool` or raise ``ToolDefinitionError``."""
+    """Turn one returned element into a :class:`CustomTool` or raise ``ToolDefinitionError``.
+
+    Foreign code runs here (a mapping's ``__iter__`` and ``__getitem__``); what it raises
+    propagates and the caller records it.
+    """
     if isinstance(value, CustomTool):
         return value
     if isinstance(value, Mapping):
-        unknown = sorted(k for k in value if k not in _TOOL_FIELDS)
-        missing = [k for k in ("name", "execute") if k not in value]
-        label = repr(value["name"]) if isinstance(value.get("name"), str) else "mapping"
+        fields = dict(value)
+        unknown = sorted(str(k) for k in fields if k not in _TOOL_FIELDS)
+        missing = [k for k in ("name", "execute") if k not in fields]
+        name = fields.get("name")
+        label = repr(name) if type(name) is str else "mapping"
         if missing:
             raise ToolDefinitionError(
                 f"tool {label}: missing field(s) {', '.join(map(repr, missing))}"
             )
         if unknown:
+            shown = ", ".join(escape_control(repr(k))[:60] for k in unknown[:10])
             raise ToolDefinitionError(
-                f"tool {label}: unknown field(s) {', '.join(map(repr, unknown))};"
-                " use CustomTool's field names (snake_case)"
+                f"tool {label}: unknown field(s) {shown}; use CustomTool's field names (snake_case)"
             )
-        return CustomTool(**value)
+        return CustomTool(**fields)
     _discard(value)
     raise ToolDefinitionError(
         f"expected a CustomTool or a mapping of its fields, got {_describe_type(value)}"
@@ -407,46 +575,78 @@ async def load_candidate(
     Never raises for anything the tool does, except ``KeyboardInterrupt`` and cancellation.
     """
     out = ImportOutcome(module_name=module_name if candidate.kind != "entry_point" else None)
+    threads = _thread_ids()
     factory = _find_factory(candidate, module_name, out)
-    if factory is None:
+    if factory is not None:
+        await _run_factory(candidate, factory, api, load_timeout, out)
+    else:
         out.module_name = None
-        return out
-    guard = _StateGuard()
-    try:
-        value = await _call_factory(factory, api, load_timeout)
-    except _FactoryTimeoutError:
-        guard.restore()
-        out.errors.append(
-            _error(
-                candidate,
-                f"the factory did not finish within the load timeout of {load_timeout:g} s;"
-                " make it return sooner or raise load_timeout",
-                "timeout",
+    started = _new_threads(threads)
+    if started:
+        out.diagnostics.append(
+            Diagnostic(
+                code="started-threads",
+                message=f"{display_path(candidate.path)} started {len(started)} thread(s) that "
+                f"are still running ({', '.join(started[:5])}); the load guard cannot see what "
+                "they do later (validate untrusted packs in a separate process)",
+                path=candidate.path,
+                source=candidate.source,
             )
         )
-        return out
-    except (Exception, SystemExit) as exc:
+    return out
+
+
+async def _run_factory(
+    candidate: Candidate, factory: Any, api: Any, load_timeout: float | None, out: ImportOutcome
+) -> None:
+    guard = _StateGuard()
+    try:
+        value = await _call_factory(factory, api, load_timeout, candidate.path)
+    except _FactoryTimeoutError as timeout:
         note = _restored_note(guard.restore())
+        message = (
+            f"the factory did not finish within the load timeout of {load_timeout:g} s;"
+            " make it return sooner or raise load_timeout"
+        )
+        if timeout.late is not None:
+            message = (
+                f"the factory did not finish within the load timeout of {load_timeout:g} s and"
+                f" ignored the cancellation (it ended {max(timeout.late, 0.0):.1f} s later);"
+                " what it returned or raised was discarded; let cancellation through"
+                " (no bare except: or except BaseException:)"
+            )
+        out.errors.append(_error(candidate, message + note, "timeout"))
+        return
+    except BaseException as exc:
+        changed = guard.restore()
+        if _is_interrupt(exc, cancellation=True):
+            raise
         out.errors.append(
             _error(
                 candidate,
-                f"the factory raised {_one_line(exc)}{note}",
+                f"the factory raised {_one_line(exc)}{_restored_note(changed)}",
                 "factory-exit" if isinstance(exc, SystemExit) else "factory-error",
                 exc=exc,
             )
         )
-        return out
-    except BaseException:
-        guard.restore()
-        raise
+        return
     changed = guard.restore()
     if changed:
         _discard(value)
         message = "the factory changed " + ", ".join(changed) + "; it was restored"
         out.errors.append(_error(candidate, message, "changed-process-state"))
-        return out
-    _collect(candidate, value, out)
-    return out
+        return
+    try:
+        _collect(candidate, value, out)
+    except Exception as exc:  # a returned object whose type checks or iteration raise
+        out.errors.append(
+            _error(
+                candidate,
+                f"the factory returned a value that could not be read: {_one_line(exc)}",
+                "invalid-return",
+                exc=exc,
+            )
+        )
 
 
 def _collect(candidate: Candidate, value: Any, out: ImportOutcome) -> None:
@@ -455,7 +655,7 @@ def _collect(candidate: Candidate, value: Any, out: ImportOutcome) -> None:
             out.diagnostics.append(
                 Diagnostic(
                     code="no-tools",
-                    message=f"{candidate.path}: the factory returned an empty list",
+                    message=f"{display_path(candidate.path)}: the factory returned an empty list",
                     path=candidate.path,
                     source=candidate.source,
                 )
@@ -481,19 +681,27 @@ def _collect(candidate: Candidate, value: Any, out: ImportOutcome) -> None:
     )
 
 
+def _element_name(element: Any) -> str | None:
+    try:
+        name = element.get("name") if isinstance(element, Mapping) else element.name
+    except Exception:
+        return None
+    return name if type(name) is str else None
+
+
 def _add_tool(candidate: Candidate, element: Any, out: ImportOutcome, *, index: int | None) -> None:
     try:
         out.tools.append(_tool_from(element))
-    except ToolDefinitionError as exc:
+    except Exception as exc:
         where = "an invalid tool" if index is None else f"an invalid tool at index {index}"
-        name = getattr(element, "name", None)
-        if isinstance(element, Mapping):
-            name = element.get("name")
+        text = safe_str(exc) if type(exc) is ToolDefinitionError else None
+        detail = escape_control(text) if text is not None else _one_line(exc)
         out.errors.append(
             _error(
                 candidate,
-                f"the factory returned {where}: {exc}",
+                f"the factory returned {where}: {detail}",
                 "invalid-tool",
-                tool_name=name if isinstance(name, str) else None,
+                exc=None if type(exc) is ToolDefinitionError else exc,
+                tool_name=_element_name(element),
             )
         )

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from urllib.parse import unquote, urlsplit
 
+from customtools._format import escape_control
+
 __all__ = ["display_path", "expand_home", "resolve_path"]
 
 _LOCAL_HOSTS = frozenset({"", "localhost"})
@@ -92,14 +94,16 @@ def resolve_path(
 
 
 def display_path(path: str) -> str:
-    """A path safe to put into a message.
+    """A path safe to put into a message, a terminal or a CI log.
 
     File names that are not valid UTF-8 arrive as surrogate escapes; printing those raises
-    ``UnicodeEncodeError``. The returned text shows the undecodable bytes as ``\\xNN`` while the
-    path used for I/O stays untouched.
+    ``UnicodeEncodeError``. The returned text shows the undecodable bytes as ``\\xNN`` and
+    control characters (newlines, carriage returns, escape sequences) as escapes, so a file
+    named ``"x\\n::error::y.py"`` cannot start a new log line. The path used for I/O stays
+    untouched.
     """
     try:
         path.encode("utf-8")
     except UnicodeEncodeError:
-        return os.fsencode(path).decode("utf-8", "backslashreplace")
-    return path
+        path = os.fsencode(path).decode("utf-8", "backslashreplace")
+    return escape_control(path)

@@ -4,18 +4,31 @@ A plugin root is a directory. Its manifest is the first of ``.plugin/plugin.json
 ``.claude-plugin/plugin.json`` and ``plugin.json`` that exists; it may give ``name``,
 ``version`` and ``tools`` (a path or a list of paths, relative to the root, each a ``.py``
 file, a package directory or a tools directory). Whatever the manifest says, ``<root>/tools/``
-is scanned too. A declared path must stay inside the root after symlinks are resolved; one that
-escapes is a ``LoadError`` (code ``"path-outside-plugin"``) naming the manifest.
+is scanned too.
+
+Nothing of a plugin may lead outside its root once symlinks are resolved: a declared path
+that escapes is a ``LoadError`` (code ``"path-outside-plugin"``) naming the manifest; so is a
+``tools/`` directory, a module, a package (or its ``__init__.py``) found in a scanned
+directory that resolves elsewhere, and a manifest that is a symlink out of the root (it is not
+read). Metadata files that lead outside are not read either (diagnostic
+``"metadata-outside-root"``). Manifests are bounded like every data file (1 MiB, 32 levels,
+10,000 values); one that breaks a limit is an ``"invalid-manifest"`` error for that plugin
+alone.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from customtools._loading._documents import (
+    DocumentError,
+    is_inside,
+    loads_json_document,
+    read_regular_file,
+)
 from customtools._loading._paths import display_path, resolve_path
 from customtools._loading._providers import ProviderItem, ScanContext, ToolLocation
 from customtools._loading._records import LoadError, ToolSource
@@ -35,10 +48,6 @@ def find_manifest(root: str) -> str | None:
         if os.path.isfile(candidate):
             return candidate
     return None
-
-
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def _text(value: Any) -> str | None:
@@ -90,19 +99,34 @@ class PluginRootsProvider:
                 fallback,
             )
             return
+        real_root = os.path.realpath(root)
         manifest_path = find_manifest(root)
         manifest: dict[str, Any] = {}
         if manifest_path is not None:
-            try:
-                with open(manifest_path, "rb") as handle:
-                    data = json.loads(handle.read().decode("utf-8-sig"))
-                if not isinstance(data, dict):
-                    raise ValueError(f"the top level must be an object, not {type(data).__name__}")
-                manifest = data
-            except (OSError, ValueError) as exc:
+            real_manifest = os.path.realpath(manifest_path)
+            if not is_inside(real_manifest, real_root):
                 yield self._error(
                     manifest_path,
-                    f"plugin manifest {display_path(manifest_path)} was ignored: {exc}; "
+                    f"plugin manifest {display_path(manifest_path)} leads outside the plugin "
+                    f"root {display_path(root)} (to {display_path(real_manifest)}) and was not "
+                    "read; the plugin's tools/ directory is still scanned",
+                    "path-outside-plugin",
+                    fallback,
+                )
+                manifest_path = None
+        if manifest_path is not None:
+            try:
+                data = loads_json_document(read_regular_file(manifest_path))
+                if not isinstance(data, dict):
+                    raise DocumentError(
+                        f"the top level must be an object, not {type(data).__name__}"
+                    )
+                manifest = data
+            except (OSError, DocumentError) as exc:
+                cause = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+                yield self._error(
+                    manifest_path,
+                    f"plugin manifest {display_path(manifest_path)} was ignored: {cause}; "
                     "the plugin's tools/ directory is still scanned",
                     "invalid-manifest",
                     fallback,
@@ -115,7 +139,9 @@ class PluginRootsProvider:
             plugin_name=name,
             plugin_version=_text(manifest.get("version")),
         )
-        yield ToolLocation(path=os.path.join(root, "tools"), source=source, given=given)
+        yield ToolLocation(
+            path=os.path.join(root, "tools"), source=source, given=given, confine_to=real_root
+        )
         if manifest_path is None or "tools" not in manifest:
             return
         yield from self._declared(manifest["tools"], root, manifest_path, source)
@@ -149,8 +175,8 @@ class PluginRootsProvider:
             escapes = (
                 os.path.isabs(entry)
                 or entry.startswith(("/", "\\", "~"))
-                or not _inside(joined, root)
-                or not _inside(os.path.realpath(joined), real_root)
+                or not is_inside(joined, root)
+                or not is_inside(os.path.realpath(joined), real_root)
             )
             if escapes:
                 yield self._error(
@@ -163,5 +189,10 @@ class PluginRootsProvider:
                 )
                 continue
             yield ToolLocation(
-                path=joined, source=source, explicit=True, given=entry, origin=manifest
+                path=joined,
+                source=source,
+                explicit=True,
+                given=entry,
+                origin=manifest,
+                confine_to=real_root,
             )

@@ -16,12 +16,12 @@ and switches any off by id with ``disabled_providers=``.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeAlias, runtime_checkable
 
+from customtools._loading._documents import DocumentError, loads_json_document, read_regular_file
 from customtools._loading._paths import display_path, resolve_path
 from customtools._loading._records import Candidate, Diagnostic, Level, LoadError, ToolSource
 
@@ -76,6 +76,14 @@ class ToolLocation:
             ``LoadError`` with code ``"not-found"``.
         given: the path as the user or manifest wrote it, for messages.
         origin: the file that declared the path (a plugin manifest), for messages.
+        metadata_root: a real, absolute directory that metadata files found here must
+            resolve inside; one that leads elsewhere (a symlink out of the project) is not
+            read (diagnostic ``"metadata-outside-root"``). Project-level directories use the
+            project directory.
+        confine_to: a real, absolute directory nothing found here may resolve outside (a
+            plugin root): the directory itself, modules, packages and their ``__init__.py``
+            that lead elsewhere are ``LoadError`` records with code
+            ``"path-outside-plugin"``; metadata is treated as with ``metadata_root``.
     """
 
     path: str
@@ -83,6 +91,8 @@ class ToolLocation:
     explicit: bool = False
     given: str | None = None
     origin: str | None = None
+    metadata_root: str | None = None
+    confine_to: str | None = None
 
 
 ProviderItem: TypeAlias = "ToolLocation | Candidate | Diagnostic | LoadError"
@@ -139,11 +149,13 @@ class DirectoryProvider:
             ("user", self.user_dirs, context.home),
             ("project", self.project_dirs, context.cwd),
         )
+        project_root = os.path.realpath(context.cwd)
         for level, dirs, base in levels:
             source = ToolSource(provider=self.id, provider_name=self.display_name, level=level)
+            root = project_root if level == "project" else None
             for directory in dirs:
                 path = resolve_path(directory, base, home=context.home)
-                yield ToolLocation(path=path, source=source)
+                yield ToolLocation(path=path, source=source, metadata_root=root)
 
 
 def native_provider(
@@ -237,6 +249,8 @@ class ConfiguredPathsProvider:
 CLAUDE_PLUGINS_ID = "claude-plugins"
 _REGISTRY = "~/.claude/plugins/installed_plugins.json"
 _PROJECT_SCOPES = frozenset({"project", "local"})
+_REGISTRY_MAX_BYTES = 16 * 1024 * 1024
+_REGISTRY_MAX_NODES = 1_000_000
 
 
 def _inside(path: str, root: str) -> bool:
@@ -281,11 +295,13 @@ class ClaudePluginsProvider:
         registry = resolve_path(self.registry, context.home, home=context.home)
         shown = display_path(registry)
         try:
-            with open(registry, "rb") as handle:
-                data = json.loads(handle.read().decode("utf-8-sig"))
+            data = loads_json_document(
+                read_regular_file(registry, max_bytes=_REGISTRY_MAX_BYTES),
+                max_nodes=_REGISTRY_MAX_NODES,
+            )
         except FileNotFoundError:
             return
-        except (OSError, ValueError) as exc:
+        except (OSError, DocumentError) as exc:
             cause = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             yield self._diag(
                 "invalid-registry",
@@ -371,6 +387,7 @@ class ClaudePluginsProvider:
                     source=source,
                     given=str(plugin_id),
                     origin=registry,
+                    confine_to=os.path.realpath(root_dir),
                 )
                 if level == "user":
                     yield location

@@ -24,6 +24,8 @@ import stat
 from collections.abc import Collection, Hashable, Iterable, Sequence
 from pathlib import Path
 
+from customtools._format import describe_exception
+from customtools._loading._documents import is_inside
 from customtools._loading._entrypoints import ENTRY_POINTS_ID, EntryPointsProvider
 from customtools._loading._frontmatter import read_metadata_file
 from customtools._loading._paths import display_path
@@ -105,7 +107,12 @@ class Scanner:
             if item.explicit:
                 self.add_explicit(item)
             else:
-                self.scan_directory(item.path, item.source)
+                self.scan_directory(
+                    item.path,
+                    item.source,
+                    metadata_root=item.metadata_root,
+                    confine_to=item.confine_to,
+                )
         elif isinstance(item, Candidate):
             self._add_custom_candidate(item)
         elif isinstance(item, Diagnostic):
@@ -154,10 +161,22 @@ class Scanner:
                 key = os.path.normcase(candidate.resolved_path)
         self._add_candidate(key, candidate)
 
-    def _add_metadata(self, key: Hashable, path: str, real: str, source: ToolSource) -> None:
+    def _add_metadata(
+        self, key: Hashable, path: str, real: str, source: ToolSource, root: str | None
+    ) -> None:
         if key in self._seen_metadata:
             return  # the same metadata file reached twice: report it once
         self._seen_metadata.add(key)
+        if root is not None and not is_inside(real, root):
+            self.diagnose(
+                "metadata-outside-root",
+                f"metadata file {display_path(path)} leads outside {display_path(root)} (to "
+                f"{display_path(real)}) and was not read; metadata must be a file of the "
+                "project or plugin itself, not a link to elsewhere",
+                path,
+                source,
+            )
+            return
         record = read_metadata_file(path, resolved_path=real, source=source)
         if isinstance(record, Diagnostic):
             self._diagnostics.append(record)
@@ -166,11 +185,49 @@ class Scanner:
 
     # -- directories ------------------------------------------------------------------------
 
-    def scan_directory(self, path: str, source: ToolSource, *, explicit: bool = False) -> None:
+    def _escapes(
+        self, what: str, path: str, real: str, confine_to: str | None, source: ToolSource
+    ) -> bool:
+        """Record a ``"path-outside-plugin"`` error when ``real`` is outside ``confine_to``."""
+        if confine_to is None or is_inside(real, confine_to):
+            return False
+        self.error(
+            LoadError(
+                path=path,
+                error=f"{what} {display_path(path)} leads outside the plugin root "
+                f"{display_path(confine_to)} (to {display_path(real)}) and was not loaded; a "
+                "plugin's files must stay inside the plugin (no symlinks out)",
+                source=source,
+                resolved_path=real,
+                code="path-outside-plugin",
+            )
+        )
+        return True
+
+    def _package_escapes(
+        self, path: str, real: str, confine_to: str | None, source: ToolSource
+    ) -> bool:
+        if confine_to is None:
+            return False
+        if self._escapes("tool package", path, real, confine_to, source):
+            return True
+        init = os.path.join(path, "__init__.py")
+        return self._escapes("package file", init, os.path.realpath(init), confine_to, source)
+
+    def scan_directory(
+        self,
+        path: str,
+        source: ToolSource,
+        *,
+        explicit: bool = False,
+        metadata_root: str | None = None,
+        confine_to: str | None = None,
+    ) -> None:
         """Scan one tools directory, one level deep (see the module docstring).
 
         A missing directory contributes nothing; an unreadable one is a diagnostic
         (``"unreadable-directory"``), or a ``LoadError`` when the path was explicit.
+        ``metadata_root`` and ``confine_to`` are the limits of :class:`ToolLocation`.
         """
         path = os.path.abspath(path)
         try:
@@ -190,6 +247,8 @@ class Scanner:
                 self.diagnose("unreadable-directory", message, path, source)
             return
         real_dir = os.path.realpath(path)
+        if self._escapes("tools directory", path, real_dir, confine_to, source):
+            return
         dir_key = _identity(dir_stat, real_dir)
         first_dir = self._seen_dirs.get(dir_key)
         if first_dir is not None:
@@ -224,10 +283,19 @@ class Scanner:
                     seen[key] = candidate
                     candidates.append(candidate)
                     continue
-            self._scan_entry(entry, name, prefix, device, source)
+            self._scan_entry(
+                entry, name, prefix, device, source, confine_to or metadata_root, confine_to
+            )
 
     def _scan_entry(
-        self, entry: os.DirEntry[str], name: str, prefix: str, device: int, source: ToolSource
+        self,
+        entry: os.DirEntry[str],
+        name: str,
+        prefix: str,
+        device: int,
+        source: ToolSource,
+        metadata_root: str | None,
+        confine_to: str | None,
     ) -> None:
         try:
             link = entry.is_symlink()
@@ -255,9 +323,10 @@ class Scanner:
         if is_file:
             suffix = os.path.splitext(name)[1]
             if suffix == ".py":
-                self._add_candidate(key, _new_candidate(entry.path, real, "module", source))
+                if not self._escapes("tool module", entry.path, real, confine_to, source):
+                    self._add_candidate(key, _new_candidate(entry.path, real, "module", source))
             elif suffix.lower() in _METADATA_SUFFIXES:
-                self._add_metadata(key, entry.path, real, source)
+                self._add_metadata(key, entry.path, real, source, metadata_root)
             else:
                 self.diagnose(
                     "skipped-file",
@@ -268,7 +337,8 @@ class Scanner:
                 )
         elif is_dir:
             if os.path.isfile(os.path.join(entry.path, "__init__.py")):
-                self._add_candidate(key, _new_candidate(entry.path, real, "package", source))
+                if not self._package_escapes(entry.path, real, confine_to, source):
+                    self._add_candidate(key, _new_candidate(entry.path, real, "package", source))
             else:
                 self.diagnose(
                     "skipped-directory",
@@ -324,15 +394,26 @@ class Scanner:
             )
             return
         real = os.path.realpath(path)
+        confine_to = location.confine_to
         if stat.S_ISDIR(st.st_mode):
             if os.path.isfile(os.path.join(path, "__init__.py")):
+                if self._package_escapes(path, real, confine_to, source):
+                    return
                 candidate = _new_candidate(path, real, "package", source)
                 self._add_candidate(_identity(st, real), candidate)
             else:
-                self.scan_directory(path, source, explicit=True)
+                self.scan_directory(
+                    path,
+                    source,
+                    explicit=True,
+                    metadata_root=confine_to or location.metadata_root,
+                    confine_to=confine_to,
+                )
             return
         suffix = os.path.splitext(path)[1]
         if stat.S_ISREG(st.st_mode) and suffix == ".py":
+            if self._escapes("tool module", path, real, confine_to, source):
+                return
             if os.path.basename(path) == "__init__.py":
                 package = os.path.dirname(path)
                 package_real = os.path.realpath(package)
@@ -378,7 +459,7 @@ class Scanner:
                 LoadError(
                     path=f"provider:{provider.id}",
                     error=f"tool provider {provider.id!r} ({provider.display_name}) failed: "
-                    f"{type(exc).__name__}: {exc}; the tools it found before failing are kept",
+                    f"{describe_exception(exc)}; the tools it found before failing are kept",
                     code="provider-error",
                 )
             )

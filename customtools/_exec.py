@@ -13,6 +13,9 @@ output up to a cap, and stops it cleanly on abort, timeout or cancellation. The 
   itself leaves the group and is out of reach.
 * **Bounded output, no deadlock.** stdout and stderr are read concurrently; each keeps at most
   ``max_output`` bytes and the rest is drained and dropped (the ``*_truncated`` flags say so).
+* **No secrets by default.** The child gets a minimal environment (``PATH``, ``HOME``, the
+  locale, ...; see :data:`MINIMAL_ENV`), not the host's: a model that can run ``env`` must
+  not read the host's API keys. ``env_policy="inherit"`` or ``env={...}`` opt in.
 * **POSIX only.** Process groups and ``killpg`` do not exist on Windows.
 
 The details and the reasons are in ``docs/exec.md``.
@@ -28,7 +31,7 @@ import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import anyio.lowlevel
@@ -38,7 +41,16 @@ if TYPE_CHECKING:
 
     from customtools._abort import AbortSignal
 
-__all__ = ["ExecResult", "exec_command"]
+__all__ = ["MINIMAL_ENV", "EnvPolicy", "ExecResult", "exec_command"]
+
+EnvPolicy = Literal["minimal", "inherit", "none"]
+"""What a child inherits of this process's environment (see :func:`exec_command`)."""
+
+MINIMAL_ENV = frozenset(
+    {"HOME", "LANG", "LANGUAGE", "LOGNAME", "PATH", "SHELL", "TERM", "TMPDIR", "TZ", "USER"}
+)
+"""Variables the ``"minimal"`` policy passes on (with every ``LC_*``): what programs need to
+find things, write temporary files and speak the user's language, and no credentials."""
 
 _DRAIN_IDLE = 0.1
 """After the child exits, stop reading once its pipes stay silent this long (seconds)."""
@@ -137,7 +149,7 @@ async def exec_command(
     cwd: str | os.PathLike[str] | None = None,
     timeout: float | None = None,
     env: Mapping[str, str] | None = None,
-    inherit_env: bool = True,
+    env_policy: EnvPolicy = "minimal",
     input: str | bytes | None = None,
     max_output: int = 1 << 20,
     kill_grace: float = 2.0,
@@ -164,8 +176,12 @@ async def exec_command(
         cwd: working directory of the child (default: the current one).
         timeout: seconds before the process is stopped (``timed_out=True``); ``None`` for no
             limit. The kill grace comes on top.
-        env: environment variables *merged over* the current environment.
-        inherit_env: ``False`` to give the child only ``env`` (and nothing inherited).
+        env: environment variables set for the child, on top of what ``env_policy`` passes.
+        env_policy: what the child inherits from this process's environment: ``"minimal"``
+            (the default) passes only the variables in :data:`MINIMAL_ENV` and the locale
+            (``LC_*``), so API keys and tokens of the host never reach a program a model
+            asked for; ``"inherit"`` passes everything; ``"none"`` passes nothing (the child
+            gets only ``env``).
         input: written to the child's stdin, which is then closed (``str`` is UTF-8 encoded).
             With ``None`` stdin is ``/dev/null``. A child that exits without reading it all is
             not an error.
@@ -194,7 +210,7 @@ async def exec_command(
             command=command, args=argv[1:], code=None, signal=None, killed=True,
             timed_out=False, stdout="", stderr="", duration=0.0,
         )  # fmt: skip
-    child_env = _child_env(env, inherit_env)
+    child_env = _child_env(command, env, env_policy)
     data = input.encode() if isinstance(input, str) else input
 
     # Do not start a process for a caller that is already cancelled; past this point the
@@ -474,10 +490,25 @@ def _check_arguments(
     return (command, *(os.fspath(arg) for arg in args))
 
 
-def _child_env(env: Mapping[str, str] | None, inherit: bool) -> dict[str, str] | None:
-    if env is None:
-        return None if inherit else {}
-    return {**os.environ, **env} if inherit else dict(env)
+def _child_env(command: str, env: Mapping[str, str] | None, policy: EnvPolicy) -> dict[str, str]:
+    if policy == "inherit":
+        base = dict(os.environ)
+    elif policy == "minimal":
+        base = {
+            name: value
+            for name, value in os.environ.items()
+            if name in MINIMAL_ENV or name.startswith("LC_")
+        }
+    elif policy == "none":
+        base = {}
+    else:
+        raise ValueError(
+            f"exec_command({command!r}): env_policy must be 'minimal', 'inherit' or 'none', "
+            f"got {policy!r}"
+        )
+    if env is not None:
+        base.update(env)
+    return base
 
 
 def _start_error(exc: OSError, command: str, cwd: str | os.PathLike[str] | None) -> OSError:

@@ -13,7 +13,10 @@ import anyio
 import pytest
 
 from customtools._abort import AbortController
-from customtools._exec import ExecResult, exec_command
+from customtools._adapter import CustomToolAdapter
+from customtools._content import TextContent
+from customtools._exec import MINIMAL_ENV, ExecResult, exec_command
+from customtools._loading._loader import load_custom_tools
 
 pytestmark = [
     pytest.mark.anyio,
@@ -23,6 +26,8 @@ pytestmark = [
 SH = "sh"
 # Starts a background grandchild, publishes "<sh pid> <grandchild pid>" atomically in the file
 # named by $1, then waits. Extra shell code to run first goes in $2.
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE_RUN_COMMAND = ROOT / "examples" / "tools" / "run_command.py"
 TREE = 'eval "$2"; sleep 30 & echo "$$ $!" > "$1.tmp" && mv "$1.tmp" "$1"; wait'
 
 
@@ -150,22 +155,64 @@ async def test_relative_command_path_resolves_against_cwd(tmp_path: Path) -> Non
     assert result.stdout == "from-script\n"
 
 
-async def test_env_is_merged_over_the_current_environment(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+async def test_env_is_set_over_the_minimal_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CT_EXEC_INHERITED", "inherited")
     result = await exec_command(
-        SH, ["-c", 'echo "$CT_EXEC_INHERITED $CT_EXEC_GIVEN"'], env={"CT_EXEC_GIVEN": "given"}
+        SH, ["-c", 'echo "[$CT_EXEC_INHERITED] $CT_EXEC_GIVEN"'], env={"CT_EXEC_GIVEN": "given"}
     )
+    assert result.stdout == "[] given\n"
+
+
+async def test_default_environment_keeps_path_and_home_but_not_secrets(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-ct-secret")
+    monkeypatch.setenv("LC_CT_TEST", "kept")
+    env_program = shutil.which("env")
+    assert env_program is not None
+    result = await exec_command(env_program)
+    names = {line.partition("=")[0] for line in result.stdout.splitlines()}
+    assert "sk-ct-secret" not in result.stdout
+    assert "OPENAI_API_KEY" not in names
+    assert {"PATH", "LC_CT_TEST"} <= names
+    assert names <= MINIMAL_ENV | {n for n in names if n.startswith("LC_")}
+
+
+async def test_env_policy_inherit_passes_everything(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CT_EXEC_INHERITED", "inherited")
+    result = await exec_command(
+        SH, ["-c", 'echo "$CT_EXEC_INHERITED $CT_EXEC_GIVEN"'],
+        env={"CT_EXEC_GIVEN": "given"}, env_policy="inherit",
+    )  # fmt: skip
     assert result.stdout == "inherited given\n"
 
 
-async def test_inherit_env_false_passes_only_env(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_env_policy_none_passes_only_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CT_EXEC_INHERITED", "inherited")
     env_program = shutil.which("env")
     assert env_program is not None
-    result = await exec_command(env_program, env={"ONLY": "1"}, inherit_env=False)
+    result = await exec_command(env_program, env={"ONLY": "1"}, env_policy="none")
     assert result.stdout == "ONLY=1\n"
+
+
+async def test_unknown_env_policy_is_a_value_error_naming_the_choices() -> None:
+    with pytest.raises(ValueError, match="env_policy must be 'minimal', 'inherit' or 'none'"):
+        await exec_command("true", env_policy="all")  # type: ignore[arg-type]
+
+
+async def test_example_run_command_tool_does_not_hand_host_secrets_to_the_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-ct-secret")
+    loaded = await load_custom_tools([EXAMPLE_RUN_COMMAND], ROOT)
+    assert loaded.errors == ()
+    adapter = CustomToolAdapter(loaded.tools[0].tool)
+    result = await adapter.execute("c1", {"command": "env"})
+    text = "".join(block.text for block in result.content if isinstance(block, TextContent))
+    assert not result.is_error, text
+    assert "PATH=" in text
+    assert "OPENAI_API_KEY" not in text
+    assert "sk-ct-secret" not in text
 
 
 # --- programs that cannot start ----------------------------------------------------------

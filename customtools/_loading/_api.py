@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from customtools._abort import AbortSignal
-    from customtools._exec import ExecResult
+    from customtools._exec import EnvPolicy, ExecResult
 
 __all__ = [
     "NO_OP_UI",
@@ -354,13 +354,17 @@ class ToolAPI:
         cwd: str | None = None,
         timeout: float | None = None,
         env: Mapping[str, str] | None = None,
+        env_policy: EnvPolicy = "minimal",
         input: bytes | str | None = None,
         **options: Any,
     ) -> ExecResult:
         """Run ``command`` with ``args`` (no shell) and capture its output.
 
         ``cwd`` defaults to :attr:`cwd`. Abort through ``signal`` or a ``timeout`` kills the
-        whole process group. See :func:`customtools.exec_command` for the result and the
+        whole process group. The child's environment is minimal by default (``PATH``,
+        ``HOME``, the locale, ...): the host's API keys and tokens are not passed to a program
+        the model chose; add variables with ``env={...}`` or pass everything with
+        ``env_policy="inherit"``. See :func:`customtools.exec_command` for the result and the
         remaining options (``max_output``, ``kill_grace``).
         """
         from customtools._exec import exec_command
@@ -372,6 +376,7 @@ class ToolAPI:
             cwd=self._state.cwd if cwd is None else cwd,
             timeout=timeout,
             env=env,
+            env_policy=env_policy,
             input=input,
             **options,
         )

@@ -1,4 +1,8 @@
-"""Runs a program (no shell) through ``api.exec``; aborting the call kills its process tree."""
+"""Runs a program (no shell) through ``api.exec``; aborting the call kills its process tree.
+
+The program gets ``api.exec``'s minimal environment (``PATH``, ``HOME``, the locale, ...), not
+the host's: the model picks the command, so the host's API keys must not be visible to it.
+"""
 
 from __future__ import annotations
 

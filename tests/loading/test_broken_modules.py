@@ -123,13 +123,20 @@ def test_exceptions_carry_a_traceback_summary(corpus_once: LoadResult) -> None:
     assert by_name["returns_none.py"].traceback is None
 
 
+def _fd_identities() -> list[tuple[int, int]]:
+    return [(os.fstat(fd).st_dev, os.fstat(fd).st_ino) for fd in (0, 1, 2)]
+
+
 async def test_process_state_is_intact_after_the_corpus(tmp_path: Path) -> None:
     cwd, path, argv, stdout = os.getcwd(), list(sys.path), list(sys.argv), sys.stdout
+    environ, fds = dict(os.environ), _fd_identities()
     await load_scan(
         scan_of(copy_pack("broken", tmp_path)), tmp_path, BUILTINS, load_timeout=LOAD_TIMEOUT
     )
     assert (os.getcwd(), sys.path, sys.argv) == (cwd, path, argv)
     assert sys.stdout is stdout
+    assert dict(os.environ) == environ
+    assert _fd_identities() == fds
 
 
 async def test_strict_raises_one_error_listing_all(tmp_path: Path) -> None:

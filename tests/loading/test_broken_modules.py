@@ -185,3 +185,41 @@ print("STILL ALIVE")
     summary = json.loads(lines[-2].removeprefix("RESULT "))
     assert summary["errors"] == len(CASES)
     assert summary["tools"] == len(GOOD_TOOLS) + sum(len(c.loads) for c in CASES)
+
+
+# -- the metadata corpus: data files that must fail alone ---------------------------------
+
+METADATA_CASES = {
+    "alias_bomb.md": "aliases are not allowed in metadata",
+    "merge_key.md": "uses the YAML alias *base",
+    "deep_flow.md": "nested more than 32 levels deep",
+    "deep_block.md": "nested more than 32 levels deep",
+    "many_values.md": "more than 10000 values",
+    "bad_yaml.md": "frontmatter is not valid YAML",
+    "unterminated.md": "no closing '---' line",
+    "python_tag.md": "could not determine a constructor",
+    "deep.json": "nested more than 32 levels deep",
+    "deep_valid.json": "nested more than 32 levels deep",
+    "many_values.json": "more than 10000 values",
+    "not_object.json": "the JSON top level must be an object",
+}
+
+
+def test_each_broken_metadata_file_is_one_diagnostic_and_fails_alone(tmp_path: Path) -> None:
+    from customtools._loading._scan import scan_sources
+
+    corpus = copy_pack("broken_metadata", tmp_path)
+    on_disk = {p.name for p in corpus.iterdir() if p.suffix in {".md", ".json"}}
+    assert on_disk == set(METADATA_CASES)
+    result = scan_sources(
+        cwd=tmp_path, home=tmp_path, configured_paths=[corpus], entry_points=False
+    )
+    assert result.metadata == ()
+    assert result.errors == ()
+    assert [Path(c.path).name for c in result.candidates] == ["zz_good_sibling.py"]
+    found = {Path(d.path).name: d for d in result.diagnostics if d.path is not None}
+    assert set(found) == set(METADATA_CASES)
+    for name, fragment in METADATA_CASES.items():
+        assert found[name].code == "invalid-metadata", name
+        assert fragment in found[name].message, (name, found[name].message)
+        assert "\n" not in found[name].message

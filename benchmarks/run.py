@@ -17,6 +17,7 @@ BENCHMARKS = [
     "bench_scan.py",
     "bench_load.py",
     "bench_authoring.py",
+    "bench_frontmatter.py",
 ]
 
 

@@ -22,11 +22,13 @@ Two readers, one answer
     or trailing ``:``). A hypothesis test generates the separators and scalars YAML cares
     about and checks that wherever the fast reader answers, ``yaml.safe_load`` agrees.
 
-    Why keep it (measured on this project's CI machine, Python 3.11, PyYAML 6.0.3 with
-    libyaml; ``benchmarks/frontmatter.py``): importing PyYAML costs about 22 ms, once per
-    process; the guarded C loader then takes about 100 us per block and the fast reader 2 us.
-    A host or ``customtools list`` whose metadata is all plain (the usual case) saves the
-    import, about a fifth of ``import customtools`` (117 ms), on every start.
+    Why keep it, decided by measurement (``benchmarks/bench_frontmatter.py``; Python 3.11,
+    PyYAML 6.0.3 with libyaml, a shared 2-CPU VM, so ranges over three runs): importing PyYAML
+    costs 22-90 ms once per process, 0.35-1.2x an ``import customtools``; per block the
+    guarded loader costs 15-17x the fast reader (35-60 us against 2-4 us), and the guard adds
+    nothing measurable over a bare ``CSafeLoader``. One import is worth about 700-3,000
+    blocks, so a host or ``customtools list`` whose metadata is all plain (the usual case)
+    saves the import on every start, and the property test makes the shortcut safe.
 """
 
 from __future__ import annotations

@@ -25,6 +25,8 @@ import os
 import stat
 from typing import Any
 
+from customtools._format import escape_control
+
 __all__ = [
     "MAX_DOCUMENT_BYTES",
     "MAX_DOCUMENT_DEPTH",
@@ -124,6 +126,6 @@ def loads_json_document(
     except RecursionError:
         raise DocumentError(f"nested more than {max_depth} levels deep; not read") from None
     except ValueError as exc:
-        raise DocumentError(f"not valid JSON ({exc})") from None
+        raise DocumentError(f"not valid JSON ({escape_control(str(exc))})") from None
     check_document_shape(data, max_depth=max_depth, max_nodes=max_nodes)
     return data

@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from customtools._format import describe_exception
 from customtools._loading._paths import display_path
 from customtools._loading._providers import ProviderItem, ScanContext
 from customtools._loading._records import Candidate, Diagnostic, LoadError, ToolSource
@@ -166,7 +167,7 @@ class EntryPointsProvider:
             yield LoadError(
                 path=where,
                 error=f"installed distribution {name!r}: its entry_points.txt cannot be read "
-                f"({type(exc).__name__}: {exc}); no tools were taken from it, reinstall it",
+                f"({describe_exception(exc)}); no tools were taken from it, reinstall it",
                 source=base,
                 code="invalid-distribution",
             )

@@ -39,6 +39,7 @@ from customtools._loading._import import (
     module_name_for,
     new_generation,
 )
+from customtools._loading._paths import display_path
 from customtools._loading._records import (
     Diagnostic,
     LoadedTool,
@@ -151,7 +152,7 @@ class LoadResult:
         """
         if self.errors:
             lines = [f"{len(self.errors)} custom tool load error(s):"]
-            lines += [f"  {error.path}: {error.error}" for error in self.errors]
+            lines += [f"  {display_path(error.path)}: {error.error}" for error in self.errors]
             raise LoadFailedError("\n".join(lines), errors=self.errors)
         return self
 
@@ -187,10 +188,11 @@ def _conflict_error(loaded: LoadedTool, first: LoadedTool | None) -> LoadError:
         where = (
             "another tool of the same module"
             if first.resolved_path == loaded.resolved_path
-            else f"{first.path} ({_describe_source(first.source)})"
+            else f"{display_path(first.path)} ({_describe_source(first.source)})"
         )
         message = (
-            f"tool name {name!r} is already taken by {where}; this tool from {loaded.path}"
+            f"tool name {name!r} is already taken by {where}; this tool from"
+            f" {display_path(loaded.path)}"
             f" ({_describe_source(loaded.source)}) was not loaded; rename one of them"
         )
     return LoadError(
@@ -286,8 +288,8 @@ async def load_scan(
                 diagnostics.append(
                     Diagnostic(
                         code="similar-name",
-                        message=f"tool {tool.name!r} from {candidate.path} differs from"
-                        f" {similar!r} only by letter case; models may confuse them",
+                        message=f"tool {tool.name!r} from {display_path(candidate.path)} differs"
+                        f" from {similar!r} only by letter case; models may confuse them",
                         path=candidate.path,
                         source=candidate.source,
                     )

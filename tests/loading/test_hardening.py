@@ -406,3 +406,37 @@ async def test_file_name_with_a_newline_cannot_forge_a_log_line(tmp_path: Path) 
         assert "\n" not in message
         assert "\x1b" not in message
         assert "\x07" not in message
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses RLIMIT_AS")
+def test_list_scan_only_on_an_alias_bomb_stays_within_a_memory_cap(project: Path) -> None:
+    import resource
+    import subprocess
+
+    write(project / NATIVE / "lol.md", LOL)
+
+    def cap_memory() -> None:  # pragma: no cover - runs in the child
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "customtools",
+            "list",
+            "--scan-only",
+            "--no-entry-points",
+            "--format",
+            "json",
+        ],  # fmt: skip
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=cap_memory,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["metadata"] == []
+    assert [d["code"] for d in report["diagnostics"]] == ["invalid-metadata"]

@@ -418,17 +418,9 @@ def test_list_scan_only_on_an_alias_bomb_stays_within_a_memory_cap(project: Path
     def cap_memory() -> None:  # pragma: no cover - runs in the child
         resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 
+    argv = ["list", "--scan-only", "--no-entry-points", "--format", "json"]
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "customtools",
-            "list",
-            "--scan-only",
-            "--no-entry-points",
-            "--format",
-            "json",
-        ],  # fmt: skip
+        [sys.executable, "-m", "customtools", *argv],
         cwd=project,
         capture_output=True,
         text=True,

@@ -24,6 +24,7 @@ Containment
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import importlib
 import importlib.util
@@ -184,35 +185,75 @@ def _fd_identity(fd: int) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
-def _save_fd(fd: int) -> int | None:
-    try:
-        return os.dup(fd)
-    except OSError:
-        return None  # closed in the host: nothing to restore
+class _StdFds:
+    """File descriptors 0, 1 and 2 as they were, with duplicates to put them back from.
+
+    One snapshot serves both guards of a candidate (import and factory); :meth:`close` it
+    when the candidate is done.
+    """
+
+    __slots__ = ("_entries",)
+
+    def __init__(self) -> None:
+        entries = []
+        for fd, name in _STD_FDS:
+            identity = _fd_identity(fd)
+            saved = None
+            if identity is not None:
+                with contextlib.suppress(OSError):
+                    saved = os.dup(fd)
+            entries.append((fd, name, identity, saved))
+        self._entries = entries
+
+    def restore(self) -> list[str]:
+        """Put back every descriptor that now names another file; return their names."""
+        changed = []
+        for fd, name, identity, saved in self._entries:
+            if identity is not None and _fd_identity(fd) != identity:
+                if saved is not None:
+                    with contextlib.suppress(OSError):
+                        os.dup2(saved, fd)
+                changed.append(f"file descriptor {fd} ({name})")
+        return changed
+
+    def close(self) -> None:
+        for _fd, _name, _identity, saved in self._entries:
+            if saved is not None:
+                with contextlib.suppress(OSError):
+                    os.close(saved)
+        self._entries = []
+
+
+def _environ_snapshot() -> dict[Any, Any]:
+    # os.environ keeps the encoded strings in ``_data``; copying and comparing that is ~30x
+    # cheaper than decoding every variable, and only a difference needs decoding.
+    data = getattr(os.environ, "_data", None)
+    return dict(data) if isinstance(data, dict) else dict(os.environ)
 
 
 class _StateGuard:
     """Snapshots process state a tool module must not change, and restores it.
 
-    Covered: the working directory, ``sys.path``, ``sys.argv``, ``sys.stdin/stdout/stderr``,
-    ``os.environ`` and the file descriptors 0, 1 and 2 (a ``dup2`` over stdout is undone from a
-    saved duplicate). Not covered, and not coverable cheaply in-process: monkeypatched
-    modules, ``os.putenv``, other file descriptors, signal handlers, threads that act later
-    (see docs/security.md).
+    Covered: the working directory, ``sys.path``, ``sys.argv``, ``sys.stdin/stdout/stderr``
+    and ``os.environ``; the file descriptors 0, 1 and 2 are checked once per candidate by
+    :class:`_StdFds` (system calls are the expensive part). Not covered, and not coverable
+    cheaply in-process: monkeypatched modules, ``os.putenv``, other file descriptors, signal
+    handlers, threads that act later (see docs/security.md).
     """
 
-    __slots__ = ("_argv", "_cwd", "_environ", "_fds", "_path", "_stderr", "_stdin", "_stdout")
+    __slots__ = (
+        "_argv", "_cwd", "_environ_raw", "_path", "_stderr", "_stdin", "_stdout",
+    )  # fmt: skip
 
     def __init__(self) -> None:
         self._cwd = _getcwd()
         self._path = list(sys.path)
         self._argv = list(sys.argv)
         self._stdin, self._stdout, self._stderr = sys.stdin, sys.stdout, sys.stderr
-        self._environ = dict(os.environ)
-        self._fds = [(fd, name, _fd_identity(fd), _save_fd(fd)) for fd, name in _STD_FDS]
+        self._environ_raw = _environ_snapshot()
 
     def restore(self) -> list[str]:
-        """Undo changes; return one phrase per thing that had changed. Call it exactly once."""
+        """Undo changes; return one phrase per thing that had changed."""
         changed: list[str] = []
         cwd = _getcwd()
         if cwd != self._cwd and self._cwd is not None:
@@ -230,26 +271,20 @@ class _StateGuard:
             if getattr(sys, name) is not original:
                 setattr(sys, name, original)
                 changed.append(f"sys.{name}")
-        environ = self._restore_environ()
-        if environ:
-            changed.append(f"os.environ ({environ}; pass env= to api.exec instead)")
-        for fd, name, identity, saved in self._fds:
-            if identity is not None and _fd_identity(fd) != identity:
-                if saved is not None:
-                    with contextlib.suppress(OSError):
-                        os.dup2(saved, fd)
-                changed.append(f"file descriptor {fd} ({name})")
-            if saved is not None:
-                with contextlib.suppress(OSError):
-                    os.close(saved)
+        if _environ_snapshot() != self._environ_raw:
+            environ = self._restore_environ()
+            if environ:
+                changed.append(f"os.environ ({environ}; pass env= to api.exec instead)")
         return changed
 
     def _restore_environ(self) -> str:
         """Put ``os.environ`` back; return the changed names for a message ("" if none)."""
-        before = self._environ
+        decode = getattr(os.environ, "decodekey", None), getattr(os.environ, "decodevalue", None)
+        if decode[0] is not None and decode[1] is not None:
+            before = {decode[0](k): decode[1](v) for k, v in self._environ_raw.items()}
+        else:  # pragma: no cover - an os.environ without the encoded mapping
+            before = dict(self._environ_raw)
         now = dict(os.environ)
-        if now == before:
-            return ""
         names = sorted({k for k in now.keys() | before.keys() if now.get(k) != before.get(k)})
         for name in names:
             with contextlib.suppress(Exception):
@@ -576,11 +611,18 @@ async def load_candidate(
     """
     out = ImportOutcome(module_name=module_name if candidate.kind != "entry_point" else None)
     threads = _thread_ids()
-    factory = _find_factory(candidate, module_name, out)
-    if factory is not None:
-        await _run_factory(candidate, factory, api, load_timeout, out)
-    else:
-        out.module_name = None
+    fds = _StdFds()
+    try:
+        factory = _find_factory(candidate, module_name, out)
+        if factory is not None:
+            await _run_factory(candidate, factory, api, load_timeout, out)
+        else:
+            out.module_name = None
+        replaced = fds.restore()
+    finally:
+        fds.close()
+    if replaced:
+        _report_replaced_fds(candidate, replaced, out)
     started = _new_threads(threads)
     if started:
         out.diagnostics.append(
@@ -596,8 +638,25 @@ async def load_candidate(
     return out
 
 
+def _report_replaced_fds(candidate: Candidate, replaced: list[str], out: ImportOutcome) -> None:
+    """Turn a replaced standard descriptor into the candidate's (one) error; drop its tools."""
+    what = ", ".join(replaced)
+    if out.errors:
+        first = out.errors[0]
+        note = f"; it also replaced {what} (restored)"
+        out.errors[0] = dataclasses.replace(first, error=first.error + note)
+        return
+    out.tools.clear()
+    message = f"importing the module or calling its factory replaced {what}; it was restored"
+    out.errors.append(_error(candidate, message, "changed-process-state"))
+
+
 async def _run_factory(
-    candidate: Candidate, factory: Any, api: Any, load_timeout: float | None, out: ImportOutcome
+    candidate: Candidate,
+    factory: Any,
+    api: Any,
+    load_timeout: float | None,
+    out: ImportOutcome,
 ) -> None:
     guard = _StateGuard()
     try:

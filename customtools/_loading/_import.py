@@ -403,8 +403,13 @@ def _is_interrupt(exc: BaseException, *, cancellation: bool) -> bool:
         kinds += (anyio.get_cancelled_exc_class(),)
     if isinstance(exc, kinds):
         return True
-    inner = getattr(exc, "exceptions", None)  # a BaseExceptionGroup (3.11+ or the backport)
-    if isinstance(inner, tuple) and type(exc).__name__.endswith("ExceptionGroup"):
+    if not type(exc).__name__.endswith("ExceptionGroup"):
+        return False
+    try:  # a BaseExceptionGroup (3.11+ or the backport), or tool code faking one
+        inner = exc.exceptions  # type: ignore[attr-defined]
+    except Exception:
+        return False
+    if isinstance(inner, tuple):
         return any(
             isinstance(item, BaseException) and _is_interrupt(item, cancellation=cancellation)
             for item in inner

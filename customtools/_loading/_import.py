@@ -110,18 +110,19 @@ def _ensure_modules_package() -> None:
 
 def _one_line(exc: BaseException) -> str:
     """One printable line for an exception raised by tool code (never raises)."""
-    if isinstance(exc, SystemExit):
-        return (
-            f"SystemExit (sys.exit({escape_control(safe_repr(exc.code))[:_CAUSE_CHARS]})) was "
-            "raised; tool code must not exit the host"
-        )
-    if (
-        isinstance(exc, SyntaxError)
-        and isinstance(exc.lineno, int)
-        and isinstance(exc.msg, str)
-        and type(exc).__str__ is SyntaxError.__str__
-    ):
-        return f"SyntaxError: {escape_control(exc.msg)[:_CAUSE_CHARS]} (line {exc.lineno})"
+    try:
+        if isinstance(exc, SystemExit):
+            code = escape_control(safe_repr(exc.code))[:_CAUSE_CHARS]
+            return f"SystemExit (sys.exit({code})) was raised; tool code must not exit the host"
+        if (
+            isinstance(exc, SyntaxError)
+            and type(exc) in (SyntaxError, IndentationError, TabError)
+            and isinstance(exc.lineno, int)
+            and isinstance(exc.msg, str)
+        ):
+            return f"SyntaxError: {escape_control(exc.msg)[:_CAUSE_CHARS]} (line {exc.lineno})"
+    except Exception:  # a subclass whose attributes raise
+        pass
     return describe_exception(exc, limit=_CAUSE_CHARS)
 
 

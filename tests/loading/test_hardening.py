@@ -196,6 +196,38 @@ async def test_hostile_mapping_name_does_not_escape(tmp_path: Path) -> None:
     assert result.errors
 
 
+@pytest.mark.parametrize(
+    ("body", "code", "fragment"),
+    [
+        (
+            "class Exit(SystemExit):\n    code = property(lambda self: 1 / 0)\nraise Exit()",
+            "module-exit",
+            "import failed: Exit with no message",
+        ),
+        (
+            "class Bad(SyntaxError):\n    msg = property(lambda self: 1 / 0)\nraise Bad('x')",
+            "syntax-error",
+            "Bad: x",
+        ),
+        (
+            "class G(Exception):\n    exceptions = property(lambda self: 1 / 0)\n"
+            "G.__name__ = 'FakeExceptionGroup'\nraise G('faked')",
+            "import-error",
+            "G: faked",
+        ),
+    ],
+)
+async def test_exceptions_with_hostile_attributes_are_reported(
+    tmp_path: Path, body: str, code: str, fragment: str
+) -> None:
+    path = tmp_path / "hostile_attrs.py"
+    path.write_text(body + "\n", encoding="utf-8")
+    result = await load_custom_tools([path], tmp_path)
+    [error] = result.errors
+    assert error.code == code
+    assert fragment in error.error
+
+
 # -- L2: a factory that swallows cancellation ----------------------------------------------
 
 

@@ -23,8 +23,6 @@ import re
 import stat
 from typing import Any
 
-from customtools._loading._frontmatter import MAX_METADATA_BYTES
-
 __all__ = [
     "MAX_FILE_BYTES",
     "MAX_JSON_DEPTH",
@@ -34,8 +32,8 @@ __all__ = [
     "read_text_file",
 ]
 
-MAX_FILE_BYTES = MAX_METADATA_BYTES
-"""The largest data file read, in bytes (the same cap as metadata files)."""
+MAX_FILE_BYTES = 1024 * 1024
+"""The largest data file read, in bytes (also the cap of metadata files)."""
 
 MAX_JSON_DEPTH = 64
 """The deepest JSON nesting (objects and arrays) accepted."""

@@ -9,9 +9,11 @@ Limits
     (``LoadResult.to_dict()``), so reading it is bounded: files over
     :data:`MAX_METADATA_BYTES` are not read; YAML aliases (``*name``, and so ``<<`` merges) are
     refused, because a few hundred bytes of nested aliases expand to gigabytes once
-    serialised; a document nests at most ``MAX_DOCUMENT_DEPTH`` (32) containers deep and holds
-    at most ``MAX_DOCUMENT_NODES`` (10,000) values. The YAML limits are enforced while
-    composing, before anything is built, so a hostile block costs at most that many nodes.
+    serialised; a block nests at most :data:`MAX_FRONTMATTER_DEPTH` (64) collections deep and
+    holds at most :data:`MAX_FRONTMATTER_VALUES` (10,000) values. These limits are enforced
+    while composing, before anything is built, so a hostile block costs at most that many
+    nodes. Files are read under the data-file rules of ``_files`` (regular files only, JSON at
+    most 64 levels deep), shared with plugin manifests and the host toolkit.
 
 Two readers, one answer
     The common frontmatter, flat ``key: plain text`` lines, is read by :func:`_plain_mapping`
@@ -40,13 +42,12 @@ from functools import cache
 from typing import Any, Literal
 
 from customtools._format import describe_exception, escape_control
-from customtools._loading._documents import (
-    MAX_DOCUMENT_BYTES,
-    MAX_DOCUMENT_DEPTH,
-    MAX_DOCUMENT_NODES,
-    DocumentError,
-    loads_json_document,
-    read_regular_file,
+from customtools._loading._files import (
+    MAX_FILE_BYTES,
+    MAX_JSON_DEPTH,
+    FileRuleError,
+    load_json,
+    read_text_file,
 )
 from customtools._loading._paths import display_path
 from customtools._loading._records import Diagnostic, MetadataFile, ToolSource
@@ -60,8 +61,14 @@ __all__ = [
     "split_frontmatter",
 ]
 
-MAX_METADATA_BYTES = MAX_DOCUMENT_BYTES
+MAX_METADATA_BYTES = MAX_FILE_BYTES
 """Metadata files larger than this are not read (a diagnostic says so)."""
+
+MAX_FRONTMATTER_DEPTH = MAX_JSON_DEPTH
+"""How deeply collections may nest in frontmatter (the top-level mapping is level 1)."""
+
+MAX_FRONTMATTER_VALUES = 10_000
+"""How many values (scalars and collections) one frontmatter block may hold."""
 
 _OPENERS = ("---\n", "---\r\n")
 _CLOSERS = frozenset({"---", "..."})
@@ -107,8 +114,8 @@ def _plain_mapping(block: str) -> dict[str, Any] | None:
     return data
 
 
-class MetadataError(DocumentError):
-    """A metadata file's frontmatter or JSON is malformed or over a limit (a ``ValueError``)."""
+class MetadataError(ValueError):
+    """A metadata file's frontmatter or JSON is malformed or over a limit."""
 
 
 def split_frontmatter(text: str) -> tuple[str | None, str]:
@@ -184,10 +191,7 @@ def _load_yaml(block: str) -> Any:
 
 def _yaml_problem(exc: Any) -> str:
     problem = exc.problem if isinstance(exc.problem, str) else ""
-    mark = exc.problem_mark
-    where = f"line {mark.line + 1} of the frontmatter" if mark is not None else ""
-    text = ", ".join(part for part in (problem, where) if part) or type(exc).__name__
-    return escape_control(text)
+    return escape_control(problem) or type(exc).__name__
 
 
 @cache
@@ -218,17 +222,15 @@ def _guarded_loader() -> Any:
                     "write the value out"
                 )
             self._nodes += 1
-            if self._nodes > MAX_DOCUMENT_NODES:
-                raise MetadataError(
-                    f"frontmatter holds more than {MAX_DOCUMENT_NODES} values; not read"
-                )
+            if self._nodes > MAX_FRONTMATTER_VALUES:
+                raise MetadataError(f"frontmatter holds more than {MAX_FRONTMATTER_VALUES} values")
             if not isinstance(event, (MappingStartEvent, SequenceStartEvent)):
                 return super().compose_node(parent, index)
             self._depth += 1
-            if self._depth > MAX_DOCUMENT_DEPTH:
+            if self._depth > MAX_FRONTMATTER_DEPTH:
                 raise MetadataError(
-                    f"frontmatter is nested more than {MAX_DOCUMENT_DEPTH} levels deep "
-                    f"(line {line} of the frontmatter); not read"
+                    f"frontmatter nests deeper than {MAX_FRONTMATTER_DEPTH} levels "
+                    f"(line {line} of the frontmatter)"
                 )
             try:
                 return super().compose_node(parent, index)
@@ -273,8 +275,8 @@ def _guarded_loader() -> Any:
     return PyLoader
 
 
-def _parse_json(raw: bytes) -> dict[str, Any]:
-    data = loads_json_document(raw)
+def _parse_json(text: str) -> dict[str, Any]:
+    data = load_json(text)
     if not isinstance(data, dict):
         raise MetadataError(f"the JSON top level must be an object, not {type(data).__name__}")
     return data
@@ -308,16 +310,13 @@ def read_metadata_file(
     stem, ext = os.path.splitext(os.path.basename(path))
     fmt: Literal["md", "json"] = "json" if ext.lower() == ".json" else "md"
     try:
-        raw = read_regular_file(path, max_bytes=MAX_METADATA_BYTES)
-        if fmt == "json":
-            data = _parse_json(raw)
-        else:
-            data = parse_frontmatter(raw.decode("utf-8-sig"))
-    except (OSError, UnicodeDecodeError, DocumentError) as exc:
-        if isinstance(exc, UnicodeDecodeError):
-            cause = "not UTF-8 text"
-        elif isinstance(exc, OSError):
+        text = read_text_file(path, max_bytes=MAX_METADATA_BYTES)
+        data = _parse_json(text) if fmt == "json" else parse_frontmatter(text)
+    except (OSError, FileRuleError, MetadataError) as exc:
+        if isinstance(exc, OSError):
             cause = exc.strerror or type(exc).__name__
+        elif isinstance(exc, FileRuleError):
+            cause = f"it {exc}"
         else:
             cause = str(exc)
         return Diagnostic(

@@ -12,7 +12,7 @@ from urllib.parse import unquote, urlsplit
 
 from customtools._format import escape_control
 
-__all__ = ["display_path", "expand_home", "resolve_path"]
+__all__ = ["display_path", "expand_home", "is_inside", "resolve_path"]
 
 _LOCAL_HOSTS = frozenset({"", "localhost"})
 
@@ -107,3 +107,8 @@ def display_path(path: str) -> str:
     except UnicodeEncodeError:
         path = os.fsencode(path).decode("utf-8", "backslashreplace")
     return escape_control(path)
+
+
+def is_inside(path: str, root: str) -> bool:
+    """Whether ``path`` is ``root`` or below it (both absolute and already real)."""
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)

@@ -11,9 +11,9 @@ that escapes is a ``LoadError`` (code ``"path-outside-plugin"``) naming the mani
 ``tools/`` directory, a module, a package (or its ``__init__.py``) found in a scanned
 directory that resolves elsewhere, and a manifest that is a symlink out of the root (it is not
 read). Metadata files that lead outside are not read either (diagnostic
-``"metadata-outside-root"``). Manifests are bounded like every data file (1 MiB, 32 levels,
-10,000 values); one that breaks a limit is an ``"invalid-manifest"`` error for that plugin
-alone.
+``"metadata-outside-root"``). Manifests are read under the data-file rules of ``_files``
+(regular file, 1 MiB, 64 levels of nesting); one that breaks a rule is an
+``"invalid-manifest"`` error for that plugin alone.
 """
 
 from __future__ import annotations
@@ -23,13 +23,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from customtools._loading._documents import (
-    DocumentError,
-    is_inside,
-    loads_json_document,
-    read_regular_file,
-)
-from customtools._loading._paths import display_path, resolve_path
+from customtools._loading._files import FileRuleError, load_json, read_text_file
+from customtools._loading._paths import display_path, is_inside, resolve_path
 from customtools._loading._providers import ProviderItem, ScanContext, ToolLocation
 from customtools._loading._records import LoadError, ToolSource
 
@@ -116,14 +111,18 @@ class PluginRootsProvider:
                 manifest_path = None
         if manifest_path is not None:
             try:
-                data = loads_json_document(read_regular_file(manifest_path))
+                data = load_json(read_text_file(manifest_path))
                 if not isinstance(data, dict):
-                    raise DocumentError(
-                        f"the top level must be an object, not {type(data).__name__}"
+                    raise FileRuleError(
+                        f"has a {type(data).__name__} at the top level, not an object"
                     )
                 manifest = data
-            except (OSError, DocumentError) as exc:
-                cause = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            except (OSError, FileRuleError) as exc:
+                cause = (
+                    (exc.strerror or type(exc).__name__)
+                    if isinstance(exc, OSError)
+                    else f"it {exc}"
+                )
                 yield self._error(
                     manifest_path,
                     f"plugin manifest {display_path(manifest_path)} was ignored: {cause}; "

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeAlias, runtime_checkable
 
-from customtools._loading._documents import DocumentError, loads_json_document, read_regular_file
+from customtools._loading._files import FileRuleError, load_json, read_text_file
 from customtools._loading._paths import display_path, resolve_path
 from customtools._loading._records import Candidate, Diagnostic, Level, LoadError, ToolSource
 
@@ -250,7 +250,6 @@ CLAUDE_PLUGINS_ID = "claude-plugins"
 _REGISTRY = "~/.claude/plugins/installed_plugins.json"
 _PROJECT_SCOPES = frozenset({"project", "local"})
 _REGISTRY_MAX_BYTES = 16 * 1024 * 1024
-_REGISTRY_MAX_NODES = 1_000_000
 
 
 def _inside(path: str, root: str) -> bool:
@@ -295,14 +294,11 @@ class ClaudePluginsProvider:
         registry = resolve_path(self.registry, context.home, home=context.home)
         shown = display_path(registry)
         try:
-            data = loads_json_document(
-                read_regular_file(registry, max_bytes=_REGISTRY_MAX_BYTES),
-                max_nodes=_REGISTRY_MAX_NODES,
-            )
+            data = load_json(read_text_file(registry, max_bytes=_REGISTRY_MAX_BYTES))
         except FileNotFoundError:
             return
-        except (OSError, DocumentError) as exc:
-            cause = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        except (OSError, FileRuleError) as exc:
+            cause = exc.strerror if isinstance(exc, OSError) and exc.strerror else f"it {exc}"
             yield self._diag(
                 "invalid-registry",
                 f"plugin registry {shown} was ignored: {cause}; fix or delete it",

@@ -25,10 +25,9 @@ from collections.abc import Collection, Hashable, Iterable, Sequence
 from pathlib import Path
 
 from customtools._format import describe_exception
-from customtools._loading._documents import is_inside
 from customtools._loading._entrypoints import ENTRY_POINTS_ID, EntryPointsProvider
 from customtools._loading._frontmatter import read_metadata_file
-from customtools._loading._paths import display_path
+from customtools._loading._paths import display_path, is_inside
 from customtools._loading._plugins import PLUGIN_ID, PluginRootsProvider
 from customtools._loading._providers import (
     CLAUDE_ID,

@@ -25,12 +25,17 @@ Two readers, one answer
     about and checks that wherever the fast reader answers, ``yaml.safe_load`` agrees.
 
     Why keep it, decided by measurement (``benchmarks/bench_frontmatter.py``; Python 3.11,
-    PyYAML 6.0.3 with libyaml, a shared 2-CPU VM, so ranges over three runs): importing PyYAML
-    costs 22-90 ms once per process, 0.35-1.2x an ``import customtools``; per block the
-    guarded loader costs 15-17x the fast reader (35-60 us against 2-4 us), and the guard adds
-    nothing measurable over a bare ``CSafeLoader``. One import is worth about 700-3,000
-    blocks, so a host or ``customtools list`` whose metadata is all plain (the usual case)
-    saves the import on every start, and the property test makes the shortcut safe.
+    PyYAML 6.0.3 with libyaml, a shared and busy 2-CPU VM, so ranges over four runs):
+    importing PyYAML costs 20-90 ms once per process, 0.5-1.2x an ``import customtools``; per
+    block the guarded loader costs 8-17x the fast reader (25-60 us against 2-4 us) and at
+    most 1.7x a bare ``CSafeLoader``. One import is worth about 900-3,000 blocks, so a host or
+    ``customtools list`` whose metadata is all plain (the usual case) saves the import on
+    every start; the property test is what makes the shortcut safe.
+
+    Why libyaml's parser under a Python composer: the parser is iterative and 30-60x faster
+    than PyYAML's pure-Python one on a 1 MiB block (12 ms against 0.4-0.7 s), while
+    libyaml's own composer recurses in C and crashes the process on ``"- " * 300000``; the
+    Python composer checks depth and size before it recurses.
 """
 
 from __future__ import annotations
@@ -152,7 +157,7 @@ def parse_frontmatter(text: str) -> dict[str, Any]:
 def parse_frontmatter_block(block: str | None) -> dict[str, Any]:
     """Parse a frontmatter block (as :func:`split_frontmatter` returns it) into a mapping.
 
-    Aliases are refused and the block may nest at most 32 containers deep and hold at most
+    Aliases are refused and the block may nest at most 64 collections deep and hold at most
     10,000 values (see the module docstring).
 
     Raises:

@@ -12,7 +12,7 @@ from urllib.parse import unquote, urlsplit
 
 from customtools._format import escape_control
 
-__all__ = ["display_path", "expand_home", "is_inside", "resolve_path"]
+__all__ = ["display_path", "encodable_path", "expand_home", "is_inside", "resolve_path"]
 
 _LOCAL_HOSTS = frozenset({"", "localhost"})
 
@@ -93,20 +93,29 @@ def resolve_path(
     return os.path.normpath(text)
 
 
-def display_path(path: str) -> str:
-    """A path safe to put into a message, a terminal or a CI log.
+def encodable_path(path: str) -> str:
+    """``path`` with bytes that are not UTF-8 shown as ``\\xNN``, so it can be encoded.
 
-    File names that are not valid UTF-8 arrive as surrogate escapes; printing those raises
-    ``UnicodeEncodeError``. The returned text shows the undecodable bytes as ``\\xNN`` and
-    control characters (newlines, carriage returns, escape sequences) as escapes, so a file
-    named ``"x\\n::error::y.py"`` cannot start a new log line. The path used for I/O stays
-    untouched.
+    File names that are not valid UTF-8 arrive as surrogate escapes; writing those raises
+    ``UnicodeEncodeError``. Control characters are kept: use this for data (a JSON report
+    escapes them itself) and :func:`display_path` for messages.
     """
     try:
         path.encode("utf-8")
     except UnicodeEncodeError:
-        path = os.fsencode(path).decode("utf-8", "backslashreplace")
-    return escape_control(path)
+        return os.fsencode(path).decode("utf-8", "backslashreplace")
+    return path
+
+
+def display_path(path: str) -> str:
+    """A path safe to put into a message, a terminal or a CI log.
+
+    Undecodable bytes show as ``\\xNN`` (see :func:`encodable_path`) and control characters
+    (newlines, carriage returns, escape sequences) as escapes, so a file named
+    ``"x\\n::error::y.py"`` cannot start a new log line. The path used for I/O stays
+    untouched.
+    """
+    return escape_control(encodable_path(path))
 
 
 def is_inside(path: str, root: str) -> bool:

@@ -159,7 +159,7 @@ def display_path(path: str, cwd: str) -> str:
     characters and newlines are kept (JSON reports escape them): text output passes the
     result through :func:`customtools._format.escape_control`.
     """
-    from customtools._loading._paths import display_path as printable
+    from customtools._loading._paths import encodable_path as printable
 
     if os.path.isabs(path):
         try:

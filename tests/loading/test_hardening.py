@@ -20,7 +20,7 @@ from customtools._loading import _import
 from customtools._loading._files import FileRuleError, read_text_file
 from customtools._loading._frontmatter import MetadataError, parse_frontmatter_block
 from customtools._loading._loader import discover_and_load, load_custom_tools, load_scan
-from customtools._loading._paths import display_path
+from customtools._loading._paths import display_path, encodable_path
 from customtools._loading._records import ScanResult
 from customtools._loading._scan import scan_sources
 
@@ -414,6 +414,8 @@ async def test_thread_started_at_import_is_reported(tmp_path: Path) -> None:
 def test_display_path_escapes_control_characters_and_bad_bytes() -> None:
     assert display_path("a\nb\r\x1b[2J.py") == "a\\nb\\r\\x1b[2J.py"
     assert display_path(os.fsdecode(b"caf\xff.py")) == "caf\\xff.py"
+    # For data (a JSON report escapes by itself) only the undecodable bytes change.
+    assert encodable_path(os.fsdecode(b"a\nb\xff.py")) == "a\nb\\xff.py"
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="newlines in file names are POSIX only")

@@ -9,6 +9,11 @@ a two-property schema) and times, each run in a fresh interpreter:
 * ``loader``: ``discover_and_load(dirs, home=<empty dir>, entry_points=False)``: the scan of
   every provider, realpath dedupe, guarded import, result checks, conflicts, records.
 
+Trust variant (``--trust``): the same 1,000 modules as *project* directories (under ``cwd``),
+loaded with the trust gate on (every source trusted beforehand, so each file is read and
+hashed and the store is checked) against the gate off (``trust="all"``), warm, in the same run.
+Target: on/off <= 1.1x.
+
 ``warm``: valid ``__pycache__``; ``cold``: every ``__pycache__`` deleted before the run (so the
 run compiles and writes ``.pyc`` files). Times are measured inside the child process around the
 load only (interpreter and ``import customtools`` excluded). Peak memory is the growth of
@@ -17,7 +22,7 @@ runs; ``tracemalloc`` is not used because it would slow the timed runs several-f
 
 Usage::
 
-    python benchmarks/bench_load.py [--repeats 7] [--json]
+    python benchmarks/bench_load.py [--repeats 7] [--json] [--trust]
 """
 
 from __future__ import annotations
@@ -95,7 +100,30 @@ CHILD = textwrap.dedent(
         result = anyio.run(main)
         return len(result.tools), len(result.errors)
 
-    if mode == "loader":
+    def project(trust):
+        import anyio
+        from customtools._loading._loader import discover_and_load
+
+        async def main():
+            return await discover_and_load(
+                (), root, home=home, entry_points=False, native_dirs=((), dirs), trust=trust
+            )
+
+        result = anyio.run(main)
+        return len(result.tools), len(result.errors) + len(result.pending_trust)
+
+    if mode == "grant":
+        from customtools._loading._loader import scan
+        from customtools._loading._trust import project_sources
+        from customtools._loading._trust_store import TrustStore
+
+        store = TrustStore(home=home)
+        scanned = scan((), root, home=home, entry_points=False, native_dirs=((), dirs))
+        for source in project_sources(scanned):
+            store.grant(source)
+        print(json.dumps({"s": 0, "rss_kib": 0, "tools": 1000, "errors": 0}))
+        sys.exit(0)
+    if mode != "bare":
         # A host calls discover_and_load from a running event loop: import the loader and
         # start anyio's backend once outside the timed region.
         import anyio, customtools._loading._loader, customtools._loading._scan  # noqa
@@ -106,7 +134,9 @@ CHILD = textwrap.dedent(
         anyio.run(_noop)
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t0 = time.perf_counter()
-    tools, errors = bare() if mode == "bare" else loader()
+    run = {"bare": bare, "loader": loader, "gate_on": lambda: project("prompt"),
+           "gate_off": lambda: project("all")}[mode]
+    tools, errors = run()
     elapsed = time.perf_counter() - t0
     rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({"s": elapsed, "rss_kib": rss1 - rss0, "tools": tools, "errors": errors}))
@@ -151,7 +181,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--trust", action="store_true", help="time the trust gate (on vs off) instead"
+    )
     args = parser.parse_args()
+    if args.trust:
+        trust_benchmark(args.repeats, args.json)
+        return
     results: dict[str, dict[str, list[float]]] = {}
     with tempfile.TemporaryDirectory(prefix="ct-bench-load-") as tmp:
         root, home = Path(tmp) / "tools", Path(tmp) / "home"
@@ -198,6 +234,33 @@ def main() -> None:
         summary["loader/warm"]["peak_rss_growth_kib"] / summary["bare/warm"]["peak_rss_growth_kib"]
     )
     print(f"peak RSS growth ratio (warm): {mem:.2f}x (target <= 1.3x)")
+
+
+def trust_benchmark(repeats: int, as_json: bool) -> None:
+    """Gate on (trusted, hashed) vs gate off, warm, same run, round-robin."""
+    times: dict[str, list[float]] = {"gate_on": [], "gate_off": []}
+    with tempfile.TemporaryDirectory(prefix="ct-bench-trust-") as tmp:
+        root, home = Path(tmp) / "tools", Path(tmp) / "home"
+        home.mkdir()
+        generate(root)
+        run_child("grant", root, home)
+        run_child("gate_off", root, home)  # populate __pycache__ and the page cache
+        for _ in range(repeats):
+            for mode in ("gate_off", "gate_on"):
+                times[mode].append(run_child(mode, root, home)["s"])
+    on, off = statistics.median(times["gate_on"]), statistics.median(times["gate_off"])
+    if as_json:
+        print(json.dumps({"gate_on_ms": on * 1000, "gate_off_ms": off * 1000}, indent=2))
+        return
+    print(f"1,000 project tool modules in {DIRS} dirs, {repeats} fresh processes per cell, warm")
+    print(
+        f"gate off (trust='all'):       median {off * 1000:.1f}ms  min {min(times['gate_off']) * 1000:.1f}ms"
+    )
+    print(
+        f"gate on (trusted, hashed):    median {on * 1000:.1f}ms  min {min(times['gate_on']) * 1000:.1f}ms"
+    )
+    ratio = on / off
+    print(f"time ratio on/off: {ratio:.2f}x (target <= 1.1x) {'ok' if ratio <= 1.1 else 'MISSED'}")
 
 
 if __name__ == "__main__":

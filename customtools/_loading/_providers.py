@@ -76,6 +76,9 @@ class ToolLocation:
             ``LoadError`` with code ``"not-found"``.
         given: the path as the user or manifest wrote it, for messages.
         origin: the file that declared the path (a plugin manifest), for messages.
+        root: for a project-scope location, the source root it belongs to (a plugin root for
+            its ``tools/`` and declared paths); default: the location's own path. The trust
+            gate groups, hashes and grants project code per root.
     """
 
     path: str
@@ -83,6 +86,7 @@ class ToolLocation:
     explicit: bool = False
     given: str | None = None
     origin: str | None = None
+    root: str | None = None
 
 
 ProviderItem: TypeAlias = "ToolLocation | Candidate | Diagnostic | LoadError"

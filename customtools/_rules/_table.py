@@ -178,6 +178,7 @@ RULES: Final[Mapping[str, Rule]] = _rules(
         "invalid-entry-point",
         "provider-error",
         "load-error",
+        "trust-store-error",
     ),
     # -- loader diagnostics ------------------------------------------------------------------
     *_family(
@@ -192,6 +193,7 @@ RULES: Final[Mapping[str, Rule]] = _rules(
         "invalid-registry-entry",
         "broken-distribution",
         "unknown-provider",
+        "pending-trust",
     ),
     *_family(
         "scan",

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from customtools._errors import CustomToolsError
+from customtools._errors import TrustStoreError
 from customtools._loading._paths import display_path
 from customtools._loading._records import Diagnostic, LoadError, MetadataFile, ScanResult
 from customtools._loading._trust import (
@@ -50,7 +50,6 @@ __all__ = [
     "TrustGrant",
     "TrustPolicy",
     "TrustStore",
-    "TrustStoreError",
     "apply_trust",
     "default_store_path",
 ]
@@ -60,18 +59,6 @@ _STORE_VERSION = 1
 TrustCallback: TypeAlias = "Callable[[PendingSource], bool | Awaitable[bool]]"
 TrustPolicy: TypeAlias = "Literal['prompt', 'all', 'none'] | TrustCallback"
 TRUST_POLICIES = ("prompt", "all", "none")
-
-
-class TrustStoreError(CustomToolsError, ValueError):
-    """The trust store cannot be read, parsed or written; the message names the file.
-
-    Attributes:
-        path: the store file.
-    """
-
-    def __init__(self, message: str, *, path: str) -> None:
-        super().__init__(message)
-        self.path = path
 
 
 # -- the store ------------------------------------------------------------------------------------

@@ -56,9 +56,10 @@ def command(args: argparse.Namespace) -> int:
 
     import anyio
 
+    from customtools._errors import TrustStoreError
     from customtools._loading._loader import load_scan, scan
     from customtools._loading._records import LoadError
-    from customtools._loading._trust_store import TrustStore, TrustStoreError
+    from customtools._loading._trust_store import TrustStore
 
     cwd = resolve_cwd(args)
     here = os.getcwd()

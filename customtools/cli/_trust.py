@@ -76,7 +76,8 @@ def add_parser(subparsers: Any) -> None:
 
 def command(args: argparse.Namespace) -> int:
     """Run ``trust``; returns the exit status."""
-    from customtools._loading._trust_store import TrustStore, TrustStoreError
+    from customtools._errors import TrustStoreError
+    from customtools._loading._trust_store import TrustStore
 
     try:
         store = TrustStore(app_name=args.app_name)

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from customtools._errors import TrustStoreError
 from customtools._loading._loader import discover_and_load, load_scan, scan
 from customtools._loading._trust import PendingSource, file_source, project_sources
-from customtools._loading._trust_store import TrustStore, TrustStoreError
+from customtools._loading._trust_store import TrustStore
 
 from ._helpers import write
 

@@ -272,7 +272,7 @@ async def test_the_stat_cache_skips_unchanged_files_and_sees_same_size_edits(
     reads: list[str] = []
     real_hash = trust_module._hash_file
 
-    def counting(path: str) -> tuple[str, int]:
+    def counting(path: str) -> tuple[str, int, os.stat_result]:
         reads.append(path)
         return real_hash(path)
 

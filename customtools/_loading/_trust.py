@@ -22,6 +22,7 @@ The full story, with the store and the policies, is ``docs/trust.md``.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import time
 from collections.abc import Iterable, Sequence
@@ -412,6 +413,33 @@ def file_source(
     return collector.source(provider=provider, source=source, candidates=())
 
 
+def _used_bytecode(source: str) -> str | None:
+    """The ``__pycache__`` file Python would run instead of ``source``, when one exists.
+
+    A timestamp ``.pyc`` is used when the mtime and size in its header match the source; an
+    unchecked hash-based one always. ``__pycache__`` is not hashed (Python rewrites it), so a
+    ``.pyc`` shipped with a project is code nobody reviewed.
+    """
+    try:
+        cache = importlib.util.cache_from_source(source)
+        with open(cache, "rb") as handle:
+            header = handle.read(16)
+        st = os.stat(source)
+    except (OSError, ValueError, NotImplementedError):
+        return None
+    if len(header) < 16 or header[:4] != importlib.util.MAGIC_NUMBER:
+        return None
+    flags = int.from_bytes(header[4:8], "little")
+    if flags == 1:  # hash-based, unchecked
+        return cache
+    if flags == 0:
+        mtime = int.from_bytes(header[8:12], "little")
+        size = int.from_bytes(header[12:16], "little")
+        if mtime == int(st.st_mtime) & 0xFFFFFFFF and size == st.st_size & 0xFFFFFFFF:
+            return cache
+    return None
+
+
 def with_warnings(pending: PendingSource, metadata: Sequence[MetadataFile]) -> PendingSource:
     """``pending`` with warnings for invisible or bidirectional characters in its file names
     and in the names and descriptions of the metadata files under its root."""
@@ -426,6 +454,14 @@ def with_warnings(pending: PendingSource, metadata: Sequence[MetadataFile]) -> P
     root = pending.source.root
     for item in pending.source.files:
         flag("file name", item.name)
+        if pending.status == "untrusted" and item.name.endswith(".py"):
+            cached = _used_bytecode(item.real_path)
+            if cached is not None:
+                warnings.append(
+                    f"{printable(cached)} would run instead of {printable(item.name)} (its header"
+                    " matches the source) and was not reviewed; delete the __pycache__"
+                    " directories unless you created them"
+                )
     prefix = root.rstrip(os.sep) + os.sep
     for meta in metadata:
         if meta.path.startswith(prefix):

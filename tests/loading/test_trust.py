@@ -300,3 +300,19 @@ async def test_recently_changed_files_never_key_the_stat_cache(
     monkeypatch.setattr(trust_module, "_RACY_NS", 10**18)  # nothing is old enough to cache
     (fresh,) = sources(project, home)
     assert all(item.stat is None for item in fresh.files)
+
+
+async def test_a_shipped_bytecode_cache_is_flagged_before_trust(
+    home: Path, project: Path, tools: Path
+) -> None:
+    import importlib.util
+    import py_compile
+
+    source = tools / "one.py"
+    cache = Path(importlib.util.cache_from_source(str(source.resolve())))
+    py_compile.compile(str(source), cfile=str(cache))  # a header matching the source
+    result = await discover_and_load((), project, home=home, entry_points=False)
+    (pending,) = result.pending_trust
+    (warning,) = pending.warnings
+    assert cache.name in warning
+    assert "would run instead of one.py" in warning

@@ -316,3 +316,26 @@ async def test_a_shipped_bytecode_cache_is_flagged_before_trust(
     (warning,) = pending.warnings
     assert cache.name in warning
     assert "would run instead of one.py" in warning
+
+
+async def test_options_are_explicit_keywords_so_a_misspelling_fails(
+    home: Path, project: Path
+) -> None:
+    with pytest.raises(TypeError, match="plugin_dir"):
+        await discover_and_load((), project, home=home, plugin_dir=["x"])  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="trust_policy"):
+        scan((), project, home=home, trust_policy="all")  # type: ignore[call-arg]
+    result = await discover_and_load(
+        (),
+        project,
+        home=home,
+        app_name="myagent",
+        native_dirs=((), ()),
+        plugin_dirs=(),
+        providers=None,
+        disabled_providers=("codex",),
+        entry_points=False,
+        trust="prompt",
+        trust_store=None,
+    )
+    assert [d.code for d in result.diagnostics] == ["provider-disabled"]

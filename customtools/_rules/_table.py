@@ -178,7 +178,6 @@ RULES: Final[Mapping[str, Rule]] = _rules(
         "invalid-entry-point",
         "provider-error",
         "load-error",
-        "trust-store-error",
     ),
     # -- loader diagnostics ------------------------------------------------------------------
     *_family(
@@ -193,7 +192,6 @@ RULES: Final[Mapping[str, Rule]] = _rules(
         "invalid-registry-entry",
         "broken-distribution",
         "unknown-provider",
-        "pending-trust",
     ),
     *_family(
         "scan",
@@ -206,6 +204,19 @@ RULES: Final[Mapping[str, Rule]] = _rules(
         "plugin-disabled",
     ),
     # -- only `customtools validate` ---------------------------------------------------------
+    Rule(
+        code="pending-trust",
+        severity="warning",
+        scope="validate",
+        summary="without PATH: a project source is not trusted, so it was not loaded or checked"
+        " (`customtools trust` shows its files; see [trust.md](trust.md))",
+    ),
+    Rule(
+        code="trust-store-error",
+        severity="error",
+        scope="validate",
+        summary="without PATH: the trust store cannot be read, so no project source was loaded",
+    ),
     Rule(
         code="crash",
         severity="error",

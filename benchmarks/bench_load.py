@@ -9,6 +9,12 @@ a two-property schema) and times, each run in a fresh interpreter:
 * ``loader``: ``discover_and_load(dirs, home=<empty dir>, entry_points=False)``: the scan of
   every provider, realpath dedupe, guarded import, result checks, conflicts, records.
 
+Trust variant (``--trust``): the same 1,000 modules as *project* directories (under ``cwd``),
+loaded with the trust gate on (every source trusted beforehand) against the gate off
+(``trust="all"``), warm, in the same run: ``gate_on`` checks each file by its stat key (the
+stat cache, see docs/trust.md), ``gate_on_hash`` reads and hashes every file
+(``TrustStore(stat_cache=False)``). Target: on/off <= 1.1x.
+
 ``warm``: valid ``__pycache__``; ``cold``: every ``__pycache__`` deleted before the run (so the
 run compiles and writes ``.pyc`` files). Times are measured inside the child process around the
 load only (interpreter and ``import customtools`` excluded). Peak memory is the growth of
@@ -17,7 +23,7 @@ runs; ``tracemalloc`` is not used because it would slow the timed runs several-f
 
 Usage::
 
-    python benchmarks/bench_load.py [--repeats 7] [--json]
+    python benchmarks/bench_load.py [--repeats 7] [--json] [--trust]
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 DIRS = 10
@@ -95,7 +102,34 @@ CHILD = textwrap.dedent(
         result = anyio.run(main)
         return len(result.tools), len(result.errors)
 
-    if mode == "loader":
+    def project(trust, stat_cache=True):
+        import anyio
+        from customtools._loading._loader import discover_and_load
+        from customtools._loading._trust_store import TrustStore
+
+        store = TrustStore(home=home, stat_cache=stat_cache)
+
+        async def main():
+            return await discover_and_load(
+                (), root, home=home, entry_points=False, native_dirs=((), dirs), trust=trust,
+                trust_store=store,
+            )
+
+        result = anyio.run(main)
+        return len(result.tools), len(result.errors) + len(result.pending_trust)
+
+    if mode == "grant":
+        from customtools._loading._loader import scan
+        from customtools._loading._trust import project_sources
+        from customtools._loading._trust_store import TrustStore
+
+        store = TrustStore(home=home)
+        scanned = scan((), root, home=home, entry_points=False, native_dirs=((), dirs))
+        for source in project_sources(scanned):
+            store.grant(source)
+        print(json.dumps({"s": 0, "rss_kib": 0, "tools": 1000, "errors": 0}))
+        sys.exit(0)
+    if mode != "bare":
         # A host calls discover_and_load from a running event loop: import the loader and
         # start anyio's backend once outside the timed region.
         import anyio, customtools._loading._loader, customtools._loading._scan  # noqa
@@ -106,7 +140,10 @@ CHILD = textwrap.dedent(
         anyio.run(_noop)
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t0 = time.perf_counter()
-    tools, errors = bare() if mode == "bare" else loader()
+    run = {"bare": bare, "loader": loader, "gate_on": lambda: project("prompt"),
+           "gate_on_hash": lambda: project("prompt", stat_cache=False),
+           "gate_off": lambda: project("all")}[mode]
+    tools, errors = run()
     elapsed = time.perf_counter() - t0
     rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({"s": elapsed, "rss_kib": rss1 - rss0, "tools": tools, "errors": errors}))
@@ -151,7 +188,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--trust", action="store_true", help="time the trust gate (on vs off) instead"
+    )
     args = parser.parse_args()
+    if args.trust:
+        trust_benchmark(args.repeats, args.json)
+        return
     results: dict[str, dict[str, list[float]]] = {}
     with tempfile.TemporaryDirectory(prefix="ct-bench-load-") as tmp:
         root, home = Path(tmp) / "tools", Path(tmp) / "home"
@@ -198,6 +241,35 @@ def main() -> None:
         summary["loader/warm"]["peak_rss_growth_kib"] / summary["bare/warm"]["peak_rss_growth_kib"]
     )
     print(f"peak RSS growth ratio (warm): {mem:.2f}x (target <= 1.3x)")
+
+
+def trust_benchmark(repeats: int, as_json: bool) -> None:
+    """Gate on (trusted, hashed) vs gate off, warm, same run, round-robin."""
+    modes = ("gate_off", "gate_on", "gate_on_hash")
+    times: dict[str, list[float]] = {mode: [] for mode in modes}
+    with tempfile.TemporaryDirectory(prefix="ct-bench-trust-") as tmp:
+        root, home = Path(tmp) / "tools", Path(tmp) / "home"
+        home.mkdir()
+        generate(root)
+        time.sleep(2.1)  # files changed in the last 2 s are never stat-cached (docs/trust.md)
+        run_child("grant", root, home)
+        run_child("gate_off", root, home)  # populate __pycache__ and the page cache
+        for _ in range(repeats):
+            for mode in modes:
+                times[mode].append(run_child(mode, root, home)["s"])
+    median = {mode: statistics.median(times[mode]) for mode in modes}
+    if as_json:
+        print(json.dumps({f"{mode}_ms": value * 1000 for mode, value in median.items()}))
+        return
+    print(f"1,000 project tool modules in {DIRS} dirs, {repeats} fresh processes per cell, warm")
+    for mode in modes:
+        best = min(times[mode]) * 1000
+        print(f"{mode:<14} median {median[mode] * 1000:7.1f}ms  min {best:7.1f}ms")
+    for mode in ("gate_on", "gate_on_hash"):
+        ratio = median[mode] / median["gate_off"]
+        best = min(times[mode]) / min(times["gate_off"])
+        verdict = "ok" if ratio <= 1.1 else "MISSED"
+        print(f"{mode}/gate_off: median {ratio:.2f}x, min {best:.2f}x (target <= 1.1x) {verdict}")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ also from the builtin it resembles, so callers can catch either::
     ├── ToolArgumentsError (ValueError)     call arguments failed validation (every violation)
     ├── ToolAbortedError                    a call was aborted through its signal
     │   └── ToolTimeoutError (TimeoutError) a call ran past its timeout
-    └── LoadFailedError                     a strict load met errors (all of them are listed)
+    ├── LoadFailedError                     a strict load met errors (all of them are listed)
+    └── TrustStoreError (ValueError)        the trust store cannot be read, parsed or written
 
 Each package owns its branch under ``CustomToolsError``: ``ActionError`` and its subclasses
 live in :mod:`customtools.actions`, the host toolkit's errors (``CustomizationError``,
@@ -38,6 +39,7 @@ __all__ = [
     "ToolArgumentsError",
     "ToolDefinitionError",
     "ToolTimeoutError",
+    "TrustStoreError",
 ]
 
 
@@ -110,3 +112,17 @@ class LoadFailedError(CustomToolsError):
     def __init__(self, message: str, *, errors: Sequence[Any] = ()) -> None:
         super().__init__(message)
         self.errors = tuple(errors)
+
+
+class TrustStoreError(CustomToolsError, ValueError):
+    """The trust store cannot be read, parsed or written; the message names the file.
+
+    Never "trusted": a load that meets it loads no project code (see ``docs/trust.md``).
+
+    Attributes:
+        path: the store file.
+    """
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path

@@ -8,6 +8,10 @@
   :class:`ConfiguredPathsProvider`) and the :class:`ToolProvider` protocol for a host's own.
 - Records: :class:`ToolSource`, :class:`Candidate`, :class:`ScanResult`,
   :class:`Diagnostic`, :class:`MetadataFile`.
+- The trust gate: :class:`TrustStore` (the user's grants, keyed by real path and content
+  hash), :class:`PendingSource` (what would run, and what changed), :data:`TrustPolicy` and
+  :data:`TrustCallback`, :func:`project_sources` / :func:`file_source` to hash a source
+  yourself. See ``docs/trust.md``.
 - The factory API's collaborators: :class:`UIContext`, :data:`NO_OP_UI`,
   :class:`PendingAction`, :class:`PendingActionStore`.
 
@@ -16,6 +20,7 @@ See ``docs/discovery.md`` and ``docs/hosting.md``.
 
 from __future__ import annotations
 
+from customtools._errors import TrustStoreError
 from customtools._loading._api import (
     NO_OP_UI,
     NoOpUIContext,
@@ -47,6 +52,20 @@ from customtools._loading._records import (
     ToolSource,
 )
 from customtools._loading._scan import BUILTIN_PROVIDER_IDS, explicit_candidates, scan_sources
+from customtools._loading._trust import (
+    PendingSource,
+    ProjectSource,
+    SourceFile,
+    file_source,
+    project_sources,
+)
+from customtools._loading._trust_store import (
+    TrustCallback,
+    TrustGrant,
+    TrustPolicy,
+    TrustStore,
+    default_store_path,
+)
 from customtools._public import rehome as _rehome
 
 __all__ = [
@@ -65,20 +84,31 @@ __all__ = [
     "NoOpUIContext",
     "PendingAction",
     "PendingActionStore",
+    "PendingSource",
     "PluginRootsProvider",
+    "ProjectSource",
     "ProviderItem",
     "ScanContext",
     "ScanResult",
+    "SourceFile",
     "ToolLocation",
     "ToolProvider",
     "ToolSource",
+    "TrustCallback",
+    "TrustGrant",
+    "TrustPolicy",
+    "TrustStore",
+    "TrustStoreError",
     "UIContext",
     "claude_provider",
     "codex_provider",
     "default_providers",
+    "default_store_path",
     "explicit_candidates",
+    "file_source",
     "load_scan",
     "native_provider",
+    "project_sources",
     "scan",
     "scan_sources",
 ]

@@ -61,7 +61,9 @@ PINNED = {
         "PluginRootsProvider", "ProviderItem", "ScanContext", "ScanResult", "ToolLocation",
         "ToolProvider", "ToolSource", "UIContext", "claude_provider", "codex_provider",
         "default_providers", "explicit_candidates", "load_scan", "native_provider", "scan",
-        "scan_sources",
+        "scan_sources", "PendingSource", "ProjectSource", "SourceFile", "file_source",
+        "project_sources", "TrustCallback", "TrustGrant", "TrustPolicy", "TrustStore",
+        "default_store_path", "TrustStoreError",
     },
 }  # fmt: skip
 

@@ -22,7 +22,7 @@ Reload
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from customtools._errors import LoadFailedError
@@ -48,9 +48,12 @@ from customtools._loading._records import (
     ScanResult,
     ToolSource,
 )
+from customtools._loading._trust import PendingSource
+from customtools._loading._trust_store import TrustPolicy, TrustStore, apply_trust
 
 if TYPE_CHECKING:
     from customtools._loading._api import UIContext
+    from customtools._loading._providers import ToolProvider
 
 __all__ = [
     "DEFAULT_LOAD_TIMEOUT",
@@ -74,7 +77,10 @@ class LoadResult:
         tools: the tools that loaded, in precedence order.
         errors: everything that failed, one record per file, tool or conflict.
         metadata: ``.md``/``.json`` metadata files found by the scan (never imported).
-        diagnostics: skipped files, duplicate paths, disabled providers, similar names, ...
+        diagnostics: skipped files, duplicate paths, disabled providers, similar names,
+            project sources pending trust (code ``"pending-trust"``), ...
+        pending_trust: the project sources that were not loaded because they are not trusted,
+            with the files that would run (show them, then ``TrustStore.grant`` and reload).
         pending_actions: the store behind ``api.push_pending_action`` for this load.
         module_names: the private module names this load imported, in order.
     """
@@ -87,6 +93,7 @@ class LoadResult:
         "metadata",
         "module_names",
         "pending_actions",
+        "pending_trust",
         "tools",
     )
 
@@ -100,12 +107,14 @@ class LoadResult:
         pending_actions: PendingActionStore | None = None,
         module_names: Iterable[str] = (),
         cwd: str | None = None,
+        pending_trust: Iterable[PendingSource] = (),
     ) -> None:
         self.tools: tuple[LoadedTool, ...] = tuple(tools)
         self.errors: tuple[LoadError, ...] = tuple(errors)
         self.metadata: tuple[MetadataFile, ...] = tuple(metadata)
         self.diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)
         self.module_names: tuple[str, ...] = tuple(module_names)
+        self.pending_trust: tuple[PendingSource, ...] = tuple(pending_trust)
         store = pending_actions if pending_actions is not None else PendingActionStore()
         self.pending_actions = store
         self._state = SharedState(cwd=cwd or os.getcwd(), pending_actions=store)
@@ -163,6 +172,7 @@ class LoadResult:
             "errors": [error.to_dict() for error in self.errors],
             "metadata": [item.to_dict() for item in self.metadata],
             "diagnostics": [item.to_dict() for item in self.diagnostics],
+            "pendingTrust": [item.to_dict() for item in self.pending_trust],
         }
 
     def _api_for(self, logger_name: str) -> ToolAPI:
@@ -228,12 +238,15 @@ async def load_scan(
     strict: bool = False,
     load_timeout: float | None = DEFAULT_LOAD_TIMEOUT,
     pending_actions: PendingActionStore | None = None,
+    trust: TrustPolicy = "prompt",
+    trust_store: TrustStore | None = None,
 ) -> LoadResult:
     """Import the candidates of a :func:`scan` result and call their factories.
 
     This is the second half of :func:`discover_and_load`, for hosts that filter the scan first
-    (a trust prompt, an allow list): drop candidates from ``scanned`` with
-    ``dataclasses.replace(scanned, candidates=...)`` and load the rest.
+    (an allow list): drop candidates from ``scanned`` with
+    ``dataclasses.replace(scanned, candidates=...)`` and load the rest. The trust gate applies
+    here too: project-scope candidates load only when trusted (see ``docs/trust.md``).
 
     Args:
         scanned: what :func:`scan` found.
@@ -242,19 +255,28 @@ async def load_scan(
         strict: raise :class:`~customtools.LoadFailedError` if anything failed.
         load_timeout: seconds an awaitable factory may take (``None``: no limit).
         pending_actions: share a store across loads (default: a new one).
+        trust: the trust policy for project-scope candidates: ``"prompt"`` (load trusted
+            ones, list the others in :attr:`LoadResult.pending_trust`), ``"none"`` (load no
+            project code), ``"all"`` (load everything), or a callable asked per pending source
+            (``True`` grants it in ``trust_store`` and loads it).
+        trust_store: where grants are kept (default: ``~/.customtools/trust.json``).
 
     Raises:
         LoadFailedError: ``strict`` is true and there were errors (all are listed).
+        ValueError: ``load_timeout`` or ``trust`` is not valid.
     """
     _check_timeout(load_timeout)
+    gate = await apply_trust(scanned, trust, trust_store)
+    scanned = gate.scanned
     result = LoadResult(
         metadata=scanned.metadata,
         pending_actions=pending_actions,
         cwd=_resolve_cwd(cwd),
+        pending_trust=gate.pending,
     )
     generation = new_generation()
-    errors: list[LoadError] = list(scanned.errors)
-    diagnostics: list[Diagnostic] = list(scanned.diagnostics)
+    errors: list[LoadError] = [*scanned.errors, *gate.errors]
+    diagnostics: list[Diagnostic] = [*scanned.diagnostics, *gate.diagnostics]
     claims: dict[str, LoadedTool | None] = dict.fromkeys(builtin_tool_names)
     folded: dict[str, str] = {name.casefold(): name for name in claims}
     loaded_tools: list[LoadedTool] = []
@@ -307,16 +329,33 @@ async def load_scan(
 def scan(
     configured_paths: Iterable[PathArg] = (),
     cwd: PathArg | None = None,
-    **scan_options: Any,
+    *,
+    home: PathArg | None = None,
+    app_name: str = "customtools",
+    native_dirs: tuple[Sequence[PathArg], Sequence[PathArg]] | None = None,
+    plugin_dirs: Sequence[PathArg] = (),
+    providers: Sequence[ToolProvider] | None = None,
+    disabled_providers: Collection[str] = (),
+    entry_points: bool = True,
 ) -> ScanResult:
     """List what :func:`discover_and_load` would import, without running any tool code.
 
-    Takes the same arguments as :func:`discover_and_load` (less the loading options); see
-    ``docs/discovery.md`` for the sources and their order.
+    Takes the same scan options as :func:`discover_and_load`; see ``docs/discovery.md`` for
+    the sources and their order.
     """
     from customtools._loading._scan import scan_sources
 
-    return scan_sources(tuple(configured_paths), _resolve_cwd(cwd), **scan_options)
+    return scan_sources(
+        tuple(configured_paths),
+        _resolve_cwd(cwd),
+        home=home,
+        app_name=app_name,
+        native_dirs=native_dirs,
+        plugin_dirs=plugin_dirs,
+        providers=providers,
+        disabled_providers=disabled_providers,
+        entry_points=entry_points,
+    )
 
 
 async def discover_and_load(
@@ -327,31 +366,64 @@ async def discover_and_load(
     strict: bool = False,
     load_timeout: float | None = DEFAULT_LOAD_TIMEOUT,
     pending_actions: PendingActionStore | None = None,
-    **scan_options: Any,
+    home: PathArg | None = None,
+    app_name: str = "customtools",
+    native_dirs: tuple[Sequence[PathArg], Sequence[PathArg]] | None = None,
+    plugin_dirs: Sequence[PathArg] = (),
+    providers: Sequence[ToolProvider] | None = None,
+    disabled_providers: Collection[str] = (),
+    entry_points: bool = True,
+    trust: TrustPolicy = "prompt",
+    trust_store: TrustStore | None = None,
 ) -> LoadResult:
     """Find tool modules in every source, import them and call their factories.
 
     Sources, in order: provider directories (native, claude, claude-plugins, codex; user level
     before project level), plugin roots, installed entry points, then ``configured_paths``
     (see ``docs/discovery.md``). One bad file never stops the load: it becomes a record in
-    :attr:`LoadResult.errors`.
+    :attr:`LoadResult.errors`. Project-scope code (found under ``cwd``) loads only when the
+    user trusted it: by default it is listed in :attr:`LoadResult.pending_trust` instead
+    (see ``docs/trust.md``).
 
     Args:
         configured_paths: extra files or directories (``~`` expanded, relative to ``cwd``,
-            ``file://`` URLs accepted).
+            ``file://`` URLs accepted); the host's explicit choice, so user scope.
         cwd: the project directory (default: the process's working directory).
         builtin_tool_names: names the host already uses; no tool may take them.
         strict: raise :class:`~customtools.LoadFailedError` listing every error (for CI).
         load_timeout: seconds an awaitable factory may take (``None``: no limit).
         pending_actions: share a pending-action store across loads (default: a new one).
-        **scan_options: passed to the scan: ``home``, ``app_name``, ``native_dirs``,
-            ``plugin_dirs``, ``providers``, ``disabled_providers``, ``entry_points``.
+        home: the home directory (default: ``Path.home()``).
+        app_name: the host's app directory name: ``~/.<app_name>/tools``,
+            ``<cwd>/.<app_name>/tools`` and the trust store ``~/.<app_name>/trust.json``.
+        native_dirs: ``(user_dirs, project_dirs)`` replacing the native directories.
+        plugin_dirs: plugin roots, in order (project scope when inside ``cwd``).
+        providers: replaces the built-in directory providers.
+        disabled_providers: provider ids to switch off (each reported).
+        entry_points: whether to scan the ``customtools.tools`` entry point group.
+        trust: ``"prompt"`` (default: trusted project sources load, the others are pending),
+            ``"none"`` (no project code), ``"all"`` (everything, unasked) or a callable asked
+            per pending source (return ``True`` to grant it in the store and load it).
+        trust_store: the grants (default: ``TrustStore(home=home, app_name=app_name)``).
 
     Raises:
         LoadFailedError: ``strict`` is true and there were errors.
+        ValueError: an option is not valid (``load_timeout``, ``trust``, ``app_name``).
     """
     _check_timeout(load_timeout)
-    scanned = scan(configured_paths, cwd, **scan_options)
+    if trust_store is None and trust != "all":
+        trust_store = TrustStore(home=home, app_name=app_name)
+    scanned = scan(
+        configured_paths,
+        cwd,
+        home=home,
+        app_name=app_name,
+        native_dirs=native_dirs,
+        plugin_dirs=plugin_dirs,
+        providers=providers,
+        disabled_providers=disabled_providers,
+        entry_points=entry_points,
+    )
     return await load_scan(
         scanned,
         cwd,
@@ -359,6 +431,8 @@ async def discover_and_load(
         strict=strict,
         load_timeout=load_timeout,
         pending_actions=pending_actions,
+        trust=trust,
+        trust_store=trust_store,
     )
 
 

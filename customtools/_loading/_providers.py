@@ -84,6 +84,9 @@ class ToolLocation:
             plugin root): the directory itself, modules, packages and their ``__init__.py``
             that lead elsewhere are ``LoadError`` records with code
             ``"path-outside-plugin"``; metadata is treated as with ``metadata_root``.
+        root: for a project-scope location, the source root it belongs to (a plugin root for
+            its ``tools/`` and declared paths); default: the location's own path. The trust
+            gate groups, hashes and grants project code per root.
     """
 
     path: str
@@ -93,6 +96,7 @@ class ToolLocation:
     origin: str | None = None
     metadata_root: str | None = None
     confine_to: str | None = None
+    root: str | None = None
 
 
 ProviderItem: TypeAlias = "ToolLocation | Candidate | Diagnostic | LoadError"

@@ -35,7 +35,11 @@ class ToolSource:
         provider: stable provider id (``"native"``, ``"claude"``, ``"claude-plugins"``,
             ``"codex"``, ``"plugin"``, ``"entry-points"``, ``"configured"``, or a host's own).
         provider_name: display name for people (``"Claude Code"``).
-        level: ``"user"`` (home directory, installed packages) or ``"project"`` (under cwd).
+        level: the source's *scope*: ``"user"`` (home directories, the marketplace cache,
+            installed packages, paths the host configures explicitly) or ``"project"``
+            (found under cwd: provider project directories, plugin roots inside the project,
+            project-scoped marketplace installs). Project code is imported only after the user
+            trusted it (see ``docs/trust.md``).
         plugin_name: for plugin roots and marketplace plugins, the plugin's name.
         plugin_version: the plugin's version, when its manifest or registry gives one.
         distribution: for entry points, the installed distribution's name.
@@ -76,6 +80,9 @@ class Candidate:
             ``path`` is the directory) or ``"entry_point"``.
         source: where it was found.
         entry_point: for entry points, the value ``"module:factory"``.
+        root: for project-scope candidates, the source root they were found under (the tools
+            directory, the plugin root or the explicit path, absolute, not resolved): the unit
+            the trust gate hashes and the user trusts.
     """
 
     path: str
@@ -83,6 +90,7 @@ class Candidate:
     kind: CandidateKind
     source: ToolSource
     entry_point: str | None = None
+    root: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -94,6 +102,8 @@ class Candidate:
         }
         if self.entry_point is not None:
             out["entryPoint"] = self.entry_point
+        if self.root is not None:
+            out["root"] = self.root
         return out
 
 

@@ -15,19 +15,25 @@ symlinks, hard links and differently-cased spellings on case-insensitive volumes
 platform reports no inode the key is the case-normalised real path). The first occurrence keeps
 its source; every later one is a ``"duplicate-path"`` diagnostic naming both. A directory
 reached twice is scanned once (which is also the cycle guard).
+
+Scope: candidates found through a project-level location get ``Candidate.root`` (the location,
+or the plugin root it belongs to), the unit the trust gate hashes; a plugin root lying inside
+``cwd`` is project level (see ``docs/trust.md``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
 from collections.abc import Collection, Hashable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from customtools._format import describe_exception
 from customtools._loading._entrypoints import ENTRY_POINTS_ID, EntryPointsProvider
 from customtools._loading._frontmatter import read_metadata_file
-from customtools._loading._paths import display_path, is_inside
+from customtools._loading._paths import display_path, is_inside, resolve_path
 from customtools._loading._plugins import PLUGIN_ID, PluginRootsProvider
 from customtools._loading._providers import (
     CLAUDE_ID,
@@ -103,6 +109,7 @@ class Scanner:
     def add(self, item: ProviderItem) -> None:
         """Take one item a provider yielded."""
         if isinstance(item, ToolLocation):
+            start = len(self._candidates)
             if item.explicit:
                 self.add_explicit(item)
             else:
@@ -112,6 +119,12 @@ class Scanner:
                     metadata_root=item.metadata_root,
                     confine_to=item.confine_to,
                 )
+            if item.source.level == "project" and len(self._candidates) > start:
+                root = item.root if item.root is not None else os.path.abspath(item.path)
+                self._candidates[start:] = [
+                    dataclasses.replace(candidate, root=root)
+                    for candidate in self._candidates[start:]
+                ]
         elif isinstance(item, Candidate):
             self._add_custom_candidate(item)
         elif isinstance(item, Diagnostic):
@@ -464,6 +477,42 @@ class Scanner:
             )
 
 
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _ScopedPluginRoots:
+    """Plugin roots with their scope: a root whose real path lies inside the real ``cwd`` is
+    project level (it came with the checkout), every other root user level."""
+
+    roots: tuple[str | os.PathLike[str], ...]
+    id: str = PLUGIN_ID
+    display_name: str = "Plugin"
+
+    def locate(self, context: ScanContext) -> Iterable[ProviderItem]:
+        cwd_real = os.path.realpath(context.cwd)
+        for raw in self.roots:
+            items = PluginRootsProvider(roots=(raw,)).locate(context)
+            try:
+                root = resolve_path(raw, context.cwd, home=context.home)
+            except (ValueError, TypeError):
+                yield from items  # reported by the plugin provider
+                continue
+            if not _inside(os.path.realpath(root), cwd_real):
+                yield from items
+                continue
+            for item in items:
+                if isinstance(item, ToolLocation):
+                    source = dataclasses.replace(item.source, level="project")
+                    yield dataclasses.replace(item, source=source, root=root)
+                elif isinstance(item, LoadError) and item.source is not None:
+                    source = dataclasses.replace(item.source, level="project")
+                    yield dataclasses.replace(item, source=source)
+                else:
+                    yield item
+
+
 def _context(
     cwd: str | os.PathLike[str] | None, home: str | os.PathLike[str] | None
 ) -> ScanContext:
@@ -540,7 +589,7 @@ def scan_sources(
         else default_providers(app_name=app_name, native_dirs=native_dirs)
     )
     if plugin_dirs:
-        chain.append(PluginRootsProvider(roots=tuple(plugin_dirs)))
+        chain.append(_ScopedPluginRoots(roots=tuple(plugin_dirs)))
     if entry_points:
         chain.append(EntryPointsProvider())
     if configured_paths:

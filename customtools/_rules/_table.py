@@ -205,6 +205,19 @@ RULES: Final[Mapping[str, Rule]] = _rules(
     ),
     # -- only `customtools validate` ---------------------------------------------------------
     Rule(
+        code="pending-trust",
+        severity="warning",
+        scope="validate",
+        summary="without PATH: a project source is not trusted, so it was not loaded or checked"
+        " (`customtools trust` shows its files; see [trust.md](trust.md))",
+    ),
+    Rule(
+        code="trust-store-error",
+        severity="error",
+        scope="validate",
+        summary="without PATH: the trust store cannot be read, so no project source was loaded",
+    ),
+    Rule(
         code="crash",
         severity="error",
         scope="validate",

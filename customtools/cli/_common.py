@@ -201,4 +201,9 @@ def unknown_tool(name: str, result: LoadResult, cwd: str) -> UsageError:
         lines.append(
             f"{len(result.errors)} tool module(s) failed to load; `customtools list` shows why"
         )
+    if result.pending_trust:
+        lines.append(
+            f"{len(result.pending_trust)} project tool source(s) are not trusted and were not"
+            " loaded; `customtools trust` shows what they would run"
+        )
     return UsageError("\n".join(lines))

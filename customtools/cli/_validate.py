@@ -138,12 +138,30 @@ def _explicit_packs(paths: list[str], cwd: str) -> list[Pack]:
 def _discovered_packs(args: argparse.Namespace, cwd: str) -> tuple[list[Pack], Pack]:
     """One pack per source directory (or distribution); the second value holds what the scan
     reported outside any pack."""
+    from customtools._errors import TrustStoreError
     from customtools._loading._loader import scan
+    from customtools._loading._records import Diagnostic, LoadError
+    from customtools._loading._trust_store import TrustStore
 
     scanned = scan((), cwd, **scan_options(args))
     here = os.getcwd()
+    rest = Pack(label="discovery", path=None)
+    # The trust gate: project code is loaded (even in the sandbox) only when trusted.
+    try:
+        pending = TrustStore(app_name=args.app_name).pending(scanned)
+    except TrustStoreError as exc:
+        rest.errors.append(LoadError(path=exc.path, error=str(exc), code="trust-store-error"))
+        blocked = {id(c) for c in scanned.candidates if c.source.level == "project"}
+    else:
+        blocked = {id(c) for item in pending for c in item.source.candidates}
+        rest.diagnostics.extend(
+            Diagnostic(code="pending-trust", message=item.message(), path=item.root)
+            for item in pending
+        )
     packs: dict[tuple[Any, ...], Pack] = {}
     for candidate in scanned.candidates:
+        if id(candidate) in blocked:
+            continue
         source = candidate.source
         if candidate.kind == "entry_point":
             where = f"entry points of {source.distribution or 'an installed package'}"
@@ -158,7 +176,6 @@ def _discovered_packs(args: argparse.Namespace, cwd: str) -> tuple[list[Pack], P
             pack = packs[key] = Pack(label=where, path=path)
         pack.candidates.append(candidate)
     by_dir = {pack.path: pack for pack in packs.values() if pack.path is not None}
-    rest = Pack(label="discovery", path=None)
     for item in scanned.metadata:
         owner = by_dir.get(os.path.dirname(item.path))
         (owner or rest).metadata.append(item)

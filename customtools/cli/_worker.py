@@ -30,6 +30,7 @@ def candidate_from_dict(data: dict[str, Any]) -> Any:
         resolved_path=data["resolvedPath"],
         kind=data["kind"],
         entry_point=data.get("entryPoint"),
+        root=data.get("root"),
         source=ToolSource(
             provider=source["provider"],
             provider_name=source["providerName"],
@@ -144,7 +145,10 @@ async def _load_one(candidate: Any, cwd: str, load_timeout: float | None) -> dic
     from customtools._loading._records import ScanResult
 
     started = time.perf_counter()
-    result = await load_scan(ScanResult(candidates=(candidate,)), cwd, load_timeout=load_timeout)
+    # The parent applied the trust gate before sending the candidate here.
+    result = await load_scan(
+        ScanResult(candidates=(candidate,)), cwd, load_timeout=load_timeout, trust="all"
+    )
     seconds = time.perf_counter() - started
     locations = _Locations(main_file(candidate))
     return {

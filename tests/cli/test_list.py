@@ -24,10 +24,11 @@ def test_text_lists_each_tool_with_label_provider_level_and_path(cli):
     result = cli("list", "--no-entry-points", "--path", str(EXAMPLES))
     assert result.code == 0, result.err
     lines = result.out.splitlines()
-    assert lines[0].split() == ["NAME", "LABEL", "PROVIDER", "LEVEL", "PATH"]
+    assert lines[0].split() == ["NAME", "LABEL", "PROVIDER", "LEVEL", "TRUST", "PATH"]
     row = next(line for line in lines if line.startswith("countdown "))
-    name, label, provider, level, path = row.split()
+    name, label, provider, level, trust, path = row.split()
     assert (name, label, provider, level) == ("countdown", "Countdown", "configured", "user")
+    assert trust == "user"
     assert Path(path).resolve() == EXAMPLES / "countdown.py"  # relative to the current dir
     assert "metadata (described, never imported):" in result.out
     assert "weather" in result.out
@@ -56,9 +57,11 @@ def test_discovers_project_tools_under_cwd(cli, tmp_path):
     tools = tmp_path / ".claude" / "tools"
     tools.mkdir(parents=True)
     (tools / "echo.py").write_text((FIXTURES / "clean" / "echo.py").read_text())
+    assert cli("trust", "--yes", str(tmp_path)).code == 0  # project code loads once trusted
     result = cli("list", "--no-entry-points", "--format", "json", "--cwd", str(tmp_path))
     (tool,) = json.loads(result.out)["tools"]
     assert (tool["name"], tool["provider"], tool["level"]) == ("echo", "claude", "project")
+    assert tool["trust"] == "trusted"
 
 
 def test_discovers_user_tools_in_home(cli, isolated_home):

@@ -250,6 +250,7 @@ def test_without_paths_validate_checks_discovered_tools(cli, tmp_path):
     tools.mkdir(parents=True)
     (tools / "echo.py").write_text((FIXTURES / "clean" / "echo.py").read_text())
     (tools / "notes.txt").write_text("not a tool")
+    assert cli("trust", "--yes", str(tmp_path)).code == 0  # project code loads once trusted
     result = cli("validate", "--format", "json", "--no-entry-points", "--cwd", str(tmp_path))
     assert result.code == 0, result.out
     report = json.loads(result.out)

@@ -11,7 +11,7 @@ from customtools._loading._records import Candidate, ScanResult, ToolSource
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
-def source(provider: str = "configured", level: str = "project", **extra: str | None) -> ToolSource:
+def source(provider: str = "configured", level: str = "user", **extra: str | None) -> ToolSource:
     """A ToolSource for tests."""
     names = {"configured": "Configured paths", "native": "customtools", "claude": "Claude Code"}
     return ToolSource(

@@ -41,8 +41,15 @@ def project(tmp_path: Path) -> Path:
 
 
 async def _discover(project: Path, home: Path, *paths: Path, **options: object) -> LoadResult:
+    # These tests are about precedence and conflicts; the trust gate has tests of its own
+    # (tests/loading/test_trust*.py), so project code is trusted here.
+    options.setdefault("trust", "all")
     return await discover_and_load(
-        [str(p) for p in paths], project, home=home, entry_points=False, **options
+        [str(p) for p in paths],
+        project,
+        home=home,
+        entry_points=False,
+        **options,  # type: ignore[arg-type]
     )
 
 
@@ -150,7 +157,7 @@ async def test_scan_runs_no_tool_code(home: Path, project: Path) -> None:
     scanned = scan((), project, home=home, entry_points=False)
     assert [Path(c.path).name for c in scanned.candidates] == ["canary.py"]
     assert not marker.exists()
-    await load_scan(scanned, project)
+    await load_scan(scanned, project, trust="all")
     assert marker.exists()
 
 
@@ -160,7 +167,7 @@ async def test_load_scan_loads_a_filtered_scan(home: Path, project: Path) -> Non
     write(tools / "drop.py", tool_module("dropped"))
     scanned = scan((), project, home=home, entry_points=False)
     trusted = tuple(c for c in scanned.candidates if not c.path.endswith("drop.py"))
-    result = await load_scan(dataclasses.replace(scanned, candidates=trusted), project)
+    result = await load_scan(dataclasses.replace(scanned, candidates=trusted), project, trust="all")
     assert result.tool_names == ("kept",)
 
 
@@ -234,7 +241,7 @@ async def test_to_dict_is_json_serializable(project: Path, tmp_path: Path) -> No
     assert [t["name"] for t in data["tools"]] == ["dict_tool"]
     assert data["errors"][0]["code"] == "import-error"
     assert data["errors"][0]["traceback"].startswith("Traceback")
-    assert set(data) == {"tools", "errors", "metadata", "diagnostics"}
+    assert set(data) == {"tools", "errors", "metadata", "diagnostics", "pendingTrust"}
 
 
 async def test_api_cwd_is_the_load_cwd(project: Path, tmp_path: Path) -> None:

@@ -1,0 +1,479 @@
+"""Project sources: what would run if the user trusted a project, read and hashed.
+
+Scope
+    A candidate's scope is its source's ``level``: ``"user"`` (home directories, the
+    marketplace cache, installed distributions, paths the host configures explicitly) or
+    ``"project"`` (found under ``cwd``). User code loads as before; project code is imported
+    only when its source is trusted (the gate and the store: ``_trust_store``).
+
+Project sources
+    Project candidates are grouped by ``Candidate.root`` (a project tools directory, a plugin
+    root inside the project, an explicit path). A :class:`ProjectSource` lists every file that
+    would be imported or run: each module file, every file below each package directory
+    (``__pycache__`` excepted), and the plugin manifests under the root. Each file is read once
+    and hashed with SHA-256; the source's digest covers the root's real path and, per file, its
+    name under the root, its real path and its hash. An edited, added, removed or renamed file
+    and a swapped symlink all change the digest. The MCP bridge describes a project
+    ``.mcp.json`` with :func:`file_source` (the file itself is what would run).
+
+The full story, with the store and the policies, is ``docs/trust.md``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+from customtools._format import escape_control, find_invisible
+from customtools._loading._paths import display_path
+from customtools._loading._plugins import MANIFEST_LOCATIONS
+from customtools._loading._records import Candidate, MetadataFile, ScanResult, ToolSource
+
+__all__ = [
+    "MAX_SOURCE_BYTES",
+    "MAX_SOURCE_FILES",
+    "PendingSource",
+    "PendingStatus",
+    "ProjectSource",
+    "SourceFile",
+    "StatCache",
+    "StatKey",
+    "file_source",
+    "printable",
+    "project_sources",
+    "with_warnings",
+]
+
+MAX_SOURCE_FILES = 10_000
+"""A project source with more files than this cannot be trusted (it is reported instead)."""
+
+MAX_SOURCE_BYTES = 256 * 1024 * 1024
+"""A project source larger than this (bytes, all files) cannot be trusted."""
+
+
+# -- project sources ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SourceFile:
+    """One file of a project source that would be imported or run.
+
+    Args:
+        name: its path under the source root as found (``/``-separated), or its absolute path
+            when it lies outside the root.
+        real_path: its real path (symlinks resolved).
+        sha256: the SHA-256 of its bytes, hex.
+        stat: ``(st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)`` taken before the bytes
+            were read, when it may key the stat cache (see :class:`TrustStore`), else ``None``.
+    """
+
+    name: str
+    real_path: str
+    sha256: str
+    stat: tuple[int, int, int, int, int] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"name": self.name, "realPath": self.real_path, "sha256": self.sha256}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProjectSource:
+    """A project-scope source and exactly what would run if it were trusted.
+
+    Args:
+        root: the source root as found (absolute, symlinks kept).
+        real_root: its real path: the key of a grant.
+        provider: the provider id (``"claude"``, ``"plugin"``, ``"mcp"``, ...).
+        source: the source of its candidates, when it has any.
+        files: every file that would be imported or run, plus manifests, sorted by name.
+        candidates: the candidates it holds, in scan order.
+        digest: ``"sha256:<hex>"`` over the real root and every file.
+        problems: why it cannot be trusted (a file that cannot be read, too many files);
+            empty when it can.
+    """
+
+    root: str
+    real_root: str
+    provider: str
+    source: ToolSource | None = None
+    files: tuple[SourceFile, ...] = ()
+    candidates: tuple[Candidate, ...] = ()
+    digest: str = ""
+    problems: tuple[str, ...] = ()
+
+    @property
+    def trustable(self) -> bool:
+        """Whether a grant can be recorded for it (nothing unreadable or too large)."""
+        return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        out: dict[str, Any] = {
+            "root": self.root,
+            "realRoot": self.real_root,
+            "provider": self.provider,
+            "digest": self.digest,
+            "files": [item.to_dict() for item in self.files],
+        }
+        if self.source is not None:
+            out["source"] = self.source.to_dict()
+        if self.problems:
+            out["problems"] = list(self.problems)
+        return out
+
+
+PendingStatus = Literal["untrusted", "changed", "blocked"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PendingSource:
+    """A project source that did not load because it is not trusted (a diagnostic, not an
+    error). Show :attr:`files` to the user; ``store.grant(pending)`` trusts exactly them.
+
+    Args:
+        source: the project source (its files and digest as scanned).
+        status: ``"untrusted"`` (never granted), ``"changed"`` (granted, then its content
+            changed: see :attr:`changes`) or ``"blocked"`` (the host's policy is
+            ``trust="none"``, or the trust store is unreadable).
+        changes: what changed since the grant, one line each (for ``"blocked"``: why).
+        warnings: invisible or bidirectional characters in its file names and in the names
+            and descriptions of the metadata files beside it.
+    """
+
+    source: ProjectSource
+    status: PendingStatus = "untrusted"
+    changes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def root(self) -> str:
+        """The source root as found."""
+        return self.source.root
+
+    @property
+    def files(self) -> tuple[SourceFile, ...]:
+        """Every file that would be imported or run."""
+        return self.source.files
+
+    def message(self) -> str:
+        """One paragraph for people: what would run, what changed, what to look at."""
+        names = ", ".join(printable(item.name) for item in self.files) or "no files"
+        what = f"project tool source {display_path(self.root)} ({self.source.provider})"
+        if self.status == "changed":
+            text = f"{what} changed since it was trusted ({'; '.join(self.changes)}); not loaded"
+        elif self.status == "blocked":
+            text = f"{what} was not loaded: {'; '.join(self.changes) or 'blocked by the host'}"
+        else:
+            text = f"{what} is not trusted; not loaded"
+        text += f"; {len(self.files)} file(s) would run: {names}"
+        if self.source.problems:
+            text += "; cannot be trusted: " + "; ".join(self.source.problems)
+        if self.warnings:
+            text += "; WARNING: " + "; ".join(self.warnings)
+        if self.status != "blocked" and self.source.trustable:
+            text += "; review the files, then trust them (`customtools trust`)"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        out = self.source.to_dict()
+        out["status"] = self.status
+        out["changes"] = list(self.changes)
+        out["warnings"] = list(self.warnings)
+        return out
+
+
+def printable(text: str) -> str:
+    """``text`` with invisible characters spelled out, safe to print."""
+    found = find_invisible(text)
+    if found:
+        chars = list(text)
+        for item in reversed(found):
+            chars[item.position] = f"<{item.codepoint}>"
+        text = "".join(chars)
+    return escape_control(display_path(text))
+
+
+_O_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOINHERIT", 0)
+
+
+def _hash_file(path: str) -> tuple[str, int, os.stat_result]:
+    """SHA-256 of the file's bytes, their count, and the ``fstat`` of the file read.
+
+    Unbuffered ``os.read`` into one buffer sized from ``fstat``: four times quicker than
+    ``open().read()`` for small files, which is most of what a tools directory holds.
+    """
+    fd = os.open(path, _O_FLAGS)
+    try:
+        st = os.fstat(fd)
+        digest = hashlib.sha256()
+        size = 0
+        want = st.st_size + 1  # a short read of a regular file is the end of it
+        while True:
+            chunk = os.read(fd, want)
+            if not chunk:
+                break
+            digest.update(chunk)
+            size += len(chunk)
+            if len(chunk) < want:
+                break
+            want = 1 << 20
+    finally:
+        os.close(fd)
+    return digest.hexdigest(), size, st
+
+
+def _name_under(path: str, root: str) -> str:
+    if path == root:
+        return os.path.basename(path)
+    prefix = root.rstrip(os.sep) + os.sep
+    if path.startswith(prefix):
+        return path[len(prefix) :].replace(os.sep, "/")
+    return path
+
+
+StatKey: TypeAlias = "tuple[int, int, int, int, int]"
+
+
+def _key(st: os.stat_result) -> StatKey:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+StatCache: TypeAlias = "dict[str, tuple[StatKey, str]]"
+
+# The stat cache relies on st_ctime being the kernel's change time, which nobody can set back;
+# on Windows st_ctime is the creation time, so the cache is off there.
+_STAT_CACHE = os.name == "posix"
+# A file changed less than this before it was hashed may change again within the same
+# timestamp tick without a visible ctime change ("racy" in git's words): never cached.
+_RACY_NS = 2_000_000_000
+
+
+class _Collector:
+    """Reads and hashes the files of one source, within the size limits."""
+
+    def __init__(self, root: str, cache: StatCache | None = None) -> None:
+        self.root = root
+        self.files: dict[str, SourceFile] = {}
+        self.problems: list[str] = []
+        self.total = 0
+        self.cache = cache if _STAT_CACHE else None
+        self.fresh_after = time.time_ns() - _RACY_NS
+        self.prefix = root.rstrip(os.sep) + os.sep
+
+    def add(self, path: str, real: str | None = None) -> None:
+        if path.startswith(self.prefix):
+            name = path[len(self.prefix) :]
+            if os.sep != "/":
+                name = name.replace(os.sep, "/")
+        else:
+            name = _name_under(path, self.root)
+        if name in self.files or self.problems:
+            return
+        if len(self.files) >= MAX_SOURCE_FILES:
+            self.problems.append(f"more than {MAX_SOURCE_FILES} files")
+            return
+        try:
+            real_path = real if real is not None else os.path.realpath(path)
+            cached = self.cache.get(real_path) if self.cache else None
+            st = os.stat(real_path) if cached is not None else None
+            if st is not None and cached is not None and cached[0] == _key(st):
+                digest, size = cached[1], st.st_size
+            else:
+                # The key of the bytes actually read (fstat), so a file swapped between a
+                # stat and the read can never lend its key to other content.
+                digest, size, st = _hash_file(real_path)
+            key = _key(st)
+        except OSError as exc:
+            self.problems.append(
+                f"{printable(name)} cannot be read ({exc.strerror or type(exc).__name__})"
+            )
+            return
+        self.total += size
+        if self.total > MAX_SOURCE_BYTES:
+            self.problems.append(f"more than {MAX_SOURCE_BYTES // (1024 * 1024)} MiB of files")
+            return
+        cacheable = _STAT_CACHE and max(st.st_ctime_ns, st.st_mtime_ns) < self.fresh_after
+        self.files[name] = SourceFile(
+            name=name, real_path=real_path, sha256=digest, stat=key if cacheable else None
+        )
+
+    def add_package(self, directory: str) -> None:
+        """Every file below a package directory, ``__pycache__`` excepted, following
+        directory links once each (the package may import any of them)."""
+        seen: set[tuple[int, int]] = set()
+        for current, dirs, names in os.walk(directory, followlinks=True):
+            try:
+                st = os.stat(current)
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) in seen:
+                dirs[:] = []
+                continue
+            seen.add((st.st_dev, st.st_ino))
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(names):
+                self.add(os.path.join(current, name))
+            if self.problems:
+                return
+
+    def source(
+        self, *, provider: str, source: ToolSource | None, candidates: Sequence[Candidate]
+    ) -> ProjectSource:
+        real_root = os.path.realpath(self.root)
+        files = tuple(sorted(self.files.values(), key=lambda item: item.name))
+        digest = hashlib.sha256(real_root.encode("utf-8", "surrogateescape") + b"\0")
+        for item in files:
+            digest.update(
+                f"{item.name}\0{item.real_path}\0{item.sha256}\n".encode("utf-8", "surrogateescape")
+            )
+        return ProjectSource(
+            root=self.root,
+            real_root=real_root,
+            provider=provider,
+            source=source,
+            files=files,
+            candidates=tuple(candidates),
+            digest="sha256:" + digest.hexdigest(),
+            problems=tuple(self.problems),
+        )
+
+
+def _root_of(candidate: Candidate) -> str:
+    return candidate.root if candidate.root is not None else candidate.path
+
+
+def project_sources(
+    scanned: ScanResult | Iterable[Candidate], *, cache: StatCache | None = None
+) -> tuple[ProjectSource, ...]:
+    """The project sources of a scan (or of some candidates), each read and hashed.
+
+    User-scope candidates are left out. Sources come in the order of their first candidate.
+    ``cache`` (from :meth:`TrustStore.stat_cache`) lets a file whose stat is unchanged since
+    it was trusted skip the read.
+    """
+    candidates = scanned.candidates if isinstance(scanned, ScanResult) else tuple(scanned)
+    groups: dict[str, list[Candidate]] = {}
+    for candidate in candidates:
+        if candidate.source.level == "project":
+            groups.setdefault(_root_of(candidate), []).append(candidate)
+    return tuple(_hash_group(root, members, cache) for root, members in groups.items())
+
+
+def _hash_group(root: str, members: list[Candidate], cache: StatCache | None) -> ProjectSource:
+    collector = _Collector(root, cache)
+    if os.path.isdir(root):
+        for relative in MANIFEST_LOCATIONS:
+            manifest = os.path.join(root, *relative.split("/"))
+            if os.path.isfile(manifest):
+                collector.add(manifest)
+    for candidate in members:
+        if candidate.kind == "module":
+            collector.add(candidate.path, candidate.resolved_path)
+        elif candidate.kind == "package":
+            collector.add_package(candidate.path)
+        else:
+            collector.problems.append(
+                f"entry point {candidate.entry_point or candidate.path!r} has no files to hash"
+            )
+    source = members[0].source
+    return collector.source(provider=source.provider, source=source, candidates=members)
+
+
+def file_source(
+    path: str | os.PathLike[str],
+    *,
+    provider: str,
+    files: Iterable[str | os.PathLike[str]] = (),
+    source: ToolSource | None = None,
+) -> ProjectSource:
+    """A project source that is one file plus, optionally, files it would run.
+
+    For bridges that turn a project file into running code, such as a project ``.mcp.json``
+    whose servers would be spawned: the file itself is part of what would run, so any edit to
+    it asks again.
+
+    Args:
+        path: the file (its path as found; the grant is keyed by its real path).
+        provider: the id shown to people (``"mcp"``).
+        files: further files that would run (scripts the file names), hashed too.
+        source: a :class:`ToolSource` to attach, if any.
+    """
+    root = os.path.abspath(os.fspath(path))
+    collector = _Collector(root)
+    collector.add(root)
+    for item in files:
+        collector.add(os.path.abspath(os.fspath(item)))
+    return collector.source(provider=provider, source=source, candidates=())
+
+
+def _used_bytecode(source: str) -> str | None:
+    """The ``__pycache__`` file Python would run instead of ``source``, when one exists.
+
+    A timestamp ``.pyc`` is used when the mtime and size in its header match the source; an
+    unchecked hash-based one always. ``__pycache__`` is not hashed (Python rewrites it), so a
+    ``.pyc`` shipped with a project is code nobody reviewed.
+    """
+    try:
+        cache = importlib.util.cache_from_source(source)
+        with open(cache, "rb") as handle:
+            header = handle.read(16)
+        st = os.stat(source)
+    except (OSError, ValueError, NotImplementedError):
+        return None
+    if len(header) < 16 or header[:4] != importlib.util.MAGIC_NUMBER:
+        return None
+    flags = int.from_bytes(header[4:8], "little")
+    if flags == 1:  # hash-based, unchecked
+        return cache
+    if flags == 0:
+        mtime = int.from_bytes(header[8:12], "little")
+        size = int.from_bytes(header[12:16], "little")
+        if mtime == int(st.st_mtime) & 0xFFFFFFFF and size == st.st_size & 0xFFFFFFFF:
+            return cache
+    return None
+
+
+def with_warnings(pending: PendingSource, metadata: Sequence[MetadataFile]) -> PendingSource:
+    """``pending`` with warnings for invisible or bidirectional characters in its file names
+    and in the names and descriptions of the metadata files under its root."""
+    warnings: list[str] = []
+
+    def flag(what: str, text: str) -> None:
+        found = find_invisible(text)
+        if found:
+            kinds = ", ".join(sorted({f"{item.codepoint} {item.name}" for item in found}))
+            warnings.append(f"{what} {printable(text)} contains invisible characters ({kinds})")
+
+    root = pending.source.root
+    for item in pending.source.files:
+        flag("file name", item.name)
+        if pending.status == "untrusted" and item.name.endswith(".py"):
+            cached = _used_bytecode(item.real_path)
+            if cached is not None:
+                warnings.append(
+                    f"{printable(cached)} would run instead of {printable(item.name)} (its header"
+                    " matches the source) and was not reviewed; delete the __pycache__"
+                    " directories unless you created them"
+                )
+    prefix = root.rstrip(os.sep) + os.sep
+    for meta in metadata:
+        if meta.path.startswith(prefix):
+            flag(f"metadata {printable(_name_under(meta.path, root))}: name", meta.name)
+            flag(
+                f"metadata {printable(_name_under(meta.path, root))}: description", meta.description
+            )
+    if not warnings:
+        return pending
+    return PendingSource(
+        source=pending.source,
+        status=pending.status,
+        changes=pending.changes,
+        warnings=tuple(warnings),
+    )

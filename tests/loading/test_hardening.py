@@ -159,7 +159,7 @@ async def test_hostile_exception_text_does_not_abort_discover_and_load(
             raise E()
         """,
     )
-    result = await discover_and_load(cwd=project, home=home, entry_points=False)
+    result = await discover_and_load(cwd=project, home=home, entry_points=False, trust="all")
     assert result.tool_names == ("mine",)
     [error] = result.errors
     assert error.code == "factory-error"

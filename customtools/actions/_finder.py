@@ -21,6 +21,13 @@ Plugins are registered roots first, in the order given, then entry points sorted
 point name and distribution name. The first plugin with a name wins; a later one with the
 same name is an error record naming both sources.
 
+**Trust.** A plugin root inside ``cwd`` (when ``cwd`` is given) is project code: like the tool
+loader's project sources, its actions module is imported only when the user trusted exactly
+its content (the module, or every ``.py`` file of the package), through the same
+:class:`~customtools.loading.TrustStore` and policies (``trust="prompt" | "all" | "none"`` or
+a callable asked per source). An untrusted root is listed in
+:attr:`PluginDiscovery.pending_trust` with the files that would run; nothing of it runs.
+
 **Failures are contained.** An import error, a ``plugins`` callable that raises (even
 ``SystemExit``), or an unusable plugin object becomes a :class:`PluginLoadError` record in
 :attr:`PluginDiscovery.errors`; the other plugins still load.
@@ -40,7 +47,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from customtools._errors import TrustStoreError
 from customtools._format import describe_exception
+from customtools._loading._trust import PendingSource, file_source
+from customtools._loading._trust_store import TrustPolicy, TrustStore
 from customtools.actions._context import exception_message
 from customtools.actions._errors import PluginError
 from customtools.actions._plugins import PluginRegistry, RegisteredPlugin
@@ -75,10 +85,13 @@ class PluginDiscovery:
     Args:
         plugins: usable plugins in registration order.
         errors: every source that failed, in the order met.
+        pending_trust: project plugin roots whose actions were not imported because they are
+            not trusted (show their files; ``store.grant(pending)`` trusts exactly them).
     """
 
     plugins: tuple[RegisteredPlugin, ...] = ()
     errors: tuple[PluginLoadError, ...] = ()
+    pending_trust: tuple[PendingSource, ...] = ()
 
     def registry(self) -> PluginRegistry:
         """Return a new :class:`PluginRegistry` holding :attr:`plugins` in order."""
@@ -186,7 +199,53 @@ class _Collector:
             self.plugins.append(record)
 
 
-def _from_root(root: Path, out: _Collector) -> None:
+def _package_files(path: Path) -> list[str]:
+    """Every file that importing ``path`` could run: the module, or the package's ``.py``s."""
+    if path.name != "__init__.py":
+        return [str(path)]
+    files: list[str] = []
+    for folder, dirs, names in os.walk(path.parent):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+        files.extend(os.path.join(folder, name) for name in sorted(names) if name.endswith(".py"))
+    return files
+
+
+class _Gate:
+    """The trust decision for plugin roots inside ``cwd`` (project scope)."""
+
+    def __init__(self, cwd: str | None, policy: TrustPolicy, store: TrustStore | None) -> None:
+        self.project = os.path.realpath(cwd) if cwd is not None else None
+        self.policy = policy
+        self.store = store
+        self.pending: list[PendingSource] = []
+
+    def is_project(self, root: Path) -> bool:
+        if self.project is None:
+            return False
+        real = os.path.realpath(root)
+        return real == self.project or real.startswith(self.project + os.sep)
+
+    def allows(self, root: Path, path: Path) -> bool:
+        """Whether the actions module at ``path`` may be imported (records why not)."""
+        if self.policy == "all" or not self.is_project(root):
+            return True
+        source = file_source(path, provider="actions", files=_package_files(path))
+        if self.policy == "none":
+            why = "the host loads no project code (trust='none')"
+            self.pending.append(PendingSource(source=source, status="blocked", changes=(why,)))
+            return False
+        store = self.store if self.store is not None else TrustStore()
+        pending = store.check(source)
+        if pending is None:
+            return True
+        if callable(self.policy) and self.policy(pending) is True:
+            store.grant(pending)
+            return True
+        self.pending.append(pending)
+        return False
+
+
+def _from_root(root: Path, out: _Collector, gate: _Gate) -> None:
     source = f"plugin root {root}"
     if not root.is_dir():
         out.fail(source, PluginError(f"{source}: not a directory"))
@@ -196,6 +255,8 @@ def _from_root(root: Path, out: _Collector) -> None:
         if path is None:
             return
         source = f"plugin module {path}"
+        if not gate.allows(root, path):
+            return
         module = _import(path)
         if not hasattr(module, "plugins"):
             raise PluginError(
@@ -204,6 +265,9 @@ def _from_root(root: Path, out: _Collector) -> None:
         objects = _materialize(module.plugins, source)
     except KeyboardInterrupt:
         raise
+    except TrustStoreError as exc:
+        out.fail(source, exc, "not loaded: ")
+        return
     except BaseException as exc:  # SystemExit, GeneratorExit, ...: the module's fault
         out.fail(source, exc, "failed to load: ")
         return
@@ -232,6 +296,8 @@ def find_plugins(
     entry_points: bool = True,
     group: str = PLUGIN_ENTRY_POINT_GROUP,
     cwd: str | os.PathLike[str] | None = None,
+    trust: TrustPolicy = "prompt",
+    trust_store: TrustStore | None = None,
 ) -> PluginDiscovery:
     """Import the plugins of every plugin root, then of every installed entry point.
 
@@ -243,12 +309,19 @@ def find_plugins(
             paths resolve against ``cwd``).
         entry_points: whether to load entry points of ``group``.
         group: the entry point group (default ``customtools.plugins``).
-        cwd: base directory for relative roots (default: the process working directory).
+        cwd: the project directory: base for relative roots (default: the process working
+            directory) and, when given, what makes a root project scope (see "Trust").
+        trust: the policy for project roots: ``"prompt"`` (default: trusted ones load, the
+            others are listed in ``pending_trust``), ``"none"``, ``"all"``, or a callable
+            given each pending source (exactly ``True`` grants and loads it). Async
+            callables are not accepted here (this function is synchronous).
+        trust_store: where grants are kept (default: ``~/.customtools/trust.json``).
 
     Returns:
         The usable plugins, in registration order, and one error record per failure.
     """
     base = Path(cwd) if cwd is not None else Path.cwd()
+    gate = _Gate(os.fspath(cwd) if cwd is not None else None, trust, trust_store)
     out = _Collector()
     done: set[str] = set()
     for raw in roots:
@@ -257,7 +330,9 @@ def find_plugins(
         if real in done:
             continue
         done.add(real)
-        _from_root(root, out)
+        _from_root(root, out, gate)
     if entry_points:
         _from_entry_points(group, out)
-    return PluginDiscovery(plugins=tuple(out.plugins), errors=tuple(out.errors))
+    return PluginDiscovery(
+        plugins=tuple(out.plugins), errors=tuple(out.errors), pending_trust=tuple(gate.pending)
+    )

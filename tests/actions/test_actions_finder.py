@@ -37,7 +37,7 @@ def test_flat_and_package_roots_load_in_order() -> None:
 
 
 def test_relative_roots_resolve_against_cwd() -> None:
-    found = find_plugins(["flat_pack", "./flat_pack"], cwd=ROOTS, entry_points=False)
+    found = find_plugins(["flat_pack", "./flat_pack"], cwd=ROOTS, entry_points=False, trust="all")
     assert [p.name for p in found.plugins] == ["flat_auth", "flat_cache"]  # deduped by realpath
 
 

@@ -10,15 +10,31 @@
    inline when it is async, in a worker thread when it is sync;
 4. cancels the call when the signal aborts or the timeout expires, discards a late result,
    and returns an error result saying why;
-5. turns any exception or unusable return value into an error result a model can read.
+5. turns anything the tool raises (``SystemExit`` and other ``BaseException``\\ s included) or
+   returns unusably into an error result a model can read.
 
-It never raises for anything the tool does; only cancellation of the *caller's own* scope
-propagates, as it must in structured concurrency.
+It never raises for anything the tool does; only the *caller's own* cancellation (and a
+Ctrl-C on the event loop thread) propagates, as it must (see :mod:`customtools._containment`).
 
 Cost: with no signal and no timeout, a call goes straight to the tool with no cancel scope,
 no task and no per-call controller (see docs/performance.md). A signal or a timeout adds one
-``anyio.CancelScope`` and, for a timeout, one per-call :class:`AbortSignal` that the deadline
-aborts.
+``anyio.CancelScope`` without a deadline; the deadline timer is only armed when the tool
+actually suspends, so a tool that answers without awaiting pays no timer and no clock read of
+the event loop.
+
+Guarantees that hold against uncooperative tools:
+
+* a result (or failure) that arrives after the timeout is reported as a timeout, never as a
+  success, even when the tool blocked the event loop past its deadline;
+* an async tool that swallows cancellation and keeps awaiting is abandoned
+  :data:`CANCEL_GRACE` seconds after it was cancelled: its coroutine is closed and the call
+  returns (a tool that blocks the loop or shields itself cannot be preempted in-process);
+* sync tools run on their own :class:`anyio.CapacityLimiter` (:data:`SYNC_TOOL_THREADS`
+  tokens per event loop), never on anyio's default one, so they cannot starve the host's other
+  thread work. A sync tool that ignores its signal leaves a running, *abandoned* thread; at most
+  :data:`MAX_ABANDONED_THREADS` may exist in the process (:func:`abandoned_threads` counts
+  them), and a sync call made while the cap is reached gets an error result instead of
+  another thread.
 """
 
 from __future__ import annotations
@@ -28,19 +44,38 @@ import functools
 import inspect
 import logging
 import math
+import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from customtools._abort import AbortSignal
+from customtools._containment import ThreadBaseException, belongs_to_caller
+from customtools._containment import failure_code as _failure_code
 from customtools._content import ToolResult, normalize_result, text_result
 from customtools._context import DEFAULT_CONTEXT, ToolContext
 from customtools._errors import ContentError, ToolAbortedError, ToolArgumentsError, ToolTimeoutError
+from customtools._format import describe_exception, safe_str
+from customtools._runtime import (
+    CallGuard,
+    ThreadLimitReached,
+    abandoned_threads,
+    drive,
+    run_in_thread,
+)
 from customtools._tool import CustomTool
 
 if TYPE_CHECKING:
+    import anyio
+
     from customtools._validation import Coercion, CompiledValidator
 
-__all__ = ["COERCIONS_META_KEY", "VIOLATIONS_META_KEY", "CustomToolAdapter", "UpdateCallback"]
+__all__ = [
+    "COERCIONS_META_KEY",
+    "THREAD_LIMIT_CODE",
+    "VIOLATIONS_META_KEY",
+    "CustomToolAdapter",
+    "UpdateCallback",
+]
 
 _log = logging.getLogger("customtools.adapter")
 
@@ -52,6 +87,10 @@ COERCIONS_META_KEY = "customtools/coercions"
 
 VIOLATIONS_META_KEY = "customtools/violations"
 """``_meta`` key listing the violations a lenient tool was called with anyway."""
+
+THREAD_LIMIT_CODE: Final = "thread-limit"
+"""``details["code"]`` of the error result of a sync call refused because too many abandoned
+sync-tool threads are running (see :func:`customtools._runtime.abandoned_threads`)."""
 
 
 class _NeverAborted(AbortSignal):
@@ -199,6 +238,10 @@ def _min_timeout(*values: float | None) -> float | None:
     return min(given) if given else None
 
 
+def _violations(exc: ToolArgumentsError) -> list[dict[str, Any]]:
+    return [{"path": v.path, "message": v.message, "keyword": v.keyword} for v in exc.violations]
+
+
 class CustomToolAdapter:
     """Runs one tool: validation, execution, streaming, cancellation, timeouts, failures.
 
@@ -231,6 +274,8 @@ class CustomToolAdapter:
         "_validator",
         "tool",
     )
+
+    abandoned_threads = staticmethod(abandoned_threads)
 
     def __init__(
         self,
@@ -323,208 +368,198 @@ class CustomToolAdapter:
 
         Returns:
             The tool's result, or an error result (``is_error=True``) when the arguments are
-            invalid, the tool raised or returned something unusable, or the call was
-            cancelled or timed out.
+            invalid, the tool raised (any exception, ``SystemExit`` included) or returned
+            something unusable, or the call was cancelled, timed out or refused.
         """
         if signal is not None and signal.aborted:
             return self._cancelled(signal.reason)
-        validator = self._validator
-        if validator is None:
-            try:
-                validator = self._compile()
-            except Exception as exc:
-                return self._failed(exc, "could not prepare argument validation")
-        coercions: tuple[Coercion, ...] = ()
         fast_check = self._fast_check
         try:
             valid = fast_check is not None and fast_check(params)
         except Exception:
             valid = False  # a value JSON cannot carry: validate() reports it
-        if valid:
-            args = params
-        else:
+        coercions: tuple[Coercion, ...] = ()
+        violations: ToolArgumentsError | None = None
+        if not valid:
             try:
-                args, coercions = validator.validate(params)
+                params, coercions = (self._validator or self._compile()).validate(params)
             except ToolArgumentsError as exc:
                 if not self.tool.lenient_args:
-                    return _error_result(
-                        str(exc),
-                        {
-                            "error": "ToolArgumentsError",
-                            "violations": [
-                                {"path": v.path, "message": v.message, "keyword": v.keyword}
-                                for v in exc.violations
-                            ],
-                        },
-                    )
-                return await self._lenient(
-                    tool_call_id, params, exc, signal, on_update, ctx, timeout
-                )
-        if timeout is not None:
-            timeout = _min_timeout(timeout, self._timeout)
-        else:
+                    details = {"error": "ToolArgumentsError", "violations": _violations(exc)}
+                    return text_result(str(exc), details, True)
+                violations = exc
+            except Exception as exc:
+                return self._failed(exc, "could not prepare argument validation")
+        if timeout is None:
             timeout = self._timeout
-        if signal is None and timeout is None:
-            if on_update is None and self._is_async:
-                # The hot path, inline: no sink, no scope, no extra coroutine frame. Nothing
-                # can cancel the call but the caller's own scope, whose cancellation must
-                # propagate (it is a BaseException, never caught here).
-                try:
-                    raw = await self._execute(
-                        tool_call_id,
-                        args,
-                        _discard_update,
-                        ctx if ctx is not None else self._context,
-                        _NEVER,
-                    )
-                except ToolAbortedError as exc:
-                    result = self._cancelled(exc.reason)
-                except Exception as exc:
-                    result = self._failed(exc)
-                else:
-                    if type(raw) is str:
-                        result = text_result(raw)
-                    elif type(raw) is ToolResult:
-                        result = raw
-                    else:
-                        result = self._normalize(raw)
+        elif self._timeout is not None:
+            timeout = min(timeout, self._timeout)
+        if timeout is None and signal is None and on_update is None and self._is_async:
+            # The hot path, inline: no sink, no scope, no extra coroutine frame.
+            try:
+                raw = await self._execute(
+                    tool_call_id,
+                    params,
+                    _discard_update,
+                    ctx if ctx is not None else self._context,
+                    _NEVER,
+                )
+            except BaseException as exc:
+                if belongs_to_caller(exc):
+                    raise  # the caller's own cancellation (or Ctrl-C) propagates
+                result = self._outcome(None, exc)
             else:
-                result = await self._run_plain(tool_call_id, args, on_update, ctx)
+                result = text_result(raw) if type(raw) is str else self._outcome(raw, None)
         else:
-            result = await self._run_guarded(tool_call_id, args, on_update, ctx, signal, timeout)
+            result = await self._run(tool_call_id, params, on_update, ctx, signal, timeout)
         if coercions and not result.is_error:
             result = _with_meta(result, COERCIONS_META_KEY, [c.to_dict() for c in coercions])
+        if violations is not None:
+            result = _with_meta(result, VIOLATIONS_META_KEY, _violations(violations))
         return result
 
-    async def _lenient(
+    async def _run(
         self,
         tool_call_id: str,
-        params: Any,
-        exc: ToolArgumentsError,
-        signal: AbortSignal | None,
+        args: Any,
         on_update: UpdateCallback | None,
         ctx: ToolContext | None,
+        signal: AbortSignal | None,
         timeout: float | None,
     ) -> ToolResult:
-        timeout = _min_timeout(timeout, self._timeout)
-        if signal is None and timeout is None:
-            result = await self._run_plain(tool_call_id, params, on_update, ctx)
-        else:
-            result = await self._run_guarded(tool_call_id, params, on_update, ctx, signal, timeout)
-        return _with_meta(
-            result,
-            VIOLATIONS_META_KEY,
-            [{"path": v.path, "message": v.message, "keyword": v.keyword} for v in exc.violations],
-        )
-
-    async def _call(
-        self, tool_call_id: str, args: Any, sink: _UpdateSink | None, ctx: Any, signal: AbortSignal
-    ) -> Any:
-        if self._is_async:
-            update: Callable[[Any], None] = sink if sink is not None else _discard_update
-            return await self._execute(tool_call_id, args, update, ctx, signal)
-        import anyio.to_thread
-
-        update = _ThreadUpdateSink(sink) if sink is not None else _discard_update
-        raw = await anyio.to_thread.run_sync(
-            functools.partial(self._execute, tool_call_id, args, update, ctx, signal),
-            abandon_on_cancel=True,
-        )
-        if inspect.isawaitable(raw):
-            raw = await raw
-        return raw
-
-    async def _run_plain(
-        self, tool_call_id: str, args: Any, on_update: UpdateCallback | None, ctx: Any
-    ) -> ToolResult:
-        # Fast path: no signal and no timeout, so nothing can cancel the call but the caller's
-        # own scope, whose cancellation must propagate (BaseException, never caught here).
         sink = (
             _UpdateSink(on_update, self._name, self._update_interval)
             if on_update is not None
             else None
         )
+        context = ctx if ctx is not None else self._context
         try:
-            raw = await self._call(
-                tool_call_id, args, sink, ctx if ctx is not None else self._context, _NEVER
-            )
-        except ToolAbortedError as exc:
-            return self._cancelled(exc.reason)
-        except Exception as exc:
-            return self._failed(exc)
+            if signal is None and timeout is None:
+                return await self._run_plain(tool_call_id, args, sink, context)
+            return await self._run_guarded(tool_call_id, args, sink, context, signal, timeout)
         finally:
             if sink is not None:
                 sink.close()
-        return self._normalize(raw)
+
+    def _start(
+        self, tool_call_id: str, args: Any, sink: _UpdateSink | None, ctx: Any, signal: AbortSignal
+    ) -> Any:
+        """Call the tool: its coroutine when async, an awaitable thread run when sync."""
+        if self._is_async:
+            update: Callable[[Any], None] = sink if sink is not None else _discard_update
+            return self._execute(tool_call_id, args, update, ctx, signal)
+        update = _ThreadUpdateSink(sink) if sink is not None else _discard_update
+        return run_in_thread(
+            functools.partial(self._execute, tool_call_id, args, update, ctx, signal)
+        )
+
+    async def _run_plain(
+        self, tool_call_id: str, args: Any, sink: _UpdateSink | None, ctx: Any
+    ) -> ToolResult:
+        # No signal and no timeout: nothing can cancel the call but the caller's own scope.
+        try:
+            raw = await self._start(tool_call_id, args, sink, ctx, _NEVER)
+            if inspect.isawaitable(raw) and not self._is_async:
+                raw = await raw  # a sync execute that returned an awaitable
+        except BaseException as exc:
+            if belongs_to_caller(exc):
+                raise
+            return self._outcome(None, exc)
+        return self._outcome(raw, None)
 
     async def _run_guarded(
         self,
         tool_call_id: str,
         args: Any,
-        on_update: UpdateCallback | None,
+        sink: _UpdateSink | None,
         ctx: Any,
         signal: AbortSignal | None,
         timeout: float | None,
     ) -> ToolResult:
         import anyio  # imported on use: `import customtools` stays cheap
 
-        sink = (
-            _UpdateSink(on_update, self._name, self._update_interval)
-            if on_update is not None
-            else None
-        )
-        listener: Callable[[Any], None] | None
+        scope = anyio.CancelScope()
+        listener: Callable[[Any], None] | None = None
         if timeout is not None:
             # The tool gets its own signal, so a timeout aborts it too (sync tools in worker
             # threads can only stop cooperatively, by seeing the signal); aborting that signal
             # cancels the call's scope, and the host's signal relays into it.
-            scope = anyio.CancelScope(deadline=anyio.current_time() + timeout)
             tool_signal: AbortSignal = _CallSignal(scope)
-            listener = tool_signal._abort
+            guard = CallGuard(scope, time.monotonic() + timeout)
+            if signal is not None:
+                listener = tool_signal._abort
         else:
-            scope = anyio.CancelScope()
             tool_signal = signal if signal is not None else _NEVER
-
-            def listener(_reason: Any) -> None:
-                scope.cancel()
-
-        if signal is not None:
-            signal.add_listener(listener)
-        else:
-            listener = None
+            guard = CallGuard(scope, None)
+            listener = _ScopeCanceller(scope)
+        if listener is not None:
+            signal.add_listener(listener)  # type: ignore[union-attr]
         raw: Any = None
-        error: Exception | None = None
-        context = ctx if ctx is not None else self._context
+        error: BaseException | None = None
         try:
             with scope:
                 try:
-                    if self._is_async and sink is None:
-                        raw = await self._execute(
-                            tool_call_id, args, _discard_update, context, tool_signal
-                        )
-                    else:
-                        raw = await self._call(tool_call_id, args, sink, context, tool_signal)
-                except Exception as exc:
+                    raw = await self._guarded_call(
+                        guard, tool_call_id, args, sink, ctx, tool_signal
+                    )
+                except BaseException as exc:
+                    if belongs_to_caller(exc):
+                        raise  # ours (the scope catches it) or the caller's (it propagates)
                     error = exc
         finally:
             if listener is not None:
                 signal.remove_listener(listener)  # type: ignore[union-attr]
-            if sink is not None:
-                sink.close()
-        if scope.cancel_called or tool_signal.aborted:
+        if tool_signal.aborted:
+            return self._cancelled(tool_signal.reason)
+        if scope.cancel_called or (
+            guard.deadline is not None and time.monotonic() >= guard.deadline
+        ):
             # Aborted or timed out: whatever the tool produced after that is discarded.
-            if tool_signal.aborted:
-                return self._cancelled(tool_signal.reason)
             reason = ToolTimeoutError(f"tool {self._name!r} timed out after {timeout:g} s")
             tool_signal._abort(reason)
             return self._cancelled(reason)
-        if error is not None:
-            if isinstance(error, ToolAbortedError):
-                return self._cancelled(error.reason)
-            return self._failed(error)
-        if type(raw) is str:
-            return text_result(raw)
-        return self._normalize(raw)
+        return self._outcome(raw, error)
+
+    async def _guarded_call(
+        self,
+        guard: CallGuard,
+        tool_call_id: str,
+        args: Any,
+        sink: _UpdateSink | None,
+        ctx: Any,
+        signal: AbortSignal,
+    ) -> Any:
+        started = self._start(tool_call_id, args, sink, ctx, signal)
+        if self._is_async:
+            if not inspect.iscoroutine(started):
+                return await started  # an awaitable that is not a coroutine: await it plainly
+            return await drive(started, guard, self._name)
+        if guard.deadline is not None:
+            import anyio
+
+            guard.scope.deadline = anyio.current_time() + (guard.deadline - time.monotonic())
+        raw = await started
+        if inspect.isawaitable(raw):
+            raw = await raw  # a sync execute that returned an awaitable
+        return raw
+
+    # -- the one place a call's outcome becomes its result ----------------------------------
+
+    def _outcome(self, raw: Any, error: BaseException | None) -> ToolResult:
+        """The result of a call that returned ``raw`` or raised ``error`` (not the caller's)."""
+        if error is None:
+            if type(raw) is str:
+                return text_result(raw)
+            if type(raw) is ToolResult:
+                return raw
+            return self._normalize(raw)
+        if isinstance(error, ThreadBaseException):
+            error = error.exc
+        if isinstance(error, ToolAbortedError):
+            return self._cancelled(error.reason)
+        if isinstance(error, ThreadLimitReached):
+            return self._thread_limit(error)
+        return self._failed(error)
 
     def _normalize(self, raw: Any) -> ToolResult:
         try:
@@ -535,12 +570,44 @@ class CustomToolAdapter:
                 {"error": "ContentError", "returned": type(raw).__name__},
             )
 
-    def _failed(self, exc: Exception, doing: str | None = None) -> ToolResult:
+    def _failed(self, exc: BaseException, doing: str | None = None) -> ToolResult:
         kind = type(exc).__name__
         _log.debug("tool %r raised %s", self._name, kind, exc_info=exc)
-        message = str(exc) or kind
-        prefix = f"tool {self._name!r} {doing}: " if doing else ""
-        return _error_result(f"{prefix}{kind}: {message}", {"error": kind, "message": message})
+        described = describe_exception(exc)  # never str(exc): tool code controls __str__
+        if described.startswith(f"{kind}: "):
+            message = described[len(kind) + 2 :]
+        elif described.endswith(" with no message"):
+            message, described = kind, f"{kind}: {kind}"
+        else:
+            message = described  # "Kind (its message could not be read: ...)"
+        details: dict[str, Any] = {"error": kind, "message": message}
+        code = _failure_code(exc)
+        if isinstance(exc, SystemExit):
+            status = _exit_status(exc)
+            details["exit_code"] = status
+            text = (
+                f"tool {self._name!r} exited with sys.exit({status!r}) instead of returning a"
+                " result (SystemExit; a tool must not exit the host)"
+            )
+        elif code is not None:
+            text = f"tool {self._name!r} raised {described} (a BaseException, not an Exception)"
+        else:
+            text = f"tool {self._name!r} {doing}: {described}" if doing else described
+        if code is not None:
+            details["code"] = code
+        return _error_result(text, details)
+
+    def _thread_limit(self, refusal: ThreadLimitReached) -> ToolResult:
+        return _error_result(
+            f"tool {self._name!r} was not started: {refusal.running} worker threads of sync"
+            f" tools that were cancelled but ignored their signal are still running (the limit"
+            f" is {refusal.limit}); retry later, and make sync tools poll signal.aborted",
+            {
+                "error": "ThreadLimit",
+                "code": THREAD_LIMIT_CODE,
+                "abandoned_threads": refusal.running,
+            },
+        )
 
     def _cancelled(self, reason: Any) -> ToolResult:
         if isinstance(reason, ToolTimeoutError):
@@ -548,9 +615,35 @@ class CustomToolAdapter:
             details: dict[str, Any] = {"error": "ToolTimeoutError", "cancelled": True}
             details["timed_out"] = True
         else:
-            suffix = f": {reason}" if reason is not None else ""
+            suffix = f": {_reason_text(reason)}" if reason is not None else ""
             text = f"tool {self._name!r} was cancelled{suffix}"
             details = {"error": "ToolAbortedError", "cancelled": True, "timed_out": False}
         if reason is not None:
-            details["reason"] = str(reason)
+            details["reason"] = _reason_text(reason)
         return _error_result(text, details)
+
+
+class _ScopeCanceller:
+    """The listener that relays a host's abort into the call's scope."""
+
+    __slots__ = ("_scope",)
+
+    def __init__(self, scope: anyio.CancelScope) -> None:
+        self._scope = scope
+
+    def __call__(self, _reason: Any) -> None:
+        self._scope.cancel()
+
+
+def _reason_text(reason: Any) -> str:
+    if isinstance(reason, BaseException):
+        text = safe_str(reason)
+        return text if text is not None else describe_exception(reason)
+    return safe_str(reason) or type(reason).__name__
+
+
+def _exit_status(exc: SystemExit) -> Any:
+    code: object = exc.code
+    if code is None or isinstance(code, (int, str)):
+        return code
+    return safe_str(code) or type(code).__name__

@@ -1,0 +1,220 @@
+"""How tool code is run: sync tools in worker threads, async tools driven under a guard.
+
+Sync tools
+    run on their own :class:`anyio.CapacityLimiter` (:data:`SYNC_TOOL_THREADS` tokens per
+    event loop), never on anyio's default limiter, so they cannot starve the host's other
+    thread work. A thread cannot be stopped from outside: when a call is cancelled the call
+    returns at once and the thread, now *abandoned*, runs until the tool returns. Abandoned
+    threads are counted (:func:`abandoned_threads`) and capped (:data:`MAX_ABANDONED_THREADS`):
+    while the cap is reached :func:`run_in_thread` refuses to start another one. On trio an
+    abandoned thread keeps its limiter token until it ends; the cap is below the token count,
+    so live calls always find tokens.
+
+Async tools under a signal or a timeout
+    are awaited through :func:`drive`, which steps the tool's coroutine by hand. To the tool it
+    is a plain ``await``; to the adapter it shows the first suspension (only then is the
+    deadline timer armed: a tool that answers without awaiting costs no timer) and every
+    cancellation thrown in. A tool that swallows cancellation and keeps awaiting is closed
+    :data:`CANCEL_GRACE` seconds after the first one, and the cancellation goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import types
+from collections.abc import Callable, Coroutine, Generator
+from typing import TYPE_CHECKING, Any, Final
+
+from customtools._containment import contained_in_thread
+from customtools._format import describe_exception
+
+if TYPE_CHECKING:
+    import anyio
+
+__all__ = [
+    "CANCEL_GRACE",
+    "MAX_ABANDONED_THREADS",
+    "SYNC_TOOL_THREADS",
+    "CallGuard",
+    "ThreadLimitReached",
+    "abandoned_threads",
+    "drive",
+    "run_in_thread",
+]
+
+_log = logging.getLogger("customtools.adapter")
+
+CANCEL_GRACE: Final = 0.5
+"""Seconds an async tool may keep running after it was cancelled (by its signal, its timeout
+or the caller) before the adapter closes its coroutine and returns."""
+
+SYNC_TOOL_THREADS: Final = 40
+"""Worker threads sync tools may use at once, per event loop (their own limiter)."""
+
+MAX_ABANDONED_THREADS = 32
+"""Most threads of cancelled sync tools that may still be running in the process; while that
+many are, a new sync call gets an error result (``details["code"] == THREAD_LIMIT_CODE``)."""
+
+
+# -- sync tools: their own limiter, and the abandoned threads ---------------------------------
+
+_threads_lock = threading.Lock()
+_abandoned = 0
+_limiter_var: Any = None  # an anyio RunVar, made on first use: `import customtools` stays cheap
+
+
+def abandoned_threads() -> int:
+    """How many worker threads of cancelled sync tools are still running in this process.
+
+    A sync tool cannot be stopped from outside: when its call is cancelled or times out, the
+    call returns at once and the thread runs on until the tool returns (it should poll its
+    signal). Hosts can watch this number; at :data:`MAX_ABANDONED_THREADS` new sync calls are
+    refused with an error result.
+    """
+    return _abandoned
+
+
+def _sync_limiter() -> anyio.CapacityLimiter:
+    global _limiter_var
+    import anyio.lowlevel
+
+    if _limiter_var is None:
+        _limiter_var = anyio.lowlevel.RunVar("customtools_sync_tool_limiter")
+    try:
+        limiter: anyio.CapacityLimiter = _limiter_var.get()
+    except LookupError:
+        limiter = anyio.CapacityLimiter(SYNC_TOOL_THREADS)
+        _limiter_var.set(limiter)
+    return limiter
+
+
+class _ThreadJob:
+    """One sync call in a worker thread; knows whether it was abandoned while running."""
+
+    __slots__ = ("abandoned", "done")
+
+    def __init__(self) -> None:
+        self.done = False
+        self.abandoned = False
+
+    def run(self, func: Callable[[], Any]) -> Any:
+        global _abandoned
+        try:
+            return contained_in_thread(func)
+        finally:
+            with _threads_lock:
+                self.done = True
+                if self.abandoned:
+                    _abandoned -= 1
+
+    def abandon(self) -> None:
+        global _abandoned
+        with _threads_lock:
+            if not self.done and not self.abandoned:
+                self.abandoned = True
+                _abandoned += 1
+
+
+class ThreadLimitReached(Exception):  # noqa: N818 - a refusal the adapter turns into a result
+    """Raised instead of starting a sync tool while :data:`MAX_ABANDONED_THREADS` abandoned
+    threads are running."""
+
+    def __init__(self, limit: int, running: int) -> None:
+        super().__init__(f"{running} abandoned sync-tool threads are running (limit {limit})")
+        self.limit = limit
+        self.running = running
+
+
+async def run_in_thread(func: Callable[[], Any]) -> Any:
+    """Run ``func`` on the sync-tool limiter; count the thread as abandoned if cancelled."""
+    import anyio.to_thread
+
+    if _abandoned >= MAX_ABANDONED_THREADS:
+        raise ThreadLimitReached(MAX_ABANDONED_THREADS, _abandoned)
+    job = _ThreadJob()
+    try:
+        return await anyio.to_thread.run_sync(
+            job.run, func, abandon_on_cancel=True, limiter=_sync_limiter()
+        )
+    except BaseException:
+        job.abandon()  # does nothing when the thread already finished (the tool raised)
+        raise
+
+
+# -- async tools: driven step by step under the call's guard ----------------------------------
+
+
+class CallGuard:
+    """The cancel scope, deadline and grace of one guarded call of an async tool."""
+
+    __slots__ = ("cancelled_at", "deadline", "scope")
+
+    def __init__(self, scope: anyio.CancelScope, deadline: float | None) -> None:
+        self.scope = scope
+        self.deadline = deadline  # time.monotonic() clock
+        self.cancelled_at: float | None = None
+
+    def suspended(self) -> None:
+        # The tool awaits something: only now is the deadline timer worth arming.
+        if self.deadline is not None:
+            import anyio
+
+            self.scope.deadline = anyio.current_time() + (self.deadline - time.monotonic())
+
+    def give_up(self, exc: BaseException) -> bool:
+        """Whether a tool that has been cancelled for longer than the grace is abandoned."""
+        import anyio
+
+        if not isinstance(exc, anyio.get_cancelled_exc_class()):
+            return False
+        now = time.monotonic()
+        if self.cancelled_at is None:
+            self.cancelled_at = now
+            return False
+        return now - self.cancelled_at > CANCEL_GRACE
+
+
+def _close(coro: Coroutine[Any, Any, Any], tool_name: str) -> None:
+    try:
+        coro.close()
+    except Exception as exc:  # it ignored GeneratorExit, or its cleanup raised
+        _log.warning(
+            "tool %r kept running after it was cancelled and did not close cleanly (%s);"
+            " it was abandoned",
+            tool_name,
+            describe_exception(exc),
+        )
+
+
+@types.coroutine
+def drive(
+    coro: Coroutine[Any, Any, Any], guard: CallGuard, tool_name: str
+) -> Generator[Any, Any, Any]:
+    """Await ``coro`` by hand, so the adapter sees each suspension and each cancellation.
+
+    Everything the tool yields goes to the event loop unchanged and everything the loop sends
+    or throws goes back to the tool, so to the tool this is a plain ``await``.
+    """
+    try:
+        yielded = coro.send(None)
+    except StopIteration as stop:
+        return stop.value  # answered without suspending: no timer was needed
+    guard.suspended()
+    while True:
+        try:
+            value = yield yielded
+        except BaseException as exc:
+            if guard.give_up(exc):
+                _close(coro, tool_name)
+                raise
+            try:
+                yielded = coro.throw(exc)
+            except StopIteration as stop:
+                return stop.value
+        else:
+            try:
+                yielded = coro.send(value)
+            except StopIteration as stop:
+                return stop.value

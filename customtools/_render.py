@@ -41,6 +41,7 @@ from customtools._content import (
     TextContent,
     ToolResult,
 )
+from customtools._format import describe_exception, safe_repr, safe_str
 from customtools._tool import CustomTool
 
 __all__ = [
@@ -150,8 +151,10 @@ def _warn_once(tool: CustomTool, hook: str, exc: BaseException | None, problem: 
 def _run_hook(tool: CustomTool, hook_name: str, hook: Callable[..., Any], *args: Any) -> Any:
     try:
         out = hook(*args)
-    except Exception as exc:
-        _warn_once(tool, hook_name, exc, f"raised {type(exc).__name__}: {exc}")
+    except KeyboardInterrupt:
+        raise  # on the caller's thread: it cannot be told apart from the user's Ctrl-C
+    except BaseException as exc:  # SystemExit, GeneratorExit, ...: still a broken renderer
+        _warn_once(tool, hook_name, exc, f"raised {describe_exception(exc)}")
         return None
     if inspect.isawaitable(out):
         if inspect.iscoroutine(out):
@@ -235,11 +238,15 @@ def _compact(value: Any, budget: int, depth: int = 0) -> str:
     if depth >= 4 or budget <= 2:
         return "{…}" if isinstance(value, Mapping) else "[…]" if _is_seq(value) else "…"
     if isinstance(value, Mapping):
-        items = ((f"{_compact(str(k), budget)}:", v) for k, v in value.items())
+        items = ((f"{_compact(_key_text(k), budget)}:", v) for k, v in value.items())
         return _join("{", "}", items, budget, depth)
     if _is_seq(value):
         return _join("[", "]", (("", v) for v in value), budget, depth)
-    return _escape(repr(value)[: budget + 1])
+    return _escape(safe_repr(value)[: budget + 1])
+
+
+def _key_text(key: Any) -> str:
+    return key if isinstance(key, str) else safe_str(key) or safe_repr(key)
 
 
 def _is_seq(value: Any) -> bool:
@@ -283,7 +290,7 @@ def format_call(tool: CustomTool, args: Any, theme: Theme = PLAIN_THEME) -> str:
         if index == MAX_ARGS:
             parts.append(f"…(+{len(args) - MAX_ARGS} more)")
             break
-        name = key if isinstance(key, str) and key.isidentifier() else _compact(str(key), 30)
+        name = key if isinstance(key, str) and key.isidentifier() else _compact(_key_text(key), 30)
         parts.append(
             f"{_clip(name, 30)}={_clip(_compact(value, MAX_VALUE_CHARS), MAX_VALUE_CHARS)}"
         )

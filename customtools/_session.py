@@ -31,8 +31,15 @@ from typing import Any, Final, Literal
 import anyio
 import anyio.to_thread
 
+from customtools._containment import (
+    ThreadBaseException,
+    belongs_to_caller,
+    contained_in_thread,
+    failure_code,
+)
 from customtools._context import DEFAULT_CONTEXT, ToolContext
 from customtools._errors import ContentError
+from customtools._format import describe_exception
 from customtools._tool import CustomTool, is_async_callable
 
 __all__ = [
@@ -360,19 +367,23 @@ class HookFailure:
     Args:
         tool_name: the tool whose hook failed.
         reason: the event's reason.
-        error: the exception; a :class:`TimeoutError` when the dispatch's ``hook_timeout`` ran out.
+        error: the exception; a :class:`TimeoutError` when the dispatch's ``hook_timeout`` ran
+            out. It may be a ``BaseException`` the hook raised (``SystemExit``, ...).
+        code: ``None`` for an ``Exception``; ``"tool-exit"`` for ``SystemExit`` and
+            ``"tool-base-exception"`` for any other ``BaseException`` (see docs/errors.md).
     """
 
     tool_name: str
     reason: str
-    error: Exception
+    error: BaseException
+    code: str | None = None
 
 
 async def _call(
     hook: Callable[..., Any], event: SessionEvent, ctx: ToolContext, in_thread: bool
 ) -> None:
     if in_thread and not is_async_callable(hook):
-        outcome = await anyio.to_thread.run_sync(hook, event, ctx)
+        outcome = await anyio.to_thread.run_sync(contained_in_thread, hook, event, ctx)
     else:
         outcome = hook(event, ctx)
     if inspect.isawaitable(outcome):
@@ -393,8 +404,9 @@ async def dispatch_session_event(
     Tools without a hook are skipped. A hook may be sync or async (anything returning an
     awaitable is awaited). A hook that raises is logged as a WARNING naming the tool and the
     reason, and the remaining hooks still run; the failures are returned so a host can show
-    them. Cancellation of the caller (and ``KeyboardInterrupt``/``SystemExit``) is never caught:
-    it stops the dispatch and propagates.
+    them. A hook's ``SystemExit`` or other ``BaseException`` is a failure like any other
+    (``HookFailure.code`` tells them apart); only the caller's own cancellation and a
+    ``KeyboardInterrupt`` on the event loop thread stop the dispatch and propagate.
 
     A function shared by several tools (one factory returning several tools with the same
     hook) is called once per tool, with the same event; tell the calls apart by closing over
@@ -433,14 +445,21 @@ async def dispatch_session_event(
                     raise TimeoutError(
                         f"on_session of tool {tool.name!r} did not finish within {hook_timeout} s"
                     )
-        except Exception as exc:
+        except BaseException as exc:
+            if belongs_to_caller(exc):
+                raise
+            if isinstance(exc, ThreadBaseException):
+                exc = exc.exc
             log.warning(
-                "custom tool %r: on_session raised on %r: %s: %s; the other tools' hooks still run",
+                "custom tool %r: on_session raised on %r: %s; the other tools' hooks still run",
                 tool.name,
                 event.reason,
-                type(exc).__name__,
-                exc,
+                describe_exception(exc),
                 exc_info=exc,
             )
-            failures.append(HookFailure(tool_name=tool.name, reason=event.reason, error=exc))
+            failures.append(
+                HookFailure(
+                    tool_name=tool.name, reason=event.reason, error=exc, code=failure_code(exc)
+                )
+            )
     return failures

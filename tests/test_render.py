@@ -374,3 +374,69 @@ def test_plain_theme_changes_nothing_and_satisfies_the_protocol() -> None:
     assert PLAIN_THEME.bold("y") == "y"
     assert isinstance(PLAIN_THEME, Theme)
     assert isinstance(TagTheme(), Theme)
+
+
+# ---------------------------------------------------------------- hooks' BaseExceptions (H1, M5)
+
+
+class _Outcome(BaseException):
+    """Like pytest's OutcomeException: a BaseException a test helper raises."""
+
+
+class _BadStr(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("boom")
+
+
+@pytest.mark.parametrize(
+    "exc", [SystemExit(1), GeneratorExit(), _Outcome("skip"), _BadStr()], ids=type
+)
+def test_a_hook_raising_any_base_exception_falls_back(
+    exc: BaseException, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken_call(args: Any, theme: Theme) -> str:
+        raise exc
+
+    def broken_result(result: Any, options: Any, theme: Any, args: Any) -> str:
+        raise exc
+
+    tool = _tool("flaky", render_call=broken_call, render_result=broken_result)
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        assert render_call(tool, {"a": 1}) == "flaky a=1"
+        assert render_result(tool, ToolResult.from_text("t"), RenderOptions()) == "t"
+    messages = [r.getMessage() for r in _records(caplog)]
+    assert len(messages) == 2
+    assert type(exc).__name__ in messages[0]
+
+
+def test_an_unprintable_exception_is_logged_as_such(caplog: pytest.LogCaptureFixture) -> None:
+    def broken_call(args: Any, theme: Theme) -> str:
+        raise _BadStr
+
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        assert render_call(_tool("flaky", render_call=broken_call), {}) == "flaky"
+    assert "__str__ failed" in _records(caplog)[0].getMessage()
+
+
+def test_keyboard_interrupt_in_a_hook_is_the_users_and_propagates() -> None:
+    def broken_call(args: Any, theme: Theme) -> str:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        render_call(_tool("flaky", render_call=broken_call), {})
+
+
+def test_fallback_survives_values_and_keys_whose_repr_and_str_fail() -> None:
+    class Hostile:
+        def __repr__(self) -> str:
+            raise RuntimeError("no repr")
+
+        def __str__(self) -> str:
+            raise RuntimeError("no str")
+
+        def __hash__(self) -> int:
+            return 1
+
+    text = format_call(_tool("t"), {"v": Hostile(), Hostile(): 1})
+    assert text.startswith("t v=<")  # the stand-in "<...Hostile object (repr failed)>"
+    assert text.endswith("=1")

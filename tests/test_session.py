@@ -528,3 +528,98 @@ def test_session_counter_example_renders_its_result(example: ModuleType) -> None
     assert render_result(tool, result, RenderOptions(), PLAIN_THEME) == "#2"
     error = ToolResult.from_text("boom", is_error=True)
     assert render_result(tool, error, RenderOptions(), PLAIN_THEME) == "[error] boom"
+
+
+# ---------------------------------------------------------------- hooks' BaseExceptions (H1, M5)
+
+
+class _Outcome(BaseException):
+    """Like pytest's OutcomeException: a BaseException a test helper raises."""
+
+
+class _BadStr(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("boom")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("in_thread", [False, True], ids=["loop", "thread"])
+@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize(
+    ("exc", "code"),
+    [
+        (SystemExit(2), "tool-exit"),
+        (GeneratorExit(), "tool-base-exception"),
+        (_Outcome("skip"), "tool-base-exception"),
+        (_BadStr(), None),
+    ],
+    ids=["SystemExit", "GeneratorExit", "Outcome", "unprintable"],
+)
+async def test_a_hooks_base_exception_is_a_failure_and_the_rest_still_run(
+    in_thread: bool, kind: str, exc: BaseException, code: str | None
+) -> None:
+    ran: list[str] = []
+
+    def sync_hook(event: SessionEvent, ctx: ToolContext) -> None:
+        raise exc
+
+    async def async_hook(event: SessionEvent, ctx: ToolContext) -> None:
+        raise exc
+
+    tools = [
+        _tool("broken", on_session=sync_hook if kind == "sync" else async_hook),
+        _tool("last", on_session=lambda e, c: ran.append("last")),
+    ]
+    with anyio.fail_after(5):
+        failures = await dispatch_session_event(
+            tools, START, sync_hooks_in_thread=in_thread, hook_timeout=5 if in_thread else None
+        )
+    assert ran == ["last"]
+    assert [(f.tool_name, f.code) for f in failures] == [("broken", code)]
+    assert failures[0].error is exc
+
+
+@pytest.mark.anyio
+async def test_a_hook_raising_a_cancellation_of_its_own_is_a_failure() -> None:
+    import asyncio
+
+    def hook(event: SessionEvent, ctx: ToolContext) -> None:
+        raise asyncio.CancelledError("the hook's own")
+
+    failures = await dispatch_session_event([_tool("x", on_session=hook)], START)
+    assert [f.code for f in failures] == ["tool-base-exception"]
+
+
+@pytest.mark.anyio
+async def test_keyboard_interrupt_from_a_hook_on_the_loop_thread_propagates() -> None:
+    def hook(event: SessionEvent, ctx: ToolContext) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        await dispatch_session_event([_tool("x", on_session=hook)], START)
+
+
+@pytest.mark.anyio
+async def test_keyboard_interrupt_from_a_hook_in_a_worker_thread_is_a_failure() -> None:
+    def hook(event: SessionEvent, ctx: ToolContext) -> None:
+        raise KeyboardInterrupt
+
+    failures = await dispatch_session_event(
+        [_tool("x", on_session=hook)], START, sync_hooks_in_thread=True
+    )
+    assert isinstance(failures[0].error, KeyboardInterrupt)
+    assert failures[0].code == "tool-base-exception"
+
+
+@pytest.mark.anyio
+async def test_an_unprintable_failure_is_logged_without_raising(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def hook(event: SessionEvent, ctx: ToolContext) -> None:
+        raise _BadStr
+
+    with caplog.at_level(logging.WARNING, logger="customtools.session"):
+        failures = await dispatch_session_event([_tool("x", on_session=hook)], START)
+    assert len(failures) == 1
+    messages = [r.getMessage() for r in caplog.records if r.name == "customtools.session"]
+    assert "__str__ failed" in messages[0]

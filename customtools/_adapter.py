@@ -56,6 +56,7 @@ from customtools._context import DEFAULT_CONTEXT, ToolContext
 from customtools._errors import ContentError, ToolAbortedError, ToolArgumentsError, ToolTimeoutError
 from customtools._format import describe_exception, safe_str
 from customtools._runtime import (
+    ABANDONED,
     CallGuard,
     ThreadLimitReached,
     abandoned_threads,
@@ -511,8 +512,10 @@ class CustomToolAdapter:
                 signal.remove_listener(listener)  # type: ignore[union-attr]
         if tool_signal.aborted:
             return self._cancelled(tool_signal.reason)
-        if scope.cancel_called or (
-            guard.deadline is not None and time.monotonic() >= guard.deadline
+        if (
+            scope.cancel_called
+            or raw is ABANDONED
+            or (guard.deadline is not None and time.monotonic() >= guard.deadline)
         ):
             # Aborted or timed out: whatever the tool produced after that is discarded.
             reason = ToolTimeoutError(f"tool {self._name!r} timed out after {timeout:g} s")

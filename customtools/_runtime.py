@@ -21,6 +21,7 @@ Async tools under a signal or a timeout
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 import types
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     import anyio
 
 __all__ = [
+    "ABANDONED",
     "CANCEL_GRACE",
     "MAX_ABANDONED_THREADS",
     "SYNC_TOOL_THREADS",
@@ -146,34 +148,50 @@ async def run_in_thread(func: Callable[[], Any]) -> Any:
 # -- async tools: driven step by step under the call's guard ----------------------------------
 
 
-class CallGuard:
-    """The cancel scope, deadline and grace of one guarded call of an async tool."""
+_PROBE_INTERVAL: Final = 0.05  # how often a running tool looks for its caller's cancellation
 
-    __slots__ = ("cancelled_at", "deadline", "scope")
+
+class CallGuard:
+    """The cancel scope, deadline and grace of one guarded call of an async tool.
+
+    :meth:`expired` runs at every resumption of the tool and must stay cheap: it reads the
+    monotonic clock and the scope, and asks anyio whether an enclosing scope is cancelled only
+    every :data:`_PROBE_INTERVAL` seconds.
+    """
+
+    __slots__ = ("cancelled_at", "deadline", "next_probe", "scope")
 
     def __init__(self, scope: anyio.CancelScope, deadline: float | None) -> None:
         self.scope = scope
         self.deadline = deadline  # time.monotonic() clock
         self.cancelled_at: float | None = None
+        self.next_probe = 0.0
 
     def suspended(self) -> None:
-        # The tool awaits something: only now is the deadline timer worth arming.
+        """The tool awaits something: only now is the deadline timer worth arming."""
         if self.deadline is not None:
             import anyio
 
             self.scope.deadline = anyio.current_time() + (self.deadline - time.monotonic())
 
-    def give_up(self, exc: BaseException) -> bool:
-        """Whether a tool that has been cancelled for longer than the grace is abandoned."""
+    def expired(self) -> bool:
+        """Whether the tool was cancelled more than :data:`CANCEL_GRACE` seconds ago."""
+        now = time.monotonic()
+        if self.cancelled_at is not None:
+            return now - self.cancelled_at > CANCEL_GRACE
+        if (
+            self.scope.cancel_called
+            or (self.deadline is not None and now >= self.deadline)
+            or (now >= self.next_probe and self._caller_cancelled(now))
+        ):
+            self.cancelled_at = now
+        return False
+
+    def _caller_cancelled(self, now: float) -> bool:
         import anyio
 
-        if not isinstance(exc, anyio.get_cancelled_exc_class()):
-            return False
-        now = time.monotonic()
-        if self.cancelled_at is None:
-            self.cancelled_at = now
-            return False
-        return now - self.cancelled_at > CANCEL_GRACE
+        self.next_probe = now + _PROBE_INTERVAL
+        return anyio.current_effective_deadline() == -math.inf
 
 
 def _close(coro: Coroutine[Any, Any, Any], tool_name: str) -> None:
@@ -206,7 +224,7 @@ def drive(
         try:
             value = yield yielded
         except BaseException as exc:
-            if guard.give_up(exc):
+            if guard.expired():
                 _close(coro, tool_name)
                 raise
             try:
@@ -214,7 +232,25 @@ def drive(
             except StopIteration as stop:
                 return stop.value
         else:
+            if guard.expired():
+                # trio resumes a cancelled task with a value that raises inside the tool, so
+                # there may be no exception here to re-raise: wait for the cancellation.
+                _close(coro, tool_name)
+                return (yield from _until_cancelled())
             try:
                 yielded = coro.send(value)
             except StopIteration as stop:
                 return stop.value
+
+
+ABANDONED: Final = object()
+"""What :func:`drive` returns for a tool it closed when no cancellation reached it (the
+adapter reports the timeout or abort that started the grace)."""
+
+
+def _until_cancelled() -> Generator[Any, Any, Any]:
+    import anyio
+
+    # The scope that started the grace is cancelled, so this raises its cancellation at once.
+    yield from anyio.sleep(CANCEL_GRACE).__await__()
+    return ABANDONED

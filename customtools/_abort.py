@@ -18,7 +18,6 @@ it).
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -71,8 +70,9 @@ class AbortSignal:
 
     def remove_listener(self, listener: AbortListener) -> None:
         """Forget ``listener``; removing one that was never added does nothing."""
-        with contextlib.suppress(ValueError):  # removal is idempotent
-            self._listeners.remove(listener)
+        listeners = self._listeners
+        if listener in listeners:  # removal is idempotent
+            listeners.remove(listener)
 
     def raise_if_aborted(self) -> None:
         """Raise if the signal is aborted; do nothing otherwise.

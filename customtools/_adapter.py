@@ -45,6 +45,7 @@ import inspect
 import logging
 import math
 import time
+import types
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -66,8 +67,6 @@ from customtools._runtime import (
 from customtools._tool import CustomTool
 
 if TYPE_CHECKING:
-    import anyio
-
     from customtools._validation import Coercion, CompiledValidator
 
 __all__ = [
@@ -112,24 +111,17 @@ class _NeverAborted(AbortSignal):
 _NEVER = _NeverAborted()
 
 
-class _CallSignal(AbortSignal):
-    """The signal of one call with a timeout: aborting it also cancels the call's scope."""
+_anyio_module: Any = None
 
-    __slots__ = ("_scope",)
 
-    def __init__(self, scope: Any) -> None:
-        # AbortSignal.__init__'s three fields, set here without the extra call: this runs on
-        # every call that has a timeout.
-        self._aborted = False
-        self._reason: Any = None
-        self._listeners: list[Callable[[Any], None]] = []
-        self._scope = scope
+def _anyio() -> Any:
+    """The ``anyio`` module, imported on first use: `import customtools` stays cheap."""
+    global _anyio_module
+    if _anyio_module is None:
+        import anyio
 
-    def _abort(self, reason: Any) -> None:
-        if self._aborted:
-            return
-        super()._abort(reason)
-        self._scope.cancel()
+        _anyio_module = anyio
+    return _anyio_module
 
 
 def _discard_update(partial: Any) -> None:
@@ -412,35 +404,23 @@ class CustomToolAdapter:
             else:
                 result = text_result(raw) if type(raw) is str else self._outcome(raw, None)
         else:
-            result = await self._run(tool_call_id, params, on_update, ctx, signal, timeout)
+            context = ctx if ctx is not None else self._context
+            if signal is None and timeout is None:
+                result = await self._run_plain(tool_call_id, params, on_update, context)
+            else:
+                result = await self._run_guarded(
+                    tool_call_id, params, on_update, context, signal, timeout
+                )
         if coercions and not result.is_error:
             result = _with_meta(result, COERCIONS_META_KEY, [c.to_dict() for c in coercions])
         if violations is not None:
             result = _with_meta(result, VIOLATIONS_META_KEY, _violations(violations))
         return result
 
-    async def _run(
-        self,
-        tool_call_id: str,
-        args: Any,
-        on_update: UpdateCallback | None,
-        ctx: ToolContext | None,
-        signal: AbortSignal | None,
-        timeout: float | None,
-    ) -> ToolResult:
-        sink = (
-            _UpdateSink(on_update, self._name, self._update_interval)
-            if on_update is not None
-            else None
-        )
-        context = ctx if ctx is not None else self._context
-        try:
-            if signal is None and timeout is None:
-                return await self._run_plain(tool_call_id, args, sink, context)
-            return await self._run_guarded(tool_call_id, args, sink, context, signal, timeout)
-        finally:
-            if sink is not None:
-                sink.close()
+    def _sink(self, on_update: UpdateCallback | None) -> _UpdateSink | None:
+        if on_update is None:
+            return None
+        return _UpdateSink(on_update, self._name, self._update_interval)
 
     def _start(
         self, tool_call_id: str, args: Any, sink: _UpdateSink | None, ctx: Any, signal: AbortSignal
@@ -455,94 +435,90 @@ class CustomToolAdapter:
         )
 
     async def _run_plain(
-        self, tool_call_id: str, args: Any, sink: _UpdateSink | None, ctx: Any
+        self, tool_call_id: str, args: Any, on_update: UpdateCallback | None, ctx: Any
     ) -> ToolResult:
         # No signal and no timeout: nothing can cancel the call but the caller's own scope.
+        sink = self._sink(on_update)
         try:
             raw = await self._start(tool_call_id, args, sink, ctx, _NEVER)
-            if inspect.isawaitable(raw) and not self._is_async:
+            if not self._is_async and inspect.isawaitable(raw):
                 raw = await raw  # a sync execute that returned an awaitable
         except BaseException as exc:
             if belongs_to_caller(exc):
                 raise
             return self._outcome(None, exc)
+        finally:
+            if sink is not None:
+                sink.close()
         return self._outcome(raw, None)
 
     async def _run_guarded(
         self,
         tool_call_id: str,
         args: Any,
-        sink: _UpdateSink | None,
+        on_update: UpdateCallback | None,
         ctx: Any,
         signal: AbortSignal | None,
         timeout: float | None,
     ) -> ToolResult:
-        import anyio  # imported on use: `import customtools` stays cheap
-
-        scope = anyio.CancelScope()
-        listener: Callable[[Any], None] | None = None
-        if timeout is not None:
-            # The tool gets its own signal, so a timeout aborts it too (sync tools in worker
-            # threads can only stop cooperatively, by seeing the signal); aborting that signal
-            # cancels the call's scope, and the host's signal relays into it.
-            tool_signal: AbortSignal = _CallSignal(scope)
-            guard = CallGuard(scope, time.monotonic() + timeout)
-            if signal is not None:
-                listener = tool_signal._abort
-        else:
-            tool_signal = signal if signal is not None else _NEVER
-            guard = CallGuard(scope, None)
-            listener = _ScopeCanceller(scope)
-        if listener is not None:
-            signal.add_listener(listener)  # type: ignore[union-attr]
+        scope = _anyio().CancelScope()
+        # The guard is also a signal: aborting it cancels the call's scope. With a timeout the
+        # tool gets it as its signal, so a timeout aborts the tool too (sync tools in worker
+        # threads can only stop cooperatively, by seeing the signal), and the host's signal
+        # relays into it; without one the tool gets the host's signal itself.
+        guard = CallGuard(scope, None if timeout is None else time.monotonic() + timeout)
+        tool_signal: AbortSignal = guard if timeout is not None else signal  # type: ignore[assignment]
+        if signal is not None:
+            signal.add_listener(guard.abort)
+        sink = None if on_update is None else self._sink(on_update)
         raw: Any = None
         error: BaseException | None = None
         try:
             with scope:
                 try:
-                    raw = await self._guarded_call(
-                        guard, tool_call_id, args, sink, ctx, tool_signal
-                    )
+                    if self._is_async:
+                        started = self._execute(
+                            tool_call_id,
+                            args,
+                            sink if sink is not None else _discard_update,
+                            ctx,
+                            tool_signal,
+                        )
+                    else:
+                        started = self._start(tool_call_id, args, sink, ctx, tool_signal)
+                    if type(started) is types.CoroutineType:
+                        raw = await drive(started, guard, self._name)
+                    else:
+                        raw = await self._await_other(started, guard)
                 except BaseException as exc:
                     if belongs_to_caller(exc):
                         raise  # ours (the scope catches it) or the caller's (it propagates)
                     error = exc
         finally:
-            if listener is not None:
-                signal.remove_listener(listener)  # type: ignore[union-attr]
+            if signal is not None:
+                signal.remove_listener(guard.abort)
+            if sink is not None:
+                sink.close()
         if tool_signal.aborted:
             return self._cancelled(tool_signal.reason)
-        if (
-            scope.cancel_called
-            or raw is ABANDONED
-            or (guard.deadline is not None and time.monotonic() >= guard.deadline)
+        if timeout is not None and (
+            scope.cancel_called or raw is ABANDONED or time.monotonic() >= guard.deadline  # type: ignore[operator]
         ):
-            # Aborted or timed out: whatever the tool produced after that is discarded.
+            # Timed out: whatever the tool produced after the deadline is discarded.
             reason = ToolTimeoutError(f"tool {self._name!r} timed out after {timeout:g} s")
-            tool_signal._abort(reason)
+            guard.abort(reason)
             return self._cancelled(reason)
+        if type(raw) is str and error is None:
+            return _text_result(raw)
         return self._outcome(raw, error)
 
-    async def _guarded_call(
-        self,
-        guard: CallGuard,
-        tool_call_id: str,
-        args: Any,
-        sink: _UpdateSink | None,
-        ctx: Any,
-        signal: AbortSignal,
-    ) -> Any:
-        started = self._start(tool_call_id, args, sink, ctx, signal)
-        if self._is_async:
-            if not inspect.iscoroutine(started):
-                return await started  # an awaitable that is not a coroutine: await it plainly
-            return await drive(started, guard, self._name)
-        if guard.deadline is not None:
-            import anyio
-
-            guard.scope.deadline = anyio.current_time() + (guard.deadline - time.monotonic())
+    async def _await_other(self, started: Any, guard: CallGuard) -> Any:
+        """Await a sync tool's thread run (or an async tool's non-coroutine awaitable)."""
+        if not self._is_async and guard.deadline is not None:
+            # A thread run always suspends: arm the deadline now.
+            guard.suspended()
         raw = await started
-        if inspect.isawaitable(raw):
+        if not self._is_async and inspect.isawaitable(raw):
             raw = await raw  # a sync execute that returned an awaitable
         return raw
 
@@ -624,18 +600,6 @@ class CustomToolAdapter:
         if reason is not None:
             details["reason"] = _reason_text(reason)
         return _error_result(text, details)
-
-
-class _ScopeCanceller:
-    """The listener that relays a host's abort into the call's scope."""
-
-    __slots__ = ("_scope",)
-
-    def __init__(self, scope: anyio.CancelScope) -> None:
-        self._scope = scope
-
-    def __call__(self, _reason: Any) -> None:
-        self._scope.cancel()
 
 
 def _reason_text(reason: Any) -> str:

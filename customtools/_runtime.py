@@ -28,6 +28,7 @@ import types
 from collections.abc import Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, Final
 
+from customtools._abort import AbortSignal
 from customtools._containment import contained_in_thread
 from customtools._format import describe_exception
 
@@ -151,21 +152,34 @@ async def run_in_thread(func: Callable[[], Any]) -> Any:
 _PROBE_INTERVAL: Final = 0.05  # how often a running tool looks for its caller's cancellation
 
 
-class CallGuard:
-    """The cancel scope, deadline and grace of one guarded call of an async tool.
+class CallGuard(AbortSignal):
+    """The cancel scope, deadline and grace of one guarded call, and its abort signal.
 
-    :meth:`expired` runs at every resumption of the tool and must stay cheap: it reads the
-    monotonic clock and the scope, and asks anyio whether an enclosing scope is cancelled only
-    every :data:`_PROBE_INTERVAL` seconds.
+    Aborting it (:meth:`abort`, the listener the adapter adds to the host's signal) cancels
+    the scope. :meth:`expired` runs at every resumption of the tool and must stay cheap: it
+    reads the monotonic clock and the scope, and asks anyio whether an enclosing scope is
+    cancelled only every :data:`_PROBE_INTERVAL` seconds.
     """
 
     __slots__ = ("cancelled_at", "deadline", "next_probe", "scope")
 
     def __init__(self, scope: anyio.CancelScope, deadline: float | None) -> None:
+        # AbortSignal.__init__'s three fields, set here without the extra call: this runs on
+        # every guarded call.
+        self._aborted = False
+        self._reason: Any = None
+        self._listeners: list[Callable[[Any], None]] = []
         self.scope = scope
         self.deadline = deadline  # time.monotonic() clock
         self.cancelled_at: float | None = None
         self.next_probe = 0.0
+
+    def abort(self, reason: Any) -> None:
+        """Abort the signal with ``reason`` and cancel the call's scope (once)."""
+        if self._aborted:
+            return
+        self._abort(reason)
+        self.scope.cancel()
 
     def suspended(self) -> None:
         """The tool awaits something: only now is the deadline timer worth arming."""

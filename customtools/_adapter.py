@@ -375,7 +375,8 @@ class CustomToolAdapter:
         violations: ToolArgumentsError | None = None
         if not valid:
             try:
-                params, coercions = (self._validator or self._compile()).validate(params)
+                validator = self._validator or self._compile()
+                params, coercions = validator.validate(params, fast_checked=fast_check is not None)
             except ToolArgumentsError as exc:
                 if not self.tool.lenient_args:
                     details = {"error": "ToolArgumentsError", "violations": _violations(exc)}

@@ -103,7 +103,9 @@ class CompiledValidator:
             f"guarded={self.guarded} defaults={self.has_defaults} coerce={self.coerce}>"
         )
 
-    def validate(self, params: Any) -> tuple[Any, tuple[Coercion, ...]]:
+    def validate(
+        self, params: Any, *, fast_checked: bool = False
+    ) -> tuple[Any, tuple[Coercion, ...]]:
         """Validate ``params``; repair them if allowed; return what the tool should receive.
 
         Valid arguments with nothing to fill in come back as the very same object, with no
@@ -112,6 +114,8 @@ class CompiledValidator:
 
         Args:
             params: the arguments, as parsed JSON (usually a ``dict``).
+            fast_checked: the caller already found ``fast_check(params)`` false (the
+                adapter's invalid path): go straight to repairs and reporting.
 
         Returns:
             ``(arguments, coercions)``.
@@ -120,7 +124,7 @@ class CompiledValidator:
             ToolArgumentsError: the arguments are invalid even after repairs; ``violations``
                 lists every violation with its path and the message lists them one per line.
         """
-        if self._fast:
+        if self._fast and not fast_checked:
             try:
                 if self._is_valid(params):
                     return params, _NO_COERCIONS

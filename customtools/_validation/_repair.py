@@ -100,11 +100,14 @@ def replaced(value: Any, parts: Sequence[str | int], item: Any) -> Any:
 class Repairer:
     """Applies coercions and defaults as directed by one root schema."""
 
-    __slots__ = ("_limits", "_objects", "_root", "_types_memo")
+    __slots__ = ("_keeps_strings", "_limits", "_objects", "_root", "_types_memo")
 
     def __init__(self, root: Any, limits: ValidationLimits) -> None:
         self._root = root
         self._limits = limits
+        # Declared top-level properties whose schema accepts strings: a string there is never
+        # parsed into another type, so only "" or "null" can be repaired (dropped).
+        self._keeps_strings: dict[str, bool] = {}
         # Memos keyed by id() of schema nodes: the root keeps every node alive and unchanged.
         self._types_memo: dict[int, frozenset[str] | None] = {}
         self._objects: dict[int, tuple[dict[str, Any], frozenset[str], bool, Any]] = {}
@@ -239,11 +242,18 @@ class Repairer:
             keyword = violation.keyword
             if keyword in _NEVER_ON_STRINGS or path in seen:
                 continue
-            if keyword in _STRING_ONLY and top is not None and path.count("/") == 1:
-                # A top-level string failing a string keyword can only be dropped, and only
-                # when it is "" or "null": skip the schema walk for every other string.
-                current = top.get(path[1:]) if "~" not in path else None
-                if type(current) is str and current not in ("", "null"):
+            if not path and value is not None and type(value) is not str:
+                continue  # the root object itself (additionalProperties, required, ...)
+            if top is not None and path.count("/") == 1 and "~" not in path:
+                # Both repairs start from a string or a null: a top-level value of any other
+                # type needs no schema walk. A top-level string failing a string keyword can
+                # only be dropped, and only when it is "" or "null".
+                current = top.get(path[1:])
+                if current is not None and type(current) is not str:
+                    continue
+                if current not in ("", "null") and (
+                    keyword in _STRING_ONLY or self._keeps_string(path[1:])
+                ):
                     continue
             seen.add(path)
             located = self._locate(value, path)
@@ -265,6 +275,17 @@ class Repairer:
                 value = without(value, parts)
                 changed = True
         return value, changed
+
+    def _keeps_string(self, key: str) -> bool:
+        """Whether the root schema declares property ``key`` with a type including string."""
+        known = self._keeps_strings.get(key)
+        if known is None:
+            properties = self._object_info(self._root)[0]
+            if key not in properties:
+                return False  # not memoized: keys outside the schema come from the input
+            types = self._types(properties[key])
+            known = self._keeps_strings[key] = types is not None and "string" in types
+        return known
 
     def _locate(self, value: Any, path: str) -> tuple[tuple[str | int, ...], Any, Any, bool] | None:
         """Find the value at ``path`` and its subschema; ``None`` if the schema is unclear.

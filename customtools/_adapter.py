@@ -18,23 +18,15 @@ Ctrl-C on the event loop thread) propagates, as it must (see :mod:`customtools._
 
 Cost: with no signal and no timeout, a call goes straight to the tool with no cancel scope,
 no task and no per-call controller (see docs/performance.md). A signal or a timeout adds one
-``anyio.CancelScope`` without a deadline; the deadline timer is only armed when the tool
-actually suspends, so a tool that answers without awaiting pays no timer and no clock read of
-the event loop.
+``anyio.CancelScope`` without a deadline and one :class:`~customtools._runtime.CallGuard`; the
+deadline timer is armed only when the tool actually suspends, so a tool that answers without
+awaiting pays no timer.
 
-Guarantees that hold against uncooperative tools:
-
-* a result (or failure) that arrives after the timeout is reported as a timeout, never as a
-  success, even when the tool blocked the event loop past its deadline;
-* an async tool that swallows cancellation and keeps awaiting is abandoned
-  :data:`CANCEL_GRACE` seconds after it was cancelled: its coroutine is closed and the call
-  returns (a tool that blocks the loop or shields itself cannot be preempted in-process);
-* sync tools run on their own :class:`anyio.CapacityLimiter` (:data:`SYNC_TOOL_THREADS`
-  tokens per event loop), never on anyio's default one, so they cannot starve the host's other
-  thread work. A sync tool that ignores its signal leaves a running, *abandoned* thread; at most
-  :data:`MAX_ABANDONED_THREADS` may exist in the process (:func:`abandoned_threads` counts
-  them), and a sync call made while the cap is reached gets an error result instead of
-  another thread.
+Against uncooperative tools (details in :mod:`customtools._runtime`): a result or failure that
+arrives after the deadline is reported as a timeout, never as a success; an async tool that
+swallows cancellation is closed ``CANCEL_GRACE`` seconds after it was cancelled; sync tools run
+on their own thread limiter, and a sync call is refused while too many threads of cancelled
+sync tools are still running (:meth:`CustomToolAdapter.abandoned_threads`).
 """
 
 from __future__ import annotations
@@ -269,6 +261,7 @@ class CustomToolAdapter:
     )
 
     abandoned_threads = staticmethod(abandoned_threads)
+    """How many threads of cancelled sync tools still run in this process (a diagnostic)."""
 
     def __init__(
         self,

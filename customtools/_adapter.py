@@ -46,7 +46,7 @@ from customtools._containment import ThreadBaseException, belongs_to_caller
 from customtools._containment import failure_code as _failure_code
 from customtools._content import ToolResult, normalize_result, text_result
 from customtools._context import DEFAULT_CONTEXT, ToolContext
-from customtools._errors import ContentError, ToolAbortedError, ToolArgumentsError, ToolTimeoutError
+from customtools._errors import ContentError, ToolAbortedError, ToolTimeoutError
 from customtools._format import describe_exception, safe_str
 from customtools._runtime import (
     ABANDONED,
@@ -59,7 +59,7 @@ from customtools._runtime import (
 from customtools._tool import CustomTool
 
 if TYPE_CHECKING:
-    from customtools._validation import Coercion, CompiledValidator
+    from customtools._validation import Coercion, CompiledValidator, Violation
 
 __all__ = [
     "COERCIONS_META_KEY",
@@ -223,8 +223,8 @@ def _min_timeout(*values: float | None) -> float | None:
     return min(given) if given else None
 
 
-def _violations(exc: ToolArgumentsError) -> list[dict[str, Any]]:
-    return [{"path": v.path, "message": v.message, "keyword": v.keyword} for v in exc.violations]
+def _violation_dicts(violations: list[Violation]) -> list[dict[str, Any]]:
+    return [{"path": v.path, "message": v.message, "keyword": v.keyword} for v in violations]
 
 
 class CustomToolAdapter:
@@ -365,18 +365,22 @@ class CustomToolAdapter:
         except Exception:
             valid = False  # a value JSON cannot carry: validate() reports it
         coercions: tuple[Coercion, ...] = ()
-        violations: ToolArgumentsError | None = None
+        violations: list[Violation] | None = None
         if not valid:
             try:
                 validator = self._validator or self._compile()
-                params, coercions = validator.validate(params, fast_checked=fast_check is not None)
-            except ToolArgumentsError as exc:
-                if not self.tool.lenient_args:
-                    details = {"error": "ToolArgumentsError", "violations": _violations(exc)}
-                    return text_result(str(exc), details, True)
-                violations = exc
+                params, coercions, violations, truncated = validator.check(
+                    params, fast_checked=fast_check is not None
+                )
             except Exception as exc:
                 return self._failed(exc, "could not prepare argument validation")
+            if violations is not None and not self.tool.lenient_args:
+                text = validator.message_for(violations, truncated)
+                details = {
+                    "error": "ToolArgumentsError",
+                    "violations": _violation_dicts(violations),
+                }
+                return text_result(text, details, True)
         if timeout is None:
             timeout = self._timeout
         elif self._timeout is not None:
@@ -408,7 +412,7 @@ class CustomToolAdapter:
         if coercions and not result.is_error:
             result = _with_meta(result, COERCIONS_META_KEY, [c.to_dict() for c in coercions])
         if violations is not None:
-            result = _with_meta(result, VIOLATIONS_META_KEY, _violations(violations))
+            result = _with_meta(result, VIOLATIONS_META_KEY, _violation_dicts(violations))
         return result
 
     def _sink(self, on_update: UpdateCallback | None) -> _UpdateSink | None:
@@ -503,7 +507,7 @@ class CustomToolAdapter:
             guard.abort(reason)
             return self._cancelled(reason)
         if type(raw) is str and error is None:
-            return _text_result(raw)
+            return text_result(raw)
         return self._outcome(raw, error)
 
     async def _await_other(self, started: Any, guard: CallGuard) -> Any:

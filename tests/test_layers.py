@@ -34,6 +34,8 @@ LAYERS: dict[str, int] = {
     "customtools._context": 2,
     "customtools._session": 2,
     "customtools._adapter": 2,
+    "customtools._containment": 2,  # which BaseExceptions of tool code are the caller's
+    "customtools._runtime": 2,  # sync-tool threads and the driven async call
     "customtools._exec": 2,
     "customtools._render": 2,
     "customtools._export": 2,

@@ -46,7 +46,12 @@ from customtools._containment import ThreadBaseException, belongs_to_caller
 from customtools._containment import failure_code as _failure_code
 from customtools._content import ToolResult, normalize_result, text_result
 from customtools._context import DEFAULT_CONTEXT, ToolContext
-from customtools._errors import ContentError, ToolAbortedError, ToolTimeoutError
+from customtools._errors import (
+    ContentError,
+    ToolAbortedError,
+    ToolArgumentsError,
+    ToolTimeoutError,
+)
 from customtools._format import describe_exception, safe_str
 from customtools._runtime import (
     ABANDONED,
@@ -536,7 +541,23 @@ class CustomToolAdapter:
             return self._cancelled(error.reason)
         if isinstance(error, ThreadLimitReached):
             return self._thread_limit(error)
+        if type(error) is ToolArgumentsError:
+            return self._bad_arguments(error)
         return self._failed(error)
+
+    def _bad_arguments(self, error: ToolArgumentsError) -> ToolResult:
+        # Raised by customtools' own wrappers inside the tool (a function tool's argument
+        # conversion): the exact class, whose str() is BaseException's, and whose lines the
+        # model needs in full, like those of a validation failure.
+        message = safe_str(error)
+        if message is None:
+            return self._failed(error)
+        details = {
+            "error": "ToolArgumentsError",
+            "message": message,
+            "violations": _violation_dicts(list(error.violations)),
+        }
+        return _error_result(message, details)
 
     def _normalize(self, raw: Any) -> ToolResult:
         try:

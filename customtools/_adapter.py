@@ -257,6 +257,7 @@ class CustomToolAdapter:
         "_engine",
         "_execute",
         "_fast_check",
+        "_inline",
         "_is_async",
         "_name",
         "_timeout",
@@ -288,6 +289,7 @@ class CustomToolAdapter:
         self._execute = tool.execute
         self._is_async = tool.execute_is_async
         self._timeout = _min_timeout(timeout, tool.timeout)
+        self._inline = self._is_async and self._timeout is None  # may take the hot path
         self._coerce = coerce_args if tool.coerce_args is None else tool.coerce_args
         self._apply_defaults = (
             apply_defaults if tool.apply_defaults is None else tool.apply_defaults
@@ -362,35 +364,12 @@ class CustomToolAdapter:
             invalid, the tool raised (any exception, ``SystemExit`` included) or returned
             something unusable, or the call was cancelled, timed out or refused.
         """
-        if signal is not None and signal.aborted:
-            return self._cancelled(signal.reason)
         fast_check = self._fast_check
         try:
             valid = fast_check is not None and fast_check(params)
         except Exception:
-            valid = False  # a value JSON cannot carry: validate() reports it
-        coercions: tuple[Coercion, ...] = ()
-        violations: list[Violation] | None = None
-        if not valid:
-            try:
-                validator = self._validator or self._compile()
-                params, coercions, violations, truncated = validator.check(
-                    params, fast_checked=fast_check is not None
-                )
-            except Exception as exc:
-                return self._failed(exc, "could not prepare argument validation")
-            if violations is not None and not self.tool.lenient_args:
-                text = validator.message_for(violations, truncated)
-                details = {
-                    "error": "ToolArgumentsError",
-                    "violations": _violation_dicts(violations),
-                }
-                return text_result(text, details, True)
-        if timeout is None:
-            timeout = self._timeout
-        elif self._timeout is not None:
-            timeout = min(timeout, self._timeout)
-        if timeout is None and signal is None and on_update is None and self._is_async:
+            valid = False  # a value JSON cannot carry: check() reports it
+        if valid and signal is None and on_update is None and timeout is None and self._inline:
             # The hot path, inline: no sink, no scope, no extra coroutine frame.
             try:
                 raw = await self._execute(
@@ -403,22 +382,49 @@ class CustomToolAdapter:
             except BaseException as exc:
                 if belongs_to_caller(exc):
                     raise  # the caller's own cancellation (or Ctrl-C) propagates
-                result = self._outcome(None, exc)
-            else:
-                result = text_result(raw) if type(raw) is str else self._outcome(raw, None)
+                return self._outcome(None, exc)
+            return text_result(raw) if type(raw) is str else self._outcome(raw, None)
+        if signal is not None and signal.aborted:
+            return self._cancelled(signal.reason)
+        coercions: tuple[Coercion, ...] = ()
+        violations: list[Violation] | None = None
+        if not valid:
+            checked = self._check(params, fast_checked=fast_check is not None)
+            if type(checked) is ToolResult:
+                return checked
+            params, coercions, violations = checked
+        if timeout is None:
+            timeout = self._timeout
+        elif self._timeout is not None:
+            timeout = min(timeout, self._timeout)
+        context = ctx if ctx is not None else self._context
+        if signal is None and timeout is None:
+            result = await self._run_plain(tool_call_id, params, on_update, context)
         else:
-            context = ctx if ctx is not None else self._context
-            if signal is None and timeout is None:
-                result = await self._run_plain(tool_call_id, params, on_update, context)
-            else:
-                result = await self._run_guarded(
-                    tool_call_id, params, on_update, context, signal, timeout
-                )
+            result = await self._run_guarded(
+                tool_call_id, params, on_update, context, signal, timeout
+            )
         if coercions and not result.is_error:
             result = _with_meta(result, COERCIONS_META_KEY, [c.to_dict() for c in coercions])
         if violations is not None:
             result = _with_meta(result, VIOLATIONS_META_KEY, _violation_dicts(violations))
         return result
+
+    def _check(self, params: Any, *, fast_checked: bool) -> Any:
+        """Validate and repair ``params``: the error result of invalid arguments, or
+        ``(arguments, coercions, violations)`` (violations only for a lenient tool)."""
+        try:
+            validator = self._validator or self._compile()
+            params, coercions, violations, truncated = validator.check(
+                params, fast_checked=fast_checked
+            )
+        except Exception as exc:
+            return self._failed(exc, "could not prepare argument validation")
+        if violations is not None and not self.tool.lenient_args:
+            text = validator.message_for(violations, truncated)
+            details = {"error": "ToolArgumentsError", "violations": _violation_dicts(violations)}
+            return text_result(text, details, True)
+        return params, coercions, violations
 
     def _sink(self, on_update: UpdateCallback | None) -> _UpdateSink | None:
         if on_update is None:

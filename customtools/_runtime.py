@@ -15,7 +15,9 @@ Async tools under a signal or a timeout
     is a plain ``await``; to the adapter it shows the first suspension (only then is the
     deadline timer armed: a tool that answers without awaiting costs no timer) and every
     cancellation thrown in. A tool that swallows cancellation and keeps awaiting is closed
-    :data:`CANCEL_GRACE` seconds after the first one, and the cancellation goes on.
+    :data:`CANCEL_GRACE` seconds after the first one, and the cancellation goes on; one that
+    swallows the ``GeneratorExit`` of that close too is driven on until it returns, because
+    abandoning it would leave its cancel scopes open on the task.
 """
 
 from __future__ import annotations
@@ -208,16 +210,35 @@ class CallGuard(AbortSignal):
         return anyio.current_effective_deadline() == -math.inf
 
 
-def _close(coro: Coroutine[Any, Any, Any], tool_name: str) -> None:
+_CLOSED: Final = object()
+
+
+def _close(coro: Coroutine[Any, Any, Any], guard: CallGuard, tool_name: str) -> Any:
+    """Close an expired tool: ``_CLOSED`` when it closed, else what it yielded instead.
+
+    ``coro.throw(GeneratorExit)`` rather than ``coro.close()``: a tool that swallows even
+    ``GeneratorExit`` (a bare ``except:``) yields again, and ``close()`` would drop what it
+    yielded and leave its cancel scopes open on the task, corrupting the event loop's scope
+    stack. Such a tool cannot be stopped in-process: it is driven on until it returns.
+    """
     try:
-        coro.close()
-    except Exception as exc:  # it ignored GeneratorExit, or its cleanup raised
+        yielded = coro.throw(GeneratorExit)
+    except (GeneratorExit, StopIteration):
+        return _CLOSED
+    except BaseException as exc:  # its cleanup raised: it is finished all the same
         _log.warning(
-            "tool %r kept running after it was cancelled and did not close cleanly (%s);"
-            " it was abandoned",
+            "tool %r raised while it was closed after ignoring its cancellation: %s",
             tool_name,
             describe_exception(exc),
         )
+        return _CLOSED
+    guard.cancelled_at = math.inf  # never try again: the grace cannot help this tool
+    _log.warning(
+        "tool %r swallows cancellation and GeneratorExit (a bare except around an await?):"
+        " it cannot be stopped and the call waits until it returns",
+        tool_name,
+    )
+    return yielded
 
 
 @types.coroutine
@@ -239,18 +260,22 @@ def drive(
             value = yield yielded
         except BaseException as exc:
             if guard.expired():
-                _close(coro, tool_name)
-                raise
+                yielded = _close(coro, guard, tool_name)
+                if yielded is _CLOSED:
+                    raise
+                continue
             try:
                 yielded = coro.throw(exc)
             except StopIteration as stop:
                 return stop.value
         else:
             if guard.expired():
-                # trio resumes a cancelled task with a value that raises inside the tool, so
-                # there may be no exception here to re-raise: wait for the cancellation.
-                _close(coro, tool_name)
-                return (yield from _until_cancelled())
+                yielded = _close(coro, guard, tool_name)
+                if yielded is _CLOSED:
+                    # trio resumes a cancelled task with a value that raises inside the
+                    # tool, so there is no exception here to re-raise: wait for it.
+                    return (yield from _until_cancelled())
+                continue
             try:
                 yielded = coro.send(value)
             except StopIteration as stop:

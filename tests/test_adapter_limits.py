@@ -61,6 +61,29 @@ async def test_a_tool_that_swallows_the_callers_cancellation_is_abandoned_too() 
     assert scope.cancelled_caught
 
 
+async def test_a_tool_that_swallows_even_generator_exit_is_waited_for_not_corrupted(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def execute(*_: Any) -> str:
+        started = time.monotonic()
+        while time.monotonic() - started < CANCEL_GRACE + 0.5:  # bounded, for the test
+            with contextlib.suppress(BaseException):  # a bare except, GeneratorExit included
+                await anyio.sleep(0.02)
+        return "late"
+
+    adapter = CustomToolAdapter(CustomTool(name="bare_except", execute=execute))
+    with anyio.fail_after(10):
+        result = await adapter.execute("c", {}, timeout=0.1)
+        # The event loop's cancel-scope stack is intact: scopes and calls still work.
+        with anyio.move_on_after(0.01) as scope:
+            await anyio.sleep(1)
+        again = await adapter.execute("c", {}, timeout=0.05)
+    assert result.details["timed_out"] is True
+    assert scope.cancelled_caught
+    assert again.details["timed_out"] is True
+    assert "cannot be stopped" in caplog.text
+
+
 async def test_a_result_that_arrives_after_the_deadline_is_a_timeout() -> None:
     async def execute(*_: Any) -> str:
         time.sleep(0.5)  # blocks the event loop: nothing can preempt it in-process

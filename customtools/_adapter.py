@@ -523,8 +523,8 @@ class CustomToolAdapter:
 
     async def _await_other(self, started: Any, guard: CallGuard) -> Any:
         """Await a sync tool's thread run (or an async tool's non-coroutine awaitable)."""
-        if not self._is_async and guard.deadline is not None:
-            # A thread run always suspends: arm the deadline now.
+        if guard.deadline is not None:
+            # Not driven step by step (a thread run always suspends): arm the deadline now.
             guard.suspended()
         raw = await started
         if not self._is_async and inspect.isawaitable(raw):

@@ -20,7 +20,7 @@ from customtools import _runtime
 from customtools._abort import AbortController
 from customtools._adapter import THREAD_LIMIT_CODE, CustomToolAdapter
 from customtools._runtime import CANCEL_GRACE, abandoned_threads
-from customtools._tool import CustomTool
+from customtools._tool import AWAITABLE_MARKER, CustomTool
 
 pytestmark = pytest.mark.anyio
 
@@ -104,6 +104,21 @@ async def test_a_sync_result_after_the_deadline_is_a_timeout_too() -> None:
     adapter = CustomToolAdapter(CustomTool(name="slow", execute=execute))
     with anyio.fail_after(5):
         result = await adapter.execute("c", {}, timeout=0.1)
+    assert result.details["timed_out"] is True
+
+
+async def test_a_marked_execute_returning_a_plain_awaitable_still_times_out() -> None:
+    class Sleeper:  # an awaitable that is not a coroutine
+        def __await__(self) -> Any:
+            return (yield from anyio.sleep(30).__await__())
+
+    def execute(*_: Any) -> Sleeper:
+        return Sleeper()
+
+    setattr(execute, AWAITABLE_MARKER, True)  # "calling it gives an awaitable"
+    adapter = CustomToolAdapter(CustomTool(name="awaitable", execute=execute))
+    with anyio.fail_after(5):
+        result = await adapter.execute("c", {}, timeout=0.05)
     assert result.details["timed_out"] is True
 
 

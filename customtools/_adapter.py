@@ -58,7 +58,7 @@ from customtools._runtime import (
     CallGuard,
     ThreadLimitReached,
     abandoned_threads,
-    drive,
+    resume,
     run_in_thread,
 )
 from customtools._tool import CustomTool
@@ -496,7 +496,15 @@ class CustomToolAdapter:
                     else:
                         started = self._start(tool_call_id, args, sink, ctx, tool_signal)
                     if type(started) is types.CoroutineType:
-                        raw = await drive(started, guard, self._name)
+                        # drive(), with its first step inline: no generator for a tool that
+                        # answers without suspending (and so needs no deadline timer).
+                        try:
+                            yielded = started.send(None)
+                        except StopIteration as stop:
+                            raw = stop.value
+                        else:
+                            guard.suspended()
+                            raw = await resume(started, yielded, guard, self._name)
                     else:
                         raw = await self._await_other(started, guard)
                 except BaseException as exc:

@@ -46,6 +46,7 @@ __all__ = [
     "ThreadLimitReached",
     "abandoned_threads",
     "drive",
+    "resume",
     "run_in_thread",
 ]
 
@@ -248,13 +249,23 @@ def drive(
     """Await ``coro`` by hand, so the adapter sees each suspension and each cancellation.
 
     Everything the tool yields goes to the event loop unchanged and everything the loop sends
-    or throws goes back to the tool, so to the tool this is a plain ``await``.
+    or throws goes back to the tool, so to the tool this is a plain ``await``. (The adapter
+    takes the first step itself and calls :func:`resume`, which saves a generator for tools
+    that answer without suspending.)
     """
     try:
         yielded = coro.send(None)
     except StopIteration as stop:
         return stop.value  # answered without suspending: no timer was needed
     guard.suspended()
+    return (yield from resume(coro, yielded, guard, tool_name))
+
+
+@types.coroutine
+def resume(
+    coro: Coroutine[Any, Any, Any], yielded: Any, guard: CallGuard, tool_name: str
+) -> Generator[Any, Any, Any]:
+    """Go on driving ``coro``, which suspended on ``yielded`` (see :func:`drive`)."""
     while True:
         try:
             value = yield yielded

@@ -25,6 +25,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from customtools._abort import AbortController, AbortListener, AbortSignal
+from customtools._approval import ApprovalRequest, Approver
 from customtools._adapter import (
     COERCIONS_META_KEY,
     VIOLATIONS_META_KEY,
@@ -113,6 +114,8 @@ __all__ = [
     "AbortController",
     "AbortListener",
     "AbortSignal",
+    "ApprovalRequest",
+    "Approver",
     "AudioContent",
     "ContentBlock",
     "ContentError",

@@ -42,6 +42,12 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from customtools._abort import AbortSignal
+from customtools._approval import (
+    DEFAULT_APPROVAL_TIMEOUT,
+    ApprovalRequest,
+    Approver,
+    approval_required,
+)
 from customtools._containment import ThreadBaseException, belongs_to_caller
 from customtools._containment import failure_code as _failure_code
 from customtools._content import ToolResult, normalize_result, text_result
@@ -248,10 +254,18 @@ class CustomToolAdapter:
         update_interval: coalesce partial updates to at most one per this many seconds
             (``None``, the default, delivers every update).
         engine: validation engine name or object (``"rust"`` default, ``"reference"``).
+        approver: ``async def approver(request) -> bool``, asked before every call of a tool
+            that requires approval (see :class:`~customtools.CustomTool`'s
+            ``requires_approval``); a per-call ``approver=`` overrides it. Without one, such
+            a call is refused (an error result): it fails closed.
+        approval_timeout: seconds to wait for the approver; no answer in time is a denial.
     """
 
     __slots__ = (
         "_apply_defaults",
+        "_approval_timeout",
+        "_approver",
+        "_asks",
         "_coerce",
         "_context",
         "_engine",
@@ -260,6 +274,7 @@ class CustomToolAdapter:
         "_inline",
         "_is_async",
         "_name",
+        "_output_validator",
         "_timeout",
         "_update_interval",
         "_validator",
@@ -279,6 +294,8 @@ class CustomToolAdapter:
         context: ToolContext | None = None,
         update_interval: float | None = None,
         engine: Any = None,
+        approver: Approver | None = None,
+        approval_timeout: float = DEFAULT_APPROVAL_TIMEOUT,
     ) -> None:
         if not isinstance(tool, CustomTool):
             raise TypeError(f"CustomToolAdapter needs a CustomTool, got {type(tool).__name__}")
@@ -289,7 +306,13 @@ class CustomToolAdapter:
         self._execute = tool.execute
         self._is_async = tool.execute_is_async
         self._timeout = _min_timeout(timeout, tool.timeout)
-        self._inline = self._is_async and self._timeout is None  # may take the hot path
+        self._approver = approver
+        self._approval_timeout = approval_timeout
+        self._output_validator: Any = None
+        # Tools with an output schema or an approval rule take the full path every time.
+        self._asks = _may_need_approval(tool)
+        gated = tool.output_schema is not None or self._asks
+        self._inline = self._is_async and self._timeout is None and not gated
         self._coerce = coerce_args if tool.coerce_args is None else tool.coerce_args
         self._apply_defaults = (
             apply_defaults if tool.apply_defaults is None else tool.apply_defaults
@@ -346,6 +369,7 @@ class CustomToolAdapter:
         on_update: UpdateCallback | None = None,
         ctx: ToolContext | None = None,
         timeout: float | None = None,
+        approver: Approver | None = None,
     ) -> ToolResult:
         """Validate ``params`` and run the tool; always returns a :class:`ToolResult`.
 
@@ -358,6 +382,8 @@ class CustomToolAdapter:
             ctx: the per-call context; the adapter's ``context`` when omitted.
             timeout: a per-call limit in seconds; the smallest of this, the adapter's and the
                 tool's applies.
+            approver: asked instead of the adapter's approver, for a tool that requires
+                approval (the wait does not count against ``timeout``).
 
         Returns:
             The tool's result, or an error result (``is_error=True``) when the arguments are
@@ -398,12 +424,18 @@ class CustomToolAdapter:
         elif self._timeout is not None:
             timeout = min(timeout, self._timeout)
         context = ctx if ctx is not None else self._context
+        if self._asks:
+            refusal = await self._approve(tool_call_id, params, approver, signal)
+            if refusal is not None:
+                return refusal
         if signal is None and timeout is None:
             result = await self._run_plain(tool_call_id, params, on_update, context)
         else:
             result = await self._run_guarded(
                 tool_call_id, params, on_update, context, signal, timeout
             )
+        if self.tool.output_schema is not None and not result.is_error:
+            result = self._check_output(result)
         if coercions and not result.is_error:
             result = _with_meta(result, COERCIONS_META_KEY, [c.to_dict() for c in coercions])
         if violations is not None:
@@ -539,6 +571,103 @@ class CustomToolAdapter:
             raw = await raw  # a sync execute that returned an awaitable
         return raw
 
+    # -- approval and output schemas ---------------------------------------------------------
+
+    async def _approve(
+        self,
+        tool_call_id: str,
+        params: Any,
+        approver: Approver | None,
+        signal: AbortSignal | None,
+    ) -> ToolResult | None:
+        """``None`` when the call may run; else the error result that says why not."""
+        try:
+            needed = approval_required(self.tool, params)
+        except Exception as exc:
+            return self._refused(
+                "approval-error", f"its approval rule raised {describe_exception(exc)}"
+            )
+        if not needed:
+            return None
+        approver = approver if approver is not None else self._approver
+        if approver is None:
+            return self._refused(
+                "no-approver",
+                "it requires approval and the host has no approver; the call was not run",
+            )
+        request = ApprovalRequest(tool=self.tool, tool_call_id=tool_call_id, arguments=params)
+        anyio = _anyio()
+        answer: Any = None
+        with anyio.move_on_after(self._approval_timeout) as waited:
+
+            def stop_waiting(_reason: Any) -> None:
+                waited.cancel()
+
+            if signal is not None:
+                signal.add_listener(stop_waiting)
+            try:
+                answer = await approver(request)
+            except Exception as exc:
+                return self._refused(
+                    "approval-error", f"asking for approval failed: {describe_exception(exc)}"
+                )
+            finally:
+                if signal is not None:
+                    signal.remove_listener(stop_waiting)
+        if signal is not None and signal.aborted:
+            return self._cancelled(signal.reason)
+        if waited.cancelled_caught:
+            return self._refused(
+                "approval-timeout",
+                f"no approval came within {self._approval_timeout:g} s, so it was not run",
+            )
+        if answer is not True:
+            return self._refused("approval-denied", "denied by the user; the call was not run")
+        return None
+
+    def _refused(self, code: str, why: str) -> ToolResult:
+        return _error_result(
+            f"tool {self._name!r} was not run: {why}",
+            {"error": "ApprovalDenied", "code": code},
+        )
+
+    def _check_output(self, result: ToolResult) -> ToolResult:
+        """``result``, or an error result when its structured content breaks the schema."""
+        structured = result.structured_content
+        if structured is None:
+            return _error_result(
+                f"tool {self._name!r} declares an output schema but returned no structured content",
+                {"error": "OutputSchemaError", "code": "missing-structured-content"},
+            )
+        try:
+            validator = self._output_validator
+            if validator is None:
+                from customtools._validation import compile_validator
+
+                validator = compile_validator(
+                    self.tool.output_schema,  # type: ignore[arg-type]
+                    tool_name=self._name,
+                    coerce=False,
+                    apply_defaults=False,
+                    engine=self._engine,
+                )
+                self._output_validator = validator
+            _, _, violations, _ = validator.check(structured)
+        except Exception as exc:
+            return self._failed(exc, "could not check its result against its output schema")
+        if violations is None:
+            return result
+        lines = "\n".join(f"  - {v.path or '(root)'}: {v.message}" for v in violations)
+        return _error_result(
+            f"tool {self._name!r} returned structured content that does not match its output"
+            f" schema:\n{lines}",
+            {
+                "error": "OutputSchemaError",
+                "code": "invalid-structured-content",
+                "violations": _violation_dicts(violations),
+            },
+        )
+
     # -- the one place a call's outcome becomes its result ----------------------------------
 
     def _outcome(self, raw: Any, error: BaseException | None) -> ToolResult:
@@ -633,6 +762,15 @@ class CustomToolAdapter:
         if reason is not None:
             details["reason"] = _reason_text(reason)
         return _error_result(text, details)
+
+
+def _may_need_approval(tool: CustomTool) -> bool:
+    """Whether any call of ``tool`` could need approval (else the check is skipped)."""
+    rule = tool.requires_approval
+    if rule is None:
+        hints = tool.annotations or {}
+        return hints.get("destructiveHint") is True and hints.get("readOnlyHint") is not True
+    return rule is not False
 
 
 def _reason_text(reason: Any) -> str:

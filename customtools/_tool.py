@@ -114,6 +114,11 @@ class CustomTool:
             host to run it alone.
         annotations: MCP-style hints (``readOnlyHint``, ``destructiveHint``, ...).
         meta: ``_meta`` for protocol bridges.
+        requires_approval: ask the host's approver before each call: ``True``, ``False``, or
+            a function of the validated arguments returning whether this call needs it.
+            ``None`` (the default) follows the MCP annotations: an explicit
+            ``destructiveHint: true`` without ``readOnlyHint: true`` asks. See
+            :class:`~customtools.CustomToolAdapter`'s ``approver``.
         output_schema: JSON Schema (an object schema) of the result's ``structured_content``.
             The adapter checks every successful result against it: a result without
             structured content, or with content that does not match, becomes an error result
@@ -143,6 +148,7 @@ class CustomTool:
     annotations: Mapping[str, Any] | None = None
     meta: Mapping[str, Any] | None = None
     output_schema: Mapping[str, Any] | None = None
+    requires_approval: bool | Callable[[Mapping[str, Any]], bool] | None = None
     execute_is_async: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -157,6 +163,8 @@ class CustomTool:
                 f" got {type(self.description).__name__}"
             )
         _check_callable(name, "execute", self.execute, required=True)
+        if self.requires_approval is not None and not isinstance(self.requires_approval, bool):
+            _check_callable(name, "requires_approval", self.requires_approval, required=True)
         for hook in ("on_session", "render_call", "render_result"):
             _check_callable(name, hook, getattr(self, hook), required=False)
         if self.timeout is not None and (

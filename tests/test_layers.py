@@ -30,6 +30,7 @@ LAYERS: dict[str, int] = {
     "customtools._typebox": 1,
     "customtools._validation": 2,
     "customtools._abort": 2,
+    "customtools._approval": 2,
     "customtools._tool": 2,
     "customtools._context": 2,
     "customtools._session": 2,

@@ -23,6 +23,7 @@ from typing import Any
 
 import anyio.to_thread
 
+from customtools._approval import ApprovalRequest, Approver
 from customtools.host._chat import PENDING_STATUSES, reduce_chat, tool_calls
 from customtools.host._errors import INVALID_PARAMS, ActionRejectedError, JsonRpcError
 from customtools.host._model import ClientPluginCustomization, PluginCustomization
@@ -83,6 +84,20 @@ def deny_unknown_tool(tool_call: Mapping[str, Any], *, turn_id: str) -> dict[str
     return None
 
 
+class _Confirmation:
+    """One call waiting for ``chat/toolCallConfirmed``."""
+
+    __slots__ = ("approved", "event")
+
+    def __init__(self, event: Any) -> None:
+        self.event = event
+        self.approved = False
+
+    def answer(self, approved: bool) -> None:
+        self.approved = approved
+        self.event.set()
+
+
 class HostSession:
     """Host-side state of one session and the chats in it.
 
@@ -110,6 +125,7 @@ class HostSession:
         self._clock = clock
         self._revisions: dict[str, int] = {}
         self._nonces: dict[tuple[str, str], str] = {}
+        self._confirmations: dict[tuple[str, str], _Confirmation] = {}
         for entry in self.state.get("activeClients", []):
             client = SessionActiveClient.from_dict(entry)
             self.tools.set(client.client_id, client.tools)
@@ -123,6 +139,10 @@ class HostSession:
             self._sync_tools(action)
         else:
             self.chats[chat] = reduce_chat(self.chats.get(chat, {}), action, clock=self._clock)
+            if action.get("type") == "chat/toolCallConfirmed":
+                waiter = self._confirmations.get((chat, str(action.get("toolCallId"))))
+                if waiter is not None:
+                    waiter.answer(action.get("approved") is True)
         if self._on_action is not None:
             self._on_action(chat or self.uri, action)
 
@@ -201,6 +221,49 @@ class HostSession:
             self.tools.set(client.client_id, client.tools)
         elif kind == "session/activeClientRemoved":
             self.tools.remove(str(action.get("clientId")))
+
+    # -- asking before a host tool runs ----------------------------------------------------
+
+    def approver(
+        self, chat: str, *, turn_id: str, confirmation_title: str | None = None
+    ) -> Approver:
+        """An approver for :class:`~customtools.CustomToolAdapter` that asks the session's
+        clients through the protocol's tool-call confirmation.
+
+        When the adapter asks, the call (already started with ``chat/toolCallStart``) is made
+        ready without ``confirmed``, so it waits in ``pending-confirmation`` with its
+        arguments as ``toolInput``; the answer is the next ``chat/toolCallConfirmed`` for that
+        call (``approved: true`` runs it; anything else is a denial the model reads). The
+        adapter's approval timeout bounds the wait.
+        """
+
+        async def approve(request: ApprovalRequest) -> bool:
+            import json
+
+            from anyio import Event
+
+            key = (chat, request.tool_call_id)
+            waiter = _Confirmation(Event())
+            self._confirmations[key] = waiter
+            try:
+                label = getattr(request.tool, "label", None) or request.tool_call_id
+                action: dict[str, Any] = {
+                    "type": "chat/toolCallReady",
+                    "turnId": turn_id,
+                    "toolCallId": request.tool_call_id,
+                    "invocationMessage": f"Run {label}",
+                    "toolInput": json.dumps(dict(request.arguments), ensure_ascii=False),
+                }
+                if confirmation_title is not None:
+                    action["confirmationTitle"] = confirmation_title
+                self.dispatch(action, chat=chat)
+                await waiter.event.wait()
+                return waiter.approved
+            finally:
+                if self._confirmations.get(key) is waiter:
+                    del self._confirmations[key]
+
+        return approve
 
     # -- client tool calls -----------------------------------------------------------------
 

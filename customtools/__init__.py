@@ -25,13 +25,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from customtools._abort import AbortController, AbortListener, AbortSignal
-from customtools._approval import ApprovalRequest, Approver
 from customtools._adapter import (
     COERCIONS_META_KEY,
     VIOLATIONS_META_KEY,
     CustomToolAdapter,
     UpdateCallback,
 )
+from customtools._approval import ApprovalRequest, Approver
 from customtools._content import (
     AudioContent,
     ContentBlock,

@@ -83,3 +83,25 @@ async def test_no_answer_is_a_denial_after_the_timeout() -> None:
     with anyio.fail_after(5):
         result = await adapter.execute("tc1", {"path": "a.txt"})
     assert result.details["code"] == "approval-timeout"
+
+
+def test_the_documented_example_runs_and_the_page_quotes_it() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    example = root / "docs" / "examples" / "host_approval.py"
+    done = subprocess.run(
+        [sys.executable, str(example)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "removed a.txt\n"
+    page = (root / "docs" / "host-toolkit.md").read_text(encoding="utf-8")
+    source = example.read_text(encoding="utf-8")
+    for line in (
+        '    session.start_tool_call(chat, turn_id="t1", tool_call_id="tc1", tool_name="remove")',
+        '    adapter = CustomToolAdapter(tool, approver=session.approver(chat, turn_id="t1"))',
+    ):
+        assert line in page
+        assert line in source

@@ -68,6 +68,8 @@ DEFAULT_CANCEL_GRACE = 2.0
 
 _RESERVED_META_PREFIX = "io.modelcontextprotocol/"
 
+_MAX_SESSIONS = 10_000  # the SDK's default cap on stateful HTTP sessions
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ServeDiagnostic:
@@ -302,7 +304,10 @@ class ToolServer:
         self._listing: list[types.Tool] = []
         self._tools: tuple[CustomTool, ...] = ()
         self._diagnostics: tuple[ServeDiagnostic, ...] = ()
-        self._sessions: set[Any] = set()
+        # Handshake-era connections, to notify of list changes. The SDK keeps no registry
+        # and says nothing when one closes: a failed send drops it, and the oldest go first
+        # past the SDK's own session cap.
+        self._sessions: dict[Any, None] = {}
         self._bus = InMemorySubscriptionBus()
         self._install(tools)
         self.server: Server[Any] = _BridgeServer(
@@ -366,14 +371,16 @@ class ToolServer:
             try:
                 await session.send_tool_list_changed()
             except Exception:
-                self._sessions.discard(session)  # a closed connection
+                self._sessions.pop(session, None)  # a closed connection
         await self._bus.publish(ToolsListChanged())
 
     # -- SDK hooks -------------------------------------------------------------------------
 
     async def _track_sessions(self, ctx: Any, call_next: Any) -> Any:
         if ctx.method == "notifications/initialized":
-            self._sessions.add(ctx.session)
+            self._sessions[ctx.session] = None
+            if len(self._sessions) > _MAX_SESSIONS:
+                del self._sessions[next(iter(self._sessions))]
         return await call_next(ctx)
 
     @contextlib.asynccontextmanager

@@ -15,7 +15,10 @@ import anyio
 ROOT = Path(__file__).resolve().parents[2]
 PACK = Path(__file__).resolve().parent / "pack"
 EXAMPLES = ROOT / "examples" / "tools"
-PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGA"
+    "WjR9awAAAABJRU5ErkJggg=="
+)
 
 
 async def load_pack(*paths: Path) -> Any:

@@ -68,35 +68,49 @@ def serve_argv(*args: str) -> list[str]:
 
 @asynccontextmanager
 async def http_server(*args: str, stderr: Any = None) -> AsyncIterator[str]:
-    """A ``customtools serve --http`` subprocess on a free loopback port; yields its URL.
+    """A ``customtools serve --http`` subprocess on a free loopback port; yields its URL."""
+    async with http_servers(1, *args, stderr=stderr) as urls:
+        yield urls[0]
 
-    Stopped (SIGTERM, then SIGKILL) on exit, whatever happened.
-    """
-    port = free_port()
-    argv = serve_argv(*args, "--http", f"127.0.0.1:{port}")
-    process = await anyio.open_process(
-        argv, stdin=None, stdout=None, stderr=stderr, cwd=str(ROOT), env=child_env()
-    )
+
+@asynccontextmanager
+async def http_servers(count: int, *args: str, stderr: Any = None) -> AsyncIterator[list[str]]:
+    """``count`` ``customtools serve --http`` subprocesses started together on free loopback
+    ports; yields their URLs. Stopped (SIGTERM, then SIGKILL) on exit, whatever happened."""
+    ports = [free_port() for _ in range(count)]
+    processes: list[Any] = []
     try:
-        with anyio.fail_after(20):
-            while True:
-                try:
-                    stream = await anyio.connect_tcp("127.0.0.1", port)
-                except OSError:
-                    if process.returncode is not None:
-                        raise RuntimeError(f"the server exited with {process.returncode}") from None
-                    await anyio.sleep(0.05)
-                else:
-                    await stream.aclose()
-                    break
-        yield f"http://127.0.0.1:{port}/mcp"
+        for port in ports:
+            argv = serve_argv(*args, "--http", f"127.0.0.1:{port}")
+            processes.append(
+                await anyio.open_process(
+                    argv, stdin=None, stdout=None, stderr=stderr, cwd=str(ROOT), env=child_env()
+                )
+            )
+        with anyio.fail_after(30):
+            for port, process in zip(ports, processes, strict=True):
+                while True:
+                    try:
+                        stream = await anyio.connect_tcp("127.0.0.1", port)
+                    except OSError:
+                        if process.returncode is not None:
+                            raise RuntimeError(
+                                f"the server exited with {process.returncode}"
+                            ) from None
+                        await anyio.sleep(0.05)
+                    else:
+                        await stream.aclose()
+                        break
+        yield [f"http://127.0.0.1:{port}/mcp" for port in ports]
     finally:
         with anyio.CancelScope(shield=True):
-            if process.returncode is None:
-                process.terminate()
+            for process in processes:
+                if process.returncode is None:
+                    process.terminate()
+            for process in processes:
                 with anyio.move_on_after(5):
                     await process.wait()
                 if process.returncode is None:
                     process.kill()
                     await process.wait()
-            await process.aclose()
+                await process.aclose()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ def factory(api: Any) -> CustomTool:
     async def execute(call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any) -> Any:
         pidfile = Path(params["dir"]) / "pid"
         markfile = Path(params["dir"]) / "aborted"
+        (Path(params["dir"]) / "server").write_text(str(os.getpid()))
         try:
             async with anyio.create_task_group() as tg:
                 script = 'echo $$ > "$1"; exec sleep 60'

@@ -18,6 +18,14 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "customtools.mcp needs the MCP SDK, which is not installed: pip install 'customtools[mcp]'"
     ) from exc
 
+from customtools._loading._mcpjson import (
+    SERVER_NAME_PATTERN,
+    McpServerConfig,
+    mounted_tool_name,
+    parse_mcp_json,
+    read_mcp_json,
+)
+from customtools.mcp._mount import ORIGIN_META_KEY, McpMount, MountDiagnostic, MountedServer, mount
 from customtools.mcp._results import DETAILS_META_KEY
 from customtools.mcp._serve import serve, serve_http
 from customtools.mcp._server import (
@@ -33,13 +41,36 @@ __all__ = [
     "DEFAULT_PROGRESS_INTERVAL",
     "DETAILS_META_KEY",
     "MCP_TOOL_NAME_PATTERN",
+    "ORIGIN_META_KEY",
+    "SERVER_NAME_PATTERN",
+    "McpMount",
+    "McpServerConfig",
+    "MountDiagnostic",
+    "MountedServer",
     "ServeDiagnostic",
     "ToolServer",
+    "mount",
+    "mounted_tool_name",
+    "parse_mcp_json",
+    "read_mcp_json",
     "serve",
     "serve_http",
 ]
 
 # The public home of each class and function is this namespace (docs and reprs say so).
-for _obj in (ServeDiagnostic, ToolServer, serve, serve_http):
+for _obj in (
+    McpMount,
+    McpServerConfig,
+    MountDiagnostic,
+    MountedServer,
+    ServeDiagnostic,
+    ToolServer,
+    mount,
+    mounted_tool_name,
+    parse_mcp_json,
+    read_mcp_json,
+    serve,
+    serve_http,
+):
     _obj.__module__ = __name__
 del _obj

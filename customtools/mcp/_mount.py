@@ -215,7 +215,8 @@ class MountedServer:
                 await ready.wait()
             if "client" in box and self.connected:
                 self._failures = 0
-                return box["client"]
+                connected: Client = box["client"]
+                return connected
             if self._stop is not None:
                 self._stop.set()
             if "error" in box:
@@ -280,9 +281,9 @@ class MountedServer:
         except _UnavailableError as exc:
             return _error(str(exc), server=name, tool=remote)
 
-        async def progress(value: float, total: float | None, message: str | None) -> None:
-            text = message if message else (f"{value:g}/{total:g}" if total else f"{value:g}")
-            on_update(ToolResult.from_text(text, details={"progress": value, "total": total}))
+        async def relay(progress: float, total: float | None, message: str | None) -> None:
+            text = message or (f"{progress:g}/{total:g}" if total else f"{progress:g}")
+            on_update(ToolResult.from_text(text, details={"progress": progress, "total": total}))
 
         try:
             result = await client.call_tool(

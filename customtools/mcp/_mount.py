@@ -119,6 +119,7 @@ class MountedServer:
         self._max_backoff = max_backoff
         self._client: Client | None = None
         self._stop: anyio.Event | None = None
+        self._scope: anyio.CancelScope | None = None
         self._lock: anyio.Lock | None = None
         self._failures = 0
         self._retry_at = -float("inf")
@@ -160,20 +161,23 @@ class MountedServer:
     async def _run(self, ready: anyio.Event, box: dict[str, Any]) -> None:
         stop = anyio.Event()
         self._stop = stop
+        scope = self._scope = anyio.CancelScope()
         resource: Any = None
         try:
-            transport, resource = self._transport()
-            async with Client(transport) as client:
-                box["client"] = client
-                self._client = client
-                ready.set()
-                await stop.wait()
+            with scope:
+                transport, resource = self._transport()
+                async with Client(transport) as client:
+                    box["client"] = client
+                    self._client = client
+                    ready.set()
+                    await stop.wait()
         except Exception as exc:
             box["error"] = exc
         finally:
             self._client = None
             if self._stop is stop:
                 self._stop = None
+                self._scope = None
             ready.set()
             if resource is not None:
                 if isinstance(resource, _StderrPump):
@@ -217,8 +221,8 @@ class MountedServer:
                 self._failures = 0
                 connected: Client = box["client"]
                 return connected
-            if self._stop is not None:
-                self._stop.set()
+            if self._scope is not None:
+                self._scope.cancel()  # still starting: stop it (the transport ends the process)
             if "error" in box:
                 cause = describe_exception(box["error"])
                 message = f"MCP server {name!r} could not be started: {cause}; check its command"
@@ -309,6 +313,8 @@ class MountedServer:
         """Close the connection (a stdio server is stopped)."""
         if self._stop is not None:
             self._stop.set()
+        if self._client is None and self._scope is not None:
+            self._scope.cancel()  # still starting
 
 
 def _mounted_tool(server: MountedServer, remote: types.Tool) -> CustomTool:

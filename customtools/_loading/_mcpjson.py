@@ -3,8 +3,9 @@
 This module belongs to the loader and never imports the MCP SDK. It reads the configuration
 files (Claude Code's format: ``{"mcpServers": {name: {...}}}``, or the direct
 ``{name: {...}}`` form), checks names, and defines the interface through which the MCP edge
-(``customtools.mcp``) turns configured servers into tools: :class:`McpToolProvider`,
-installed with :func:`set_mcp_tool_provider`.
+(``customtools.mcp``) turns configured servers into tools: :class:`McpToolProvider`, an
+object the host passes to ``discover_and_load(..., mcp_servers=provider)`` (for example an
+open ``customtools.mcp.McpMount``).
 
 Mounted tools are named ``mcp__<server>__<tool>``. A server name is 1-32 characters from
 ``[A-Za-z0-9_-]`` with no ``__`` and no leading or trailing ``_``, so the first ``__`` after
@@ -19,11 +20,12 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from customtools._errors import ToolDefinitionError
 
 if TYPE_CHECKING:
+    from customtools._loading._records import Diagnostic, LoadedTool, LoadError
     from customtools._tool import CustomTool
 
 __all__ = [
@@ -31,11 +33,11 @@ __all__ = [
     "SERVER_NAME_PATTERN",
     "McpServerConfig",
     "McpToolProvider",
-    "get_mcp_tool_provider",
+    "load_mcp_json_tools",
+    "mcp_json_files",
     "mounted_tool_name",
     "parse_mcp_json",
     "read_mcp_json",
-    "set_mcp_tool_provider",
 ]
 
 MCP_JSON = ".mcp.json"
@@ -248,16 +250,106 @@ class McpToolProvider(Protocol):
     ) -> tuple[Sequence[CustomTool], Sequence[str]]: ...
 
 
-_provider: list[McpToolProvider] = []
+def _under(path: str, root: str) -> bool:
+    try:
+        return os.path.commonpath([os.path.realpath(path), os.path.realpath(root)]) == (
+            os.path.realpath(root)
+        )
+    except ValueError:  # another drive on Windows
+        return False
 
 
-def set_mcp_tool_provider(provider: McpToolProvider | None) -> None:
-    """Install (or, with ``None``, remove) the provider that mounts configured servers."""
-    _provider.clear()
-    if provider is not None:
-        _provider.append(provider)
+def mcp_json_files(cwd: str, plugin_dirs: Sequence[str | os.PathLike[str]]) -> list[str]:
+    """The ``.mcp.json`` files a load looks at, in precedence order: plugin roots the host
+    named, then the project root (so a checked-out project cannot take a server name)."""
+    files: list[str] = []
+    for root in plugin_dirs:
+        path = os.path.join(os.path.abspath(os.path.join(cwd, os.fspath(root))), MCP_JSON)
+        if os.path.isfile(path) and path not in files:
+            files.append(path)
+    project = os.path.join(cwd, MCP_JSON)
+    if os.path.isfile(project) and project not in files:
+        files.append(project)
+    return files
 
 
-def get_mcp_tool_provider() -> McpToolProvider | None:
-    """The installed provider, if any."""
-    return _provider[0] if _provider else None
+async def load_mcp_json_tools(
+    provider: McpToolProvider,
+    *,
+    cwd: str,
+    plugin_dirs: Sequence[str | os.PathLike[str]],
+    taken: Mapping[str, Any],
+    trust_project: bool,
+) -> tuple[list[LoadedTool], list[LoadError], list[Diagnostic]]:
+    """Mount the servers of every ``.mcp.json`` file through ``provider``.
+
+    A file under ``cwd`` is project scope: its servers start only with ``trust_project``
+    (until then it is reported as a ``"untrusted-mcp-json"`` diagnostic and nothing runs).
+    A server name is claimed by the first file; tool names follow the loader's rules
+    against ``taken`` (built-ins and the tools already loaded).
+    """
+    from customtools._loading._records import Diagnostic, LoadedTool, LoadError, ToolSource
+
+    loaded: list[LoadedTool] = []
+    errors: list[LoadError] = []
+    diagnostics: list[Diagnostic] = []
+    claimed = dict(taken)
+    servers: dict[str, str] = {}
+    for path in mcp_json_files(cwd, plugin_dirs):
+        level: Literal["user", "project"] = "project" if _under(path, cwd) else "user"
+        source = ToolSource(provider="mcp-json", provider_name="MCP (.mcp.json)", level=level)
+        if level == "project" and not trust_project:
+            diagnostics.append(
+                Diagnostic(
+                    code="untrusted-mcp-json",
+                    message=f"{path}: project MCP servers were not started; they run programs"
+                    " from the project, so the host must trust them first"
+                    " (project_mcp_servers=True)",
+                    path=path,
+                    source=source,
+                )
+            )
+            continue
+        configs, problems = read_mcp_json(path)
+        for problem in problems:
+            errors.append(
+                LoadError(path=path, error=problem, source=source, code="invalid-mcp-json")
+            )
+        fresh: list[McpServerConfig] = []
+        for config in configs:
+            if config.name in servers:
+                errors.append(
+                    LoadError(
+                        path=path,
+                        error=f"MCP server name {config.name!r} is already configured in"
+                        f" {servers[config.name]}; this one was not started; rename one of them",
+                        source=source,
+                        code="name-conflict",
+                    )
+                )
+                continue
+            servers[config.name] = path
+            fresh.append(config)
+        if not fresh:
+            continue
+        tools, messages = await provider(fresh)
+        for message in messages:
+            diagnostics.append(
+                Diagnostic(code="mcp-server", message=message, path=path, source=source)
+            )
+        for tool in tools:
+            if tool.name in claimed:
+                errors.append(
+                    LoadError(
+                        path=path,
+                        error=f"tool name {tool.name!r} is already taken; the MCP tool from"
+                        f" {path} was not loaded; rename the server",
+                        source=source,
+                        code="name-conflict",
+                        tool_name=tool.name,
+                    )
+                )
+                continue
+            claimed[tool.name] = tool
+            loaded.append(LoadedTool(path=path, resolved_path=path, tool=tool, source=source))
+    return loaded, errors, diagnostics

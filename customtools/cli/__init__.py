@@ -2,8 +2,8 @@
 
 Subcommands: ``list``, ``validate``, ``run``, ``schema``, ``types``, ``init``, ``trust``,
 ``serve``; the reference is ``docs/cli.md``. Exit status: 0 ok, 1 findings (``validate``
-problems, load errors in
-``list``, an error result from ``run``), 2 usage or load error, 130 interrupted.
+problems, load errors in ``list``, an error result from ``run``), 2 usage or load error, 130
+interrupted.
 
 Tests and embedding code call :func:`run`; the console script calls :func:`main`. The report
 goes to stdout; diagnostics and progress go to stderr. Each subcommand lives in a private

@@ -355,7 +355,9 @@ class McpMount:
     """Several MCP servers mounted as custom tools; an async context manager.
 
     ``async with McpMount(configs) as mcp_tools: tools = await mcp_tools.tools()``. The
-    servers start on first use and close when the block ends (or at :meth:`aclose`).
+    servers start on first use and close when the block ends (or at :meth:`aclose`). An
+    open mount is also the ``mcp_servers=`` provider of ``discover_and_load``, which mounts
+    the servers of ``.mcp.json`` files through it.
 
     Args:
         configs: the servers (names must be unique).
@@ -366,11 +368,13 @@ class McpMount:
 
     def __init__(
         self,
-        configs: Iterable[McpServerConfig],
+        configs: Iterable[McpServerConfig] = (),
         *,
         backoff: float = 1.0,
         max_backoff: float = 60.0,
     ) -> None:
+        self._backoff = backoff
+        self._max_backoff = max_backoff
         self._servers: dict[str, MountedServer] = {}
         for config in configs:
             if config.name in self._servers:
@@ -427,6 +431,31 @@ class McpMount:
         for server in self._servers.values():
             await server.aclose()
 
+    async def __call__(
+        self, configs: Sequence[McpServerConfig]
+    ) -> tuple[list[CustomTool], list[str]]:
+        """Mount ``configs`` as well and return their tools and what went wrong.
+
+        This makes an open mount the ``mcp_servers=`` provider of ``discover_and_load``. A
+        server already mounted with the same configuration is reused (a reload does not
+        restart it); one whose configuration changed is closed and replaced.
+        """
+        added: list[MountedServer] = []
+        for config in configs:
+            current = self._servers.get(config.name)
+            if current is not None and current.config != config:
+                await current.aclose()
+                current = None
+            if current is None:
+                current = MountedServer(
+                    config, self, backoff=self._backoff, max_backoff=self._max_backoff
+                )
+                self._servers[config.name] = current
+            added.append(current)
+        before = len(self._diagnostics)
+        tools = await self._tools_of(added)
+        return tools, [d.message for d in self._diagnostics[before:]]
+
     async def tools(self) -> list[CustomTool]:
         """The tools of every server, in configuration order; starts the servers.
 
@@ -435,8 +464,11 @@ class McpMount:
         ``[A-Za-z0-9_-]``, an unusable schema), is left out and recorded in
         :attr:`diagnostics`.
         """
+        return await self._tools_of(list(self._servers.values()))
+
+    async def _tools_of(self, servers: Iterable[MountedServer]) -> list[CustomTool]:
         tools: list[CustomTool] = []
-        for server in self._servers.values():
+        for server in servers:
             try:
                 listed = await server.list_tools()
             except _UnavailableError:

@@ -6,8 +6,9 @@ import inspect
 import subprocess
 import sys
 
-import customtools.mcp
 from mcp_helpers import ROOT, child_env
+
+import customtools.mcp
 
 
 def test_all_lists_exactly_the_public_names() -> None:

@@ -336,11 +336,15 @@ def _mounted_tool(server: MountedServer, remote: types.Tool) -> CustomTool:
         else None
     )
     title = remote.title or (remote.annotations.title if remote.annotations else None)
+    output = remote.output_schema
+    if output is not None and output.get("type") != "object":
+        output = None  # customtools results carry object-shaped structured content only
     return CustomTool(
         name=name,
         label=title or remote_name,
         description=remote.description or "",
         parameters=dict(remote.input_schema),
+        output_schema=dict(output) if output is not None else None,
         execute=execute,
         timeout=config.timeout,
         # What the model sent is what the server gets: validated, not rewritten.

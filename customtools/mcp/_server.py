@@ -87,13 +87,13 @@ class ServeDiagnostic:
 
 
 def output_schema(tool: CustomTool) -> Mapping[str, Any] | None:
-    """The output schema a tool declares; ``None`` for every tool today.
+    """The output schema a tool declares, if any.
 
-    The hook for structured output: a tool with an output schema is listed with
-    ``outputSchema`` and its ``structured_content`` is sent as ``structuredContent``.
+    A tool with an output schema is listed with ``outputSchema``, and its
+    ``structured_content`` is sent as ``structuredContent``; other tools never send
+    ``structuredContent`` (their ``details`` travel in the result's ``_meta``).
     """
-    schema = getattr(tool, "output_schema", None)
-    return schema if isinstance(schema, Mapping) else None
+    return tool.output_schema
 
 
 @dataclass(frozen=True, slots=True)

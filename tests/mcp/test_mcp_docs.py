@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from mcp_helpers import ROOT
 
 DOC = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
@@ -38,8 +37,9 @@ def test_the_code_blocks_are_the_example_files(name: str) -> None:
 def test_the_embedding_example_serves_and_calls(tmp_path: Path) -> None:
     out = run_example("mcp_embed.py", tmp_path)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines() == [
-        "tools: countdown, notes, repo_stats, run_command, search_text, swatch",
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("tools: countdown, notes, ")
+    assert lines[1:] == [
         "progress 1: countdown: step 1/2",
         "progress 2: countdown: step 2/2",
         "result: countdown: finished 2 steps",

@@ -196,6 +196,9 @@ async def test_served_examples_mounted_back_give_the_same_results(tmp_path: Path
         "run_command": {"command": "echo", "args": ["hi"]},
         "search_text": {"pattern": "def factory", "directory": "examples/tools"},
         "swatch": {"colour": "#336699", "size": 4},
+        "convert_temperature": {"value": 100, "source": "celsius", "target": "kelvin"},
+        "ticker": {"count": 2, "interval": 0},
+        "count_words": {"text": "a b a", "top": 1},
     }
     local = await load_custom_tools([str(EXAMPLES)], str(ROOT))
     config = McpServerConfig(
@@ -214,3 +217,4 @@ async def test_served_examples_mounted_back_give_the_same_results(tmp_path: Path
             assert there.is_error == here.is_error, name
             assert [b.to_dict() for b in there.content] == [b.to_dict() for b in here.content], name
             assert there.details == json.loads(json.dumps(here.details)), name
+            assert there.structured_content == here.structured_content, name

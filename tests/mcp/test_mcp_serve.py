@@ -318,3 +318,32 @@ async def test_handshake_clients_hear_about_a_changed_tool_list() -> None:
             await heard.wait()
         names = [tool.name for tool in (await client.list_tools()).tools]
     assert names == ["first", "second"]
+
+
+async def test_only_tools_with_an_output_schema_send_structured_content(mode: str) -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+
+    async def typed(call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any) -> Any:
+        return ToolResult(content=ToolResult.from_text("n=1").content, structured_content={"n": 1})
+
+    async def untyped(call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any) -> Any:
+        return ToolResult(
+            content=ToolResult.from_text("n=1").content, details=[1, 2], structured_content={"n": 1}
+        )
+
+    server = ToolServer(
+        [
+            CustomTool(name="typed", execute=typed, output_schema=schema),
+            CustomTool(name="untyped", execute=untyped),
+        ]
+    )
+    async with Client(server.server, mode=mode) as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        with_schema = await client.call_tool("typed", {})
+        without = await client.call_tool("untyped", {})
+    assert listed["typed"].output_schema == schema
+    assert listed["untyped"].output_schema is None
+    assert with_schema.structured_content == {"n": 1}
+    assert without.structured_content is None
+    assert without.meta is not None
+    assert without.meta[DETAILS_META_KEY] == [1, 2]

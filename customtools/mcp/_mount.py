@@ -70,8 +70,12 @@ class MountDiagnostic:
     tool_name: str | None = None
 
 
-class _UnavailableError(CustomToolsError):
-    """The server cannot be reached now (the message says why and when it is retried)."""
+class _UnavailableError(Exception):
+    """The server cannot be reached now (the message says why and when it is retried).
+
+    Internal: it never leaves this module (calls turn it into error results), so it is not
+    part of the ``CustomToolsError`` tree.
+    """
 
 
 def _error(text: str, **details: Any) -> ToolResult:

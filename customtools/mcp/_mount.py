@@ -43,12 +43,6 @@ _log = logging.getLogger("customtools.mcp.mount")
 ORIGIN_META_KEY = "customtools/mcp"
 """Tool ``_meta`` key naming the server and the remote tool a mounted tool calls."""
 
-_CONNECTION_LOST = (
-    anyio.ClosedResourceError,
-    anyio.BrokenResourceError,
-    anyio.EndOfStream,
-    OSError,
-)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -275,7 +269,7 @@ class MountedServer:
                 MountDiagnostic(server=self.config.name, code="list-failed", message=message)
             )
             raise _UnavailableError(message) from None
-        except _CONNECTION_LOST as exc:
+        except Exception as exc:  # the transport failed (closed stream, HTTP error, ...)
             raise _UnavailableError(self._lost(client, exc)) from None
         return tools
 
@@ -309,7 +303,9 @@ class MountedServer:
                 tool=remote,
                 code=exc.error.code,
             )
-        except _CONNECTION_LOST as exc:
+        except Exception as exc:
+            # Anything but a protocol error is the transport failing (a closed stream, an
+            # HTTP error, an unreadable answer): drop the connection; the next call reconnects.
             return _error(self._lost(client, exc), server=name, tool=remote)
         return from_call_result(result, where=f"MCP server {name!r}, tool {remote!r}")
 

@@ -221,3 +221,18 @@ async def test_served_examples_mounted_back_give_the_same_results(tmp_path: Path
             if local.get(name).tool.output_schema is not None:
                 assert there.structured_content == here.structured_content, name
                 assert there.structured_content is not None, name
+
+
+@CLIENT_GENERATORS_ON_TRIO
+async def test_an_http_server_that_is_not_there_is_a_diagnostic() -> None:
+    config = McpServerConfig(
+        name="gone", url=f"http://127.0.0.1:{free_port()}/mcp", startup_timeout=10
+    )
+    async with McpMount([config]) as mounted:
+        assert await mounted.tools() == []
+    (problem,) = mounted.diagnostics
+    assert problem.code == "unavailable"
+    assert "'gone'" in problem.message
+    import gc
+
+    gc.collect()

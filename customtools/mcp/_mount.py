@@ -44,7 +44,6 @@ ORIGIN_META_KEY = "customtools/mcp"
 """Tool ``_meta`` key naming the server and the remote tool a mounted tool calls."""
 
 
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MountDiagnostic:
     """Something that went wrong with a mounted server.
@@ -70,6 +69,15 @@ class _UnavailableError(Exception):
     Internal: it never leaves this module (calls turn it into error results), so it is not
     part of the ``CustomToolsError`` tree.
     """
+
+
+def _innermost(exc: BaseException) -> BaseException:
+    """The one exception inside (nested) single-member exception groups, else ``exc``."""
+    inner = getattr(exc, "exceptions", None)
+    while isinstance(inner, tuple) and len(inner) == 1:
+        exc = inner[0]
+        inner = getattr(exc, "exceptions", None)
+    return exc
 
 
 def _error(text: str, **details: Any) -> ToolResult:
@@ -222,8 +230,9 @@ class MountedServer:
             if self._scope is not None:
                 self._scope.cancel()  # still starting: stop it (the transport ends the process)
             if "error" in box:
-                cause = describe_exception(box["error"])
-                message = f"MCP server {name!r} could not be started: {cause}; check its command"
+                cause = describe_exception(_innermost(box["error"]))
+                what = "command" if self.config.command is not None else "URL"
+                message = f"MCP server {name!r} could not be started: {cause}; check its {what}"
             else:
                 message = (
                     f"MCP server {name!r} did not answer within"
@@ -239,7 +248,7 @@ class MountedServer:
                 self._stop.set()
             message = (
                 f"MCP server {self.config.name!r} closed the connection"
-                f" ({describe_exception(exc)}); it is started again on the next call"
+                f" ({describe_exception(_innermost(exc))}); it is started again on the next call"
             )
             self._failed("connection-lost", message)
             return message

@@ -232,7 +232,9 @@ async def test_an_http_server_that_is_not_there_is_a_diagnostic() -> None:
         assert await mounted.tools() == []
     (problem,) = mounted.diagnostics
     assert problem.code == "unavailable"
-    assert "'gone'" in problem.message
+    assert "'gone' could not be started: Connect" in problem.message
+    assert "ExceptionGroup" not in problem.message
+    assert problem.message.endswith("check its URL")
     import gc
 
     gc.collect()

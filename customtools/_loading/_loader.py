@@ -53,8 +53,8 @@ from customtools._loading._trust_store import TrustPolicy, TrustStore, apply_tru
 
 if TYPE_CHECKING:
     from customtools._loading._api import UIContext
-    from customtools._loading._providers import ToolProvider
     from customtools._loading._mcpjson import McpToolProvider
+    from customtools._loading._providers import ToolProvider
 
 __all__ = [
     "DEFAULT_LOAD_TIMEOUT",

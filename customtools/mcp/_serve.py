@@ -28,6 +28,12 @@ def report_load(result: LoadResult, server: ToolServer, stream: TextIO | None = 
         out.write(f"customtools serve: {path}: {escape_control(error.error)}\n")
     for problem in server.diagnostics:
         out.write(f"customtools serve: {escape_control(problem.message)}\n")
+    pending = getattr(result, "pending_trust", ())
+    if pending:
+        out.write(
+            f"customtools serve: {len(pending)} project tool source(s) are not trusted and are"
+            " not served; `customtools trust` shows what they would run\n"
+        )
     out.write(f"customtools serve: serving {len(server.tool_names)} tools\n")
     out.flush()
 

@@ -99,9 +99,11 @@ async def test_project_servers_start_only_when_trusted(tmp_path: Path) -> None:
     trusted = await discover_and_load(
         [], project, mcp_servers=provider, project_mcp_servers=True, **options
     )
+    trusting = await discover_and_load([], project, mcp_servers=provider, trust="all", **options)
+    assert [loaded.tool.name for loaded in trusting.tools] == ["mcp__proj__ping"]
     assert untrusted.tools == ()
     assert [d.code for d in untrusted.diagnostics] == ["untrusted-mcp-json"]
-    assert provider.asked == [["proj"]]
+    assert provider.asked == [["proj"], ["proj"]]
     (loaded,) = trusted.tools
     assert loaded.tool.name == "mcp__proj__ping"
     assert loaded.source.level == "project"

@@ -96,7 +96,8 @@ def run_floor(transport: str, port: int) -> None:
 def run_mcpserver(transport: str, port: int) -> None:
     from mcp.server.mcpserver import MCPServer
 
-    app = MCPServer("mcpserver")
+    # Warnings only, as the other servers: access logs would slow it down.
+    app = MCPServer("mcpserver", log_level="WARNING")
 
     @app.tool()
     def echo(text: str) -> str:

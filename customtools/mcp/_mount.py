@@ -29,6 +29,7 @@ import mcp_types as types
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from customtools._adapter import discard_update
 from customtools._content import ToolResult
 from customtools._errors import CustomToolsError
 from customtools._format import describe_exception
@@ -300,7 +301,8 @@ class MountedServer:
             result = await client.call_tool(
                 remote,
                 dict(arguments),
-                progress_callback=relay,
+                # No progress token when nobody listens: it costs the server a notification each.
+                progress_callback=None if on_update is discard_update else relay,
                 meta=dict(meta) if meta else None,  # type: ignore[arg-type]
             )
         except MCPError as exc:

@@ -118,6 +118,9 @@ def from_call_result(result: types.CallToolResult, *, where: str) -> ToolResult:
     """
     blocks: list[ContentBlock] = []
     for index, item in enumerate(result.content):
+        if type(item) is types.TextContent and item.meta is None and item.annotations is None:
+            blocks.append(TextContent(text=item.text))  # the common case, without a dump
+            continue
         wire = item.model_dump(by_alias=True, exclude_none=True, mode="json")
         meta = wire.get("_meta")
         if isinstance(meta, Mapping) and isinstance(meta.get(EXTENSION_META_KEY), Mapping):

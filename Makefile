@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The MCP extra is needed by the tests and the type check, not by the demo.
+MCP_STAMP := $(VENV)/.installed-mcp
 
 .PHONY: demo test lint typecheck bench clean
 
@@ -11,6 +13,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
+
+$(MCP_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,mcp]'
+	touch $(MCP_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/customtools list --path examples/tools
@@ -21,14 +27,14 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-typecheck: $(STAMP)
+typecheck: $(MCP_STAMP)
 	$(BIN)/mypy
 
-test: lint typecheck
+test: lint typecheck $(MCP_STAMP)
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,mcp,bench]'
 	$(BIN)/python benchmarks/run.py
 
 clean:

@@ -18,6 +18,7 @@ BENCHMARKS = [
     "bench_load.py",
     "bench_authoring.py",
     "bench_frontmatter.py",
+    "bench_mcp.py",
 ]
 
 

@@ -131,6 +131,11 @@ def _discard_update(partial: Any) -> None:
     return None
 
 
+discard_update = _discard_update
+"""The ``on_update`` a tool gets when the host asked for no updates (bridges compare against it
+to skip progress plumbing nobody listens to)."""
+
+
 class _UpdateSink:
     """Forwards a tool's partial results to the host, normalized, in order.
 

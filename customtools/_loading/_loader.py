@@ -53,6 +53,7 @@ from customtools._loading._trust_store import TrustPolicy, TrustStore, apply_tru
 
 if TYPE_CHECKING:
     from customtools._loading._api import UIContext
+    from customtools._loading._mcpjson import McpToolProvider
     from customtools._loading._providers import ToolProvider
 
 __all__ = [
@@ -375,6 +376,8 @@ async def discover_and_load(
     entry_points: bool = True,
     trust: TrustPolicy = "prompt",
     trust_store: TrustStore | None = None,
+    mcp_servers: McpToolProvider | None = None,
+    project_mcp_servers: bool = False,
 ) -> LoadResult:
     """Find tool modules in every source, import them and call their factories.
 
@@ -405,6 +408,12 @@ async def discover_and_load(
             ``"none"`` (no project code), ``"all"`` (everything, unasked) or a callable asked
             per pending source (return ``True`` to grant it in the store and load it).
         trust_store: the grants (default: ``TrustStore(home=home, app_name=app_name)``).
+        mcp_servers: mounts the servers of ``.mcp.json`` files (plugin roots, then the
+            project root) as tools named ``mcp__<server>__<tool>``, after every other
+            source; for example an open ``customtools.mcp.McpMount``. ``None``: not read.
+        project_mcp_servers: also start the servers of the project's ``.mcp.json`` (they
+            run programs from the project: pass ``True`` only when the user trusts it;
+            ``trust="all"`` implies it).
 
     Raises:
         LoadFailedError: ``strict`` is true and there were errors.
@@ -424,16 +433,34 @@ async def discover_and_load(
         disabled_providers=disabled_providers,
         entry_points=entry_points,
     )
-    return await load_scan(
+    builtins = tuple(builtin_tool_names)
+    result = await load_scan(
         scanned,
         cwd,
-        builtin_tool_names,
-        strict=strict,
+        builtins,
+        strict=strict and mcp_servers is None,
         load_timeout=load_timeout,
         pending_actions=pending_actions,
         trust=trust,
         trust_store=trust_store,
     )
+    if mcp_servers is not None:
+        from customtools._loading._mcpjson import load_mcp_json_tools
+
+        mounted, errors, diagnostics = await load_mcp_json_tools(
+            mcp_servers,
+            cwd=_resolve_cwd(cwd),
+            plugin_dirs=plugin_dirs,
+            taken={**dict.fromkeys(builtins), **result._by_name},
+            trust_project=project_mcp_servers or trust == "all",
+        )
+        result.tools += tuple(mounted)
+        result.errors += tuple(errors)
+        result.diagnostics += tuple(diagnostics)
+        result._by_name.update((loaded.tool.name, loaded) for loaded in mounted)
+        if strict:
+            result.raise_for_errors()
+    return result
 
 
 async def load_custom_tools(

@@ -1,8 +1,9 @@
 """The ``customtools`` command (also ``python -m customtools``).
 
-Subcommands: ``list``, ``validate``, ``run``, ``schema``, ``types``, ``init``, ``trust``; the
-reference is ``docs/cli.md``. Exit status: 0 ok, 1 findings (``validate`` problems, load errors in
-``list``, an error result from ``run``), 2 usage or load error, 130 interrupted.
+Subcommands: ``list``, ``validate``, ``run``, ``schema``, ``types``, ``init``, ``trust``,
+``serve``; the reference is ``docs/cli.md``. Exit status: 0 ok, 1 findings (``validate``
+problems, load errors in ``list``, an error result from ``run``), 2 usage or load error, 130
+interrupted.
 
 Tests and embedding code call :func:`run`; the console script calls :func:`main`. The report
 goes to stdout; diagnostics and progress go to stderr. Each subcommand lives in a private
@@ -22,7 +23,7 @@ from customtools.cli._common import UsageError as _UsageError
 
 __all__ = ["main", "run"]
 
-_COMMANDS = ("_list", "_validate", "_run", "_schema", "_types", "_init", "_trust")
+_COMMANDS = ("_list", "_validate", "_run", "_schema", "_types", "_init", "_trust", "_serve")
 
 
 def _parser() -> argparse.ArgumentParser:

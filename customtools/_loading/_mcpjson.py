@@ -1,0 +1,355 @@
+"""MCP server configurations as data: :class:`McpServerConfig` and ``.mcp.json`` files.
+
+This module belongs to the loader and never imports the MCP SDK. It reads the configuration
+files (Claude Code's format: ``{"mcpServers": {name: {...}}}``, or the direct
+``{name: {...}}`` form), checks names, and defines the interface through which the MCP edge
+(``customtools.mcp``) turns configured servers into tools: :class:`McpToolProvider`, an
+object the host passes to ``discover_and_load(..., mcp_servers=provider)`` (for example an
+open ``customtools.mcp.McpMount``).
+
+Mounted tools are named ``mcp__<server>__<tool>``. A server name is 1-32 characters from
+``[A-Za-z0-9_-]`` with no ``__`` and no leading or trailing ``_``, so the first ``__`` after
+``mcp__`` always ends the server name: names from two servers can never collide.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from customtools._errors import ToolDefinitionError
+
+if TYPE_CHECKING:
+    from customtools._loading._records import Diagnostic, LoadedTool, LoadError
+    from customtools._tool import CustomTool
+
+__all__ = [
+    "MCP_JSON",
+    "SERVER_NAME_PATTERN",
+    "McpServerConfig",
+    "McpToolProvider",
+    "load_mcp_json_tools",
+    "mcp_json_files",
+    "mounted_tool_name",
+    "parse_mcp_json",
+    "read_mcp_json",
+]
+
+MCP_JSON = ".mcp.json"
+"""The file name looked for in a project root and in plugin roots."""
+
+SERVER_NAME_PATTERN = r"^(?!_)(?!.*__)[A-Za-z0-9_-]{1,32}(?<!_)$"
+"""Server names: no ``__`` and no ``_`` at either end, so mounted names split unambiguously."""
+
+_SERVER_NAME_RE = re.compile(SERVER_NAME_PATTERN)
+
+_EMPTY: Mapping[str, str] = MappingProxyType({})
+
+_STDIO_KEYS = frozenset({"type", "command", "args", "env", "cwd"})
+_HTTP_KEYS = frozenset({"type", "url", "headers"})
+
+
+def mounted_tool_name(server: str, tool: str) -> str:
+    """The name a mounted tool gets: ``mcp__<server>__<tool>``."""
+    return f"mcp__{server}__{tool}"
+
+
+def _strings(value: Any, what: str, where: str) -> tuple[str, ...]:
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ToolDefinitionError(f"{where}: {what} must be a list of strings")
+    return tuple(value)
+
+
+def _string_map(value: Any, what: str, where: str) -> Mapping[str, str]:
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise ToolDefinitionError(f"{where}: {what} must be an object of strings")
+    return MappingProxyType(dict(value))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class McpServerConfig:
+    """How to reach one MCP server: a command to start (stdio) or a URL (streamable HTTP).
+
+    Args:
+        name: the server's name, part of every mounted tool's name (see
+            :data:`SERVER_NAME_PATTERN`).
+        command: the program to start (stdio); exactly one of ``command`` and ``url``.
+        args: its arguments.
+        env: variables added to the environment the server starts with (which otherwise
+            holds only ``HOME``, ``PATH`` and a few other safe variables).
+        cwd: the directory the server starts in.
+        url: the endpoint of a streamable HTTP server.
+        headers: HTTP headers sent with every request (for example ``Authorization``).
+        timeout: seconds any call of this server's tools may run (``None``: no limit).
+        startup_timeout: seconds the server may take to start and answer the handshake.
+        origin: where the configuration came from (a file path), for messages.
+
+    Raises:
+        ToolDefinitionError: a field breaks a rule; the message names the server and field.
+    """
+
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    cwd: str | None = None
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    timeout: float | None = None
+    startup_timeout: float = 30.0
+    origin: str | None = None
+
+    def __post_init__(self) -> None:
+        where = f"MCP server {self.name!r}" + (f" in {self.origin}" if self.origin else "")
+        if not isinstance(self.name, str) or _SERVER_NAME_RE.match(self.name) is None:
+            raise ToolDefinitionError(
+                f"invalid MCP server name {self.name!r}"
+                + (f" in {self.origin}" if self.origin else "")
+                + ": use 1-32 characters from a-z, A-Z, 0-9, '_' and '-', without '__' and"
+                " without '_' at either end"
+            )
+        if (self.command is None) == (self.url is None):
+            raise ToolDefinitionError(f"{where}: give exactly one of 'command' and 'url'")
+        if self.command is not None and (not isinstance(self.command, str) or not self.command):
+            raise ToolDefinitionError(f"{where}: 'command' must be a non-empty string")
+        if self.url is not None and (
+            not isinstance(self.url, str) or not self.url.startswith(("http://", "https://"))
+        ):
+            raise ToolDefinitionError(f"{where}: 'url' must be an http:// or https:// URL")
+        object.__setattr__(self, "args", _strings(list(self.args), "'args'", where))
+        object.__setattr__(self, "env", _string_map(self.env, "'env'", where))
+        object.__setattr__(self, "headers", _string_map(self.headers, "'headers'", where))
+        for name in ("timeout", "startup_timeout"):
+            value = getattr(self, name)
+            if value is not None and not (
+                isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+            ):
+                raise ToolDefinitionError(f"{where}: {name!r} must be a positive number of seconds")
+
+    @property
+    def transport(self) -> str:
+        """``"stdio"`` or ``"http"``."""
+        return "stdio" if self.command is not None else "http"
+
+    @classmethod
+    def from_dict(
+        cls, name: str, data: Mapping[str, Any], *, origin: str | None = None
+    ) -> McpServerConfig:
+        """One entry of ``mcpServers`` (Claude Code's format).
+
+        ``{"command", "args", "env", "cwd"}`` starts a stdio server; ``{"type": "http",
+        "url", "headers"}`` reaches a streamable HTTP one. A relative ``cwd`` is taken from
+        the directory of ``origin``.
+
+        Raises:
+            ToolDefinitionError: the entry is malformed; the message names server and field.
+        """
+        where = f"MCP server {name!r}" + (f" in {origin}" if origin else "")
+        if not isinstance(data, Mapping):
+            raise ToolDefinitionError(f"{where}: expected an object")
+        kind = data.get("type", "http" if "url" in data else "stdio")
+        if kind not in ("stdio", "http"):
+            raise ToolDefinitionError(
+                f"{where}: type {kind!r} is not supported; use 'stdio' or 'http'"
+            )
+        allowed = _STDIO_KEYS if kind == "stdio" else _HTTP_KEYS
+        unknown = sorted(set(data) - allowed)
+        if unknown:
+            raise ToolDefinitionError(
+                f"{where}: unknown field(s) {', '.join(map(repr, unknown))} for a {kind} server"
+            )
+        if kind == "stdio":
+            cwd = data.get("cwd")
+            if cwd is not None and not isinstance(cwd, str):
+                raise ToolDefinitionError(f"{where}: 'cwd' must be a string")
+            if cwd is not None and origin is not None and not os.path.isabs(cwd):
+                cwd = os.path.join(os.path.dirname(origin), cwd)
+            return cls(
+                name=name,
+                command=data.get("command"),
+                args=_strings(data.get("args", []), "'args'", where),
+                env=_string_map(data.get("env", {}), "'env'", where),
+                cwd=cwd,
+                origin=origin,
+            )
+        return cls(
+            name=name,
+            url=data.get("url"),
+            headers=_string_map(data.get("headers", {}), "'headers'", where),
+            origin=origin,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The configuration in Claude Code's ``mcpServers`` entry form."""
+        if self.command is not None:
+            out: dict[str, Any] = {"command": self.command, "args": list(self.args)}
+            if self.env:
+                out["env"] = dict(self.env)
+            if self.cwd is not None:
+                out["cwd"] = self.cwd
+            return out
+        out = {"type": "http", "url": self.url}
+        if self.headers:
+            out["headers"] = dict(self.headers)
+        return out
+
+
+def parse_mcp_json(
+    data: Any, *, origin: str | None = None
+) -> tuple[list[McpServerConfig], list[str]]:
+    """The servers of a parsed ``.mcp.json`` document, and one message per bad entry.
+
+    Accepts ``{"mcpServers": {name: {...}}}`` and the direct ``{name: {...}}`` form. One bad
+    entry never hides the good ones.
+    """
+    where = origin or MCP_JSON
+    if not isinstance(data, Mapping):
+        return [], [f"{where}: expected a JSON object with 'mcpServers'"]
+    servers = data.get("mcpServers", data)
+    if not isinstance(servers, Mapping):
+        return [], [f"{where}: 'mcpServers' must be an object"]
+    configs: list[McpServerConfig] = []
+    problems: list[str] = []
+    for name, entry in servers.items():
+        try:
+            configs.append(McpServerConfig.from_dict(str(name), entry, origin=origin))
+        except ToolDefinitionError as exc:
+            problems.append(str(exc))
+    return configs, problems
+
+
+def read_mcp_json(path: str) -> tuple[list[McpServerConfig], list[str]]:
+    """:func:`parse_mcp_json` of the file at ``path`` (a missing file has no servers)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except FileNotFoundError:
+        return [], []
+    except (OSError, ValueError) as exc:
+        return [], [f"{path}: not readable as JSON ({type(exc).__name__}: {exc}); fix the file"]
+    return parse_mcp_json(data, origin=path)
+
+
+class McpToolProvider(Protocol):
+    """What the MCP edge provides to the loader: tools for configured servers.
+
+    ``await provider(configs)`` returns the tools (named ``mcp__<server>__<tool>``) and one
+    message per server that could not be reached or tool that could not be mounted. The
+    provider owns the connections; the host closes them (see ``customtools.mcp``).
+    """
+
+    async def __call__(
+        self, configs: Sequence[McpServerConfig]
+    ) -> tuple[Sequence[CustomTool], Sequence[str]]: ...
+
+
+def _under(path: str, root: str) -> bool:
+    try:
+        return os.path.commonpath([os.path.realpath(path), os.path.realpath(root)]) == (
+            os.path.realpath(root)
+        )
+    except ValueError:  # another drive on Windows
+        return False
+
+
+def mcp_json_files(cwd: str, plugin_dirs: Sequence[str | os.PathLike[str]]) -> list[str]:
+    """The ``.mcp.json`` files a load looks at, in precedence order: plugin roots the host
+    named, then the project root (so a checked-out project cannot take a server name)."""
+    files: list[str] = []
+    for root in plugin_dirs:
+        path = os.path.join(os.path.abspath(os.path.join(cwd, os.fspath(root))), MCP_JSON)
+        if os.path.isfile(path) and path not in files:
+            files.append(path)
+    project = os.path.join(cwd, MCP_JSON)
+    if os.path.isfile(project) and project not in files:
+        files.append(project)
+    return files
+
+
+async def load_mcp_json_tools(
+    provider: McpToolProvider,
+    *,
+    cwd: str,
+    plugin_dirs: Sequence[str | os.PathLike[str]],
+    taken: Mapping[str, Any],
+    trust_project: bool,
+) -> tuple[list[LoadedTool], list[LoadError], list[Diagnostic]]:
+    """Mount the servers of every ``.mcp.json`` file through ``provider``.
+
+    A file under ``cwd`` is project scope: its servers start only with ``trust_project``
+    (until then it is reported as a ``"untrusted-mcp-json"`` diagnostic and nothing runs).
+    A server name is claimed by the first file; tool names follow the loader's rules
+    against ``taken`` (built-ins and the tools already loaded).
+    """
+    from customtools._loading._records import Diagnostic, LoadedTool, LoadError, ToolSource
+
+    loaded: list[LoadedTool] = []
+    errors: list[LoadError] = []
+    diagnostics: list[Diagnostic] = []
+    claimed = dict(taken)
+    servers: dict[str, str] = {}
+    for path in mcp_json_files(cwd, plugin_dirs):
+        level: Literal["user", "project"] = "project" if _under(path, cwd) else "user"
+        source = ToolSource(provider="mcp-json", provider_name="MCP (.mcp.json)", level=level)
+        if level == "project" and not trust_project:
+            diagnostics.append(
+                Diagnostic(
+                    code="untrusted-mcp-json",
+                    message=f"{path}: project MCP servers were not started; they run programs"
+                    " from the project, so the host must trust them first"
+                    " (project_mcp_servers=True)",
+                    path=path,
+                    source=source,
+                )
+            )
+            continue
+        configs, problems = read_mcp_json(path)
+        for problem in problems:
+            errors.append(
+                LoadError(path=path, error=problem, source=source, code="invalid-mcp-json")
+            )
+        fresh: list[McpServerConfig] = []
+        for config in configs:
+            if config.name in servers:
+                errors.append(
+                    LoadError(
+                        path=path,
+                        error=f"MCP server name {config.name!r} is already configured in"
+                        f" {servers[config.name]}; this one was not started; rename one of them",
+                        source=source,
+                        code="name-conflict",
+                    )
+                )
+                continue
+            servers[config.name] = path
+            fresh.append(config)
+        if not fresh:
+            continue
+        tools, messages = await provider(fresh)
+        for message in messages:
+            diagnostics.append(
+                Diagnostic(code="mcp-server", message=message, path=path, source=source)
+            )
+        for tool in tools:
+            if tool.name in claimed:
+                errors.append(
+                    LoadError(
+                        path=path,
+                        error=f"tool name {tool.name!r} is already taken; the MCP tool from"
+                        f" {path} was not loaded; rename the server",
+                        source=source,
+                        code="name-conflict",
+                        tool_name=tool.name,
+                    )
+                )
+                continue
+            claimed[tool.name] = tool
+            loaded.append(LoadedTool(path=path, resolved_path=path, tool=tool, source=source))
+    return loaded, errors, diagnostics

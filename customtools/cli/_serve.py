@@ -1,0 +1,119 @@
+"""``customtools serve [PATHS...]``: serve the loaded tools over MCP (stdio or streamable HTTP).
+
+Tools load exactly as for ``list`` (discovery options included) plus the positional paths;
+load errors and tools MCP cannot offer go to stderr, and the rest are served. Over stdio,
+stdout carries only the protocol. The MCP SDK is imported only when this command runs, and a
+missing install is one line naming the extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from customtools.cli._common import (
+    EXIT_OK,
+    UsageError,
+    absolute_paths,
+    add_discovery_arguments,
+    resolve_cwd,
+    scan_options,
+)
+
+__all__ = ["add_parser", "command", "parse_address"]
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``serve``."""
+    parser = subparsers.add_parser(
+        "serve",
+        help="serve the tools to MCP clients (stdio or streamable HTTP)",
+        description="Load the tools (like `list`, plus PATHS) and serve them over MCP until"
+        " the client disconnects (stdio) or the process is interrupted (HTTP). Diagnostics go"
+        " to stderr. Needs the mcp extra: pip install 'customtools[mcp]'. See docs/mcp.md.",
+    )
+    parser.add_argument(
+        "served_paths", nargs="*", metavar="PATH", help="tool files or directories to serve"
+    )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--stdio", action="store_true", help="serve one client over stdin/stdout (the default)"
+    )
+    where.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        help="serve streamable HTTP at http://HOST:PORT/mcp (PORT 0 picks a free port)",
+    )
+    parser.add_argument(
+        "--stateless",
+        action="store_true",
+        help="HTTP: a fresh transport per request, for several processes behind a balancer",
+    )
+    parser.add_argument(
+        "--name",
+        default="customtools",
+        help="the server name shown to clients (default: %(default)s)",
+    )
+    parser.add_argument("--timeout", type=float, metavar="S", help="abort any call after S seconds")
+    add_discovery_arguments(parser)
+    parser.set_defaults(handler=command)
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:PORT`` for IPv6) as ``(host, port)``."""
+    host, sep, port_text = text.rpartition(":")
+    if not sep or not host:
+        raise UsageError(f"--http {text!r}: expected HOST:PORT, for example 127.0.0.1:8000")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise UsageError(f"--http {text!r}: the port {port_text!r} is not a number") from None
+    if not 0 <= port <= 65535:
+        raise UsageError(f"--http {text!r}: the port must be between 0 and 65535")
+    return host, port
+
+
+def command(args: argparse.Namespace) -> int:
+    """Run ``serve``; returns the exit status."""
+    if args.stateless and not args.http:
+        raise UsageError("--stateless applies to --http only")
+    if args.timeout is not None and not args.timeout > 0:
+        raise UsageError("--timeout must be a positive number of seconds")
+    address = parse_address(args.http) if args.http else None
+    cwd = resolve_cwd(args)
+    try:
+        from customtools.mcp import serve
+    except ImportError as exc:
+        raise UsageError(str(exc)) from None
+    import anyio
+
+    def ready(url: str) -> None:
+        print(f"customtools serve: listening on {url}", file=sys.stderr, flush=True)
+
+    options: dict[str, Any] = {
+        "cwd": cwd,
+        "builtin_tool_names": tuple(args.builtins),
+        "name": args.name,
+        "timeout": args.timeout,
+        **scan_options(args),
+    }
+    paths = absolute_paths(list(args.served_paths) + list(args.paths))
+    if address is None:
+        anyio.run(lambda: serve(paths, transport="stdio", **options))
+    else:
+        host, port = address
+        anyio.run(
+            lambda: serve(
+                paths,
+                transport="http",
+                host=host,
+                port=port,
+                stateless=args.stateless,
+                on_ready=ready,
+                **options,
+            )
+        )
+    return EXIT_OK

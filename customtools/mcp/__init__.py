@@ -1,0 +1,76 @@
+"""The MCP bridge, both directions (needs the ``mcp`` extra: ``pip install 'customtools[mcp]'``).
+
+* **Serve** custom tools to MCP clients: :class:`ToolServer` (the tools on the SDK's low-level
+  server, over stdio or streamable HTTP) and :func:`serve` (load as ``discover_and_load`` does,
+  then serve; what ``customtools serve`` runs).
+* **Mount** MCP servers as custom tools: :class:`McpServerConfig` and :func:`mount`.
+
+Importing this package imports the MCP SDK (about half a second); nothing else in
+``customtools`` does. The guide is ``docs/mcp.md``.
+"""
+
+from __future__ import annotations
+
+try:
+    import mcp as _sdk  # noqa: F401 - fail early, with one line naming the extra
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "customtools.mcp needs the MCP SDK, which is not installed: pip install 'customtools[mcp]'"
+    ) from exc
+
+from customtools._loading._mcpjson import (
+    SERVER_NAME_PATTERN,
+    McpServerConfig,
+    mounted_tool_name,
+    parse_mcp_json,
+    read_mcp_json,
+)
+from customtools.mcp._mount import ORIGIN_META_KEY, McpMount, MountDiagnostic, MountedServer, mount
+from customtools.mcp._results import DETAILS_META_KEY
+from customtools.mcp._serve import serve, serve_http
+from customtools.mcp._server import (
+    DEFAULT_CANCEL_GRACE,
+    DEFAULT_PROGRESS_INTERVAL,
+    MCP_TOOL_NAME_PATTERN,
+    ServeDiagnostic,
+    ToolServer,
+)
+
+__all__ = [
+    "DEFAULT_CANCEL_GRACE",
+    "DEFAULT_PROGRESS_INTERVAL",
+    "DETAILS_META_KEY",
+    "MCP_TOOL_NAME_PATTERN",
+    "ORIGIN_META_KEY",
+    "SERVER_NAME_PATTERN",
+    "McpMount",
+    "McpServerConfig",
+    "MountDiagnostic",
+    "MountedServer",
+    "ServeDiagnostic",
+    "ToolServer",
+    "mount",
+    "mounted_tool_name",
+    "parse_mcp_json",
+    "read_mcp_json",
+    "serve",
+    "serve_http",
+]
+
+# The public home of each class and function is this namespace (docs and reprs say so).
+for _obj in (
+    McpMount,
+    McpServerConfig,
+    MountDiagnostic,
+    MountedServer,
+    ServeDiagnostic,
+    ToolServer,
+    mount,
+    mounted_tool_name,
+    parse_mcp_json,
+    read_mcp_json,
+    serve,
+    serve_http,
+):
+    _obj.__module__ = __name__
+del _obj

@@ -1,0 +1,511 @@
+"""Mount MCP servers as custom tools: :class:`McpMount` and :func:`mount`.
+
+Each configured server becomes tools named ``mcp__<server>__<tool>``. A server starts on
+first use (listing its tools is a use) and closes with the mount. Calls go through the
+tool's :class:`~customtools.CustomToolAdapter` like any other tool, so arguments are
+validated locally before anything is sent, a per-call timeout applies, and aborting the
+call's signal cancels the request (the SDK sends ``notifications/cancelled``) and returns at
+once. Progress notifications become ``on_update`` partial results, and results keep their
+``_meta``.
+
+A server that crashes, closes the connection or does not answer its handshake gives the
+calls in flight an error result and a diagnostic; the next call starts it again, after a
+back-off that doubles with each consecutive failure. A stdio server's stderr goes to the
+``customtools.mcp.server.<name>`` logger, never to the host's stdout.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from customtools._adapter import discard_update
+from customtools._content import ToolResult
+from customtools._errors import CustomToolsError
+from customtools._format import describe_exception
+from customtools._loading._mcpjson import McpServerConfig, mounted_tool_name
+from customtools._tool import CustomTool, check_tool_name
+from customtools.mcp._results import from_call_result
+
+__all__ = ["McpMount", "MountDiagnostic", "MountedServer", "mount"]
+
+_log = logging.getLogger("customtools.mcp.mount")
+
+ORIGIN_META_KEY = "customtools/mcp"
+"""Tool ``_meta`` key naming the server and the remote tool a mounted tool calls."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MountDiagnostic:
+    """Something that went wrong with a mounted server.
+
+    Attributes:
+        server: the server's name.
+        code: ``"unavailable"`` (could not start or handshake), ``"connection-lost"``
+            (crashed or closed mid-call), ``"list-failed"``, or ``"invalid-tool"`` (a remote
+            tool that cannot be mounted: its name or schema).
+        message: one line: what happened and what to do.
+        tool_name: the remote tool, for ``"invalid-tool"``.
+    """
+
+    server: str
+    code: str
+    message: str
+    tool_name: str | None = None
+
+
+class _UnavailableError(Exception):
+    """The server cannot be reached now (the message says why and when it is retried).
+
+    Internal: it never leaves this module (calls turn it into error results), so it is not
+    part of the ``CustomToolsError`` tree.
+    """
+
+
+def _innermost(exc: BaseException) -> BaseException:
+    """The one exception inside (nested) single-member exception groups, else ``exc``."""
+    inner = getattr(exc, "exceptions", None)
+    while isinstance(inner, tuple) and len(inner) == 1:
+        exc = inner[0]
+        inner = getattr(exc, "exceptions", None)
+    return exc
+
+
+def _error(text: str, **details: Any) -> ToolResult:
+    return ToolResult.from_text(text, details={"error": "McpServerError", **details}, is_error=True)
+
+
+class _StderrPump:
+    """A pipe whose read end is logged line by line, for a stdio server's stderr."""
+
+    def __init__(self, server: str) -> None:
+        read_fd, write_fd = os.pipe()
+        self.writer = os.fdopen(write_fd, "w")
+        self._logger = logging.getLogger(f"customtools.mcp.server.{server}")
+        self._reader = os.fdopen(read_fd, "r", errors="replace")
+        self._thread = threading.Thread(target=self._pump, name=f"mcp-stderr-{server}", daemon=True)
+        self._thread.start()
+
+    def _pump(self) -> None:
+        with self._reader:
+            for line in self._reader:
+                self._logger.info("%s", line.rstrip("\n"))
+
+    def close(self) -> None:
+        # The child holds its own copy: the reader ends when the child exits.
+        self.writer.close()
+
+
+class MountedServer:
+    """One configured MCP server, started on first use and restarted after failures.
+
+    Made by :class:`McpMount`; use :meth:`McpMount.tools` to get its tools.
+    """
+
+    def __init__(
+        self,
+        config: McpServerConfig,
+        mount: McpMount,
+        *,
+        backoff: float,
+        max_backoff: float,
+    ) -> None:
+        self.config = config
+        self._mount = mount
+        self._backoff = backoff
+        self._max_backoff = max_backoff
+        self._client: Client | None = None
+        self._stop: anyio.Event | None = None
+        self._scope: anyio.CancelScope | None = None
+        self._lock: anyio.Lock | None = None
+        self._failures = 0
+        self._retry_at = -float("inf")
+
+    def __repr__(self) -> str:
+        return f"<MountedServer {self.config.name!r} ({self.config.transport})>"
+
+    @property
+    def connected(self) -> bool:
+        """True while a connection is open."""
+        return self._client is not None
+
+    def _transport(self) -> Any:
+        config = self.config
+        if config.command is not None:
+            from mcp.client.stdio import (
+                StdioServerParameters,
+                get_default_environment,
+                stdio_client,
+            )
+
+            params = StdioServerParameters(
+                command=config.command,
+                args=list(config.args),
+                env={**get_default_environment(), **config.env},
+                cwd=config.cwd,
+            )
+            pump = _StderrPump(config.name)
+            return stdio_client(params, errlog=pump.writer), pump
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        assert config.url is not None
+        http = httpx2.AsyncClient(
+            headers=dict(config.headers), timeout=httpx2.Timeout(30.0, read=300.0)
+        )
+        return streamable_http_client(config.url, http_client=http), http
+
+    async def _run(self, ready: anyio.Event, box: dict[str, Any]) -> None:
+        stop = anyio.Event()
+        self._stop = stop
+        scope = self._scope = anyio.CancelScope()
+        resource: Any = None
+        try:
+            with scope:
+                transport, resource = self._transport()
+                async with Client(transport) as client:
+                    box["client"] = client
+                    self._client = client
+                    ready.set()
+                    await stop.wait()
+        except Exception as exc:
+            box["error"] = exc
+        finally:
+            self._client = None
+            if self._stop is stop:
+                self._stop = None
+                self._scope = None
+            ready.set()
+            if resource is not None:
+                if isinstance(resource, _StderrPump):
+                    resource.close()
+                else:
+                    with anyio.CancelScope(shield=True):
+                        await resource.aclose()
+
+    def _failed(self, code: str, message: str) -> None:
+        self._failures += 1
+        delay = min(self._backoff * 2 ** (self._failures - 1), self._max_backoff)
+        self._retry_at = anyio.current_time() + delay
+        self._mount._report(MountDiagnostic(server=self.config.name, code=code, message=message))
+
+    async def connect(self) -> Client:
+        """The open connection, starting the server if needed.
+
+        Raises:
+            _UnavailableError: it could not be started (the diagnostic is recorded).
+        """
+        client = self._client
+        if client is not None:
+            return client
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        async with self._lock:
+            if self._client is not None:
+                return self._client
+            name = self.config.name
+            wait = self._retry_at - anyio.current_time()
+            if wait > 0:
+                raise _UnavailableError(
+                    f"MCP server {name!r} failed recently; it is started again in {wait:.1f} s"
+                )
+            ready = anyio.Event()
+            box: dict[str, Any] = {}
+            self._mount._task_group().start_soon(self._run, ready, box)
+            with anyio.move_on_after(self.config.startup_timeout):
+                await ready.wait()
+            if "client" in box and self.connected:
+                self._failures = 0
+                connected: Client = box["client"]
+                return connected
+            if self._scope is not None:
+                self._scope.cancel()  # still starting: stop it (the transport ends the process)
+            if "error" in box:
+                cause = describe_exception(_innermost(box["error"]))
+                what = "command" if self.config.command is not None else "URL"
+                message = f"MCP server {name!r} could not be started: {cause}; check its {what}"
+            else:
+                message = (
+                    f"MCP server {name!r} did not answer within"
+                    f" {self.config.startup_timeout:g} s; check that it speaks MCP"
+                )
+            self._failed("unavailable", message)
+            raise _UnavailableError(message)
+
+    def _lost(self, client: Client, exc: BaseException) -> str:
+        if self._client is client:
+            self._client = None
+            if self._stop is not None:
+                self._stop.set()
+            message = (
+                f"MCP server {self.config.name!r} closed the connection"
+                f" ({describe_exception(_innermost(exc))}); it is started again on the next call"
+            )
+            self._failed("connection-lost", message)
+            return message
+        return f"MCP server {self.config.name!r} closed the connection; try the call again"
+
+    async def list_tools(self) -> list[types.Tool]:
+        """The server's tools (every page), starting it if needed.
+
+        Raises:
+            _UnavailableError: it could not be started or listed.
+        """
+        client = await self.connect()
+        tools: list[types.Tool] = []
+        cursor: str | None = None
+        try:
+            for _ in range(100):
+                page = await client.list_tools(cursor=cursor)
+                tools.extend(page.tools)
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+        except MCPError as exc:
+            message = (
+                f"MCP server {self.config.name!r} could not list its tools: {exc.error.message}"
+            )
+            self._mount._report(
+                MountDiagnostic(server=self.config.name, code="list-failed", message=message)
+            )
+            raise _UnavailableError(message) from None
+        except Exception as exc:  # the transport failed (closed stream, HTTP error, ...)
+            raise _UnavailableError(self._lost(client, exc)) from None
+        return tools
+
+    async def call(
+        self, remote: str, arguments: Mapping[str, Any], on_update: Any, meta: Any
+    ) -> ToolResult:
+        """Call ``remote`` and map its result; failures of the server are error results."""
+        name = self.config.name
+        try:
+            client = await self.connect()
+        except _UnavailableError as exc:
+            return _error(str(exc), server=name, tool=remote)
+
+        async def relay(progress: float, total: float | None, message: str | None) -> None:
+            text = message or (f"{progress:g}/{total:g}" if total else f"{progress:g}")
+            on_update(ToolResult.from_text(text, details={"progress": progress, "total": total}))
+
+        try:
+            result = await client.call_tool(
+                remote,
+                dict(arguments),
+                # No progress token when nobody listens: it costs the server a notification each.
+                progress_callback=None if on_update is discard_update else relay,
+                meta=dict(meta) if meta else None,  # type: ignore[arg-type]
+            )
+        except MCPError as exc:
+            if exc.error.code == types.CONNECTION_CLOSED:
+                return _error(self._lost(client, exc), server=name, tool=remote)
+            return _error(
+                f"MCP server {name!r} refused the call of {remote!r}: {exc.error.message}",
+                server=name,
+                tool=remote,
+                code=exc.error.code,
+            )
+        except Exception as exc:
+            # Anything but a protocol error is the transport failing (a closed stream, an
+            # HTTP error, an unreadable answer): drop the connection; the next call reconnects.
+            return _error(self._lost(client, exc), server=name, tool=remote)
+        return from_call_result(result, where=f"MCP server {name!r}, tool {remote!r}")
+
+    async def aclose(self) -> None:
+        """Close the connection (a stdio server is stopped)."""
+        if self._stop is not None:
+            self._stop.set()
+        if self._client is None and self._scope is not None:
+            self._scope.cancel()  # still starting
+
+
+def _mounted_tool(server: MountedServer, remote: types.Tool) -> CustomTool:
+    config = server.config
+    name = mounted_tool_name(config.name, remote.name)
+    check_tool_name(name)
+    remote_name = remote.name
+
+    async def execute(
+        tool_call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any
+    ) -> ToolResult:
+        return await server.call(remote_name, params, on_update, getattr(ctx, "meta", None))
+
+    meta = dict(remote.meta) if remote.meta else {}
+    meta[ORIGIN_META_KEY] = {"server": config.name, "tool": remote_name}
+    annotations = (
+        remote.annotations.model_dump(by_alias=True, exclude_none=True, mode="json")
+        if remote.annotations is not None
+        else None
+    )
+    title = remote.title or (remote.annotations.title if remote.annotations else None)
+    output = remote.output_schema
+    if output is not None and output.get("type") != "object":
+        output = None  # customtools results carry object-shaped structured content only
+    return CustomTool(
+        name=name,
+        label=title or remote_name,
+        description=remote.description or "",
+        parameters=dict(remote.input_schema),
+        output_schema=dict(output) if output is not None else None,
+        execute=execute,
+        timeout=config.timeout,
+        # What the model sent is what the server gets: validated, not rewritten.
+        coerce_args=False,
+        apply_defaults=False,
+        annotations=annotations or None,
+        meta=meta,
+    )
+
+
+class McpMount:
+    """Several MCP servers mounted as custom tools; an async context manager.
+
+    ``async with McpMount(configs) as mcp_tools: tools = await mcp_tools.tools()``. The
+    servers start on first use and close when the block ends (or at :meth:`aclose`). An
+    open mount is also the ``mcp_servers=`` provider of ``discover_and_load``, which mounts
+    the servers of ``.mcp.json`` files through it.
+
+    Args:
+        configs: the servers (names must be unique).
+        backoff: seconds before a failed server is started again; doubles per consecutive
+            failure.
+        max_backoff: the longest back-off.
+    """
+
+    def __init__(
+        self,
+        configs: Iterable[McpServerConfig] = (),
+        *,
+        backoff: float = 1.0,
+        max_backoff: float = 60.0,
+    ) -> None:
+        self._backoff = backoff
+        self._max_backoff = max_backoff
+        self._servers: dict[str, MountedServer] = {}
+        for config in configs:
+            if config.name in self._servers:
+                raise ValueError(f"MCP server {config.name!r} is configured twice")
+            self._servers[config.name] = MountedServer(
+                config, self, backoff=backoff, max_backoff=max_backoff
+            )
+        self._diagnostics: list[MountDiagnostic] = []
+        self._tg: Any = None
+        self._exit: Any = None
+
+    def __repr__(self) -> str:
+        return f"<McpMount {list(self._servers)}>"
+
+    @property
+    def servers(self) -> Mapping[str, MountedServer]:
+        """The mounted servers by name."""
+        return dict(self._servers)
+
+    @property
+    def diagnostics(self) -> Sequence[MountDiagnostic]:
+        """Everything that went wrong so far, oldest first (also logged as warnings)."""
+        return tuple(self._diagnostics)
+
+    def _report(self, diagnostic: MountDiagnostic) -> None:
+        _log.warning("%s", diagnostic.message)
+        self._diagnostics.append(diagnostic)
+
+    def _task_group(self) -> Any:
+        if self._tg is None:
+            raise RuntimeError("use the McpMount in `async with` before calling its tools")
+        return self._tg
+
+    async def __aenter__(self) -> McpMount:
+        tg = anyio.create_task_group()
+        await tg.__aenter__()
+        self._tg = tg
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        await self.aclose()
+        tg, self._tg = self._tg, None
+        if tg is None:
+            return None
+        return await tg.__aexit__(exc_type, exc, tb)  # type: ignore[no-any-return]
+
+    async def aclose(self) -> None:
+        """Close every server's connection (the ``async with`` block does this)."""
+        for server in self._servers.values():
+            await server.aclose()
+
+    async def __call__(
+        self, configs: Sequence[McpServerConfig]
+    ) -> tuple[list[CustomTool], list[str]]:
+        """Mount ``configs`` as well and return their tools and what went wrong.
+
+        This makes an open mount the ``mcp_servers=`` provider of ``discover_and_load``. A
+        server already mounted with the same configuration is reused (a reload does not
+        restart it); one whose configuration changed is closed and replaced.
+        """
+        added: list[MountedServer] = []
+        for config in configs:
+            current = self._servers.get(config.name)
+            if current is not None and current.config != config:
+                await current.aclose()
+                current = None
+            if current is None:
+                current = MountedServer(
+                    config, self, backoff=self._backoff, max_backoff=self._max_backoff
+                )
+                self._servers[config.name] = current
+            added.append(current)
+        before = len(self._diagnostics)
+        tools = await self._tools_of(added)
+        return tools, [d.message for d in self._diagnostics[before:]]
+
+    async def tools(self) -> list[CustomTool]:
+        """The tools of every server, in configuration order; starts the servers.
+
+        A server that cannot be reached, or a remote tool that cannot be mounted (a name
+        longer than the 64 characters tool names allow, characters outside
+        ``[A-Za-z0-9_-]``, an unusable schema), is left out and recorded in
+        :attr:`diagnostics`.
+        """
+        return await self._tools_of(list(self._servers.values()))
+
+    async def _tools_of(self, servers: Iterable[MountedServer]) -> list[CustomTool]:
+        tools: list[CustomTool] = []
+        for server in servers:
+            try:
+                listed = await server.list_tools()
+            except _UnavailableError:
+                continue
+            for remote in listed:
+                try:
+                    tools.append(_mounted_tool(server, remote))
+                except CustomToolsError as exc:
+                    self._report(
+                        MountDiagnostic(
+                            server=server.config.name,
+                            code="invalid-tool",
+                            tool_name=remote.name,
+                            message=f"MCP server {server.config.name!r}: tool {remote.name!r}"
+                            f" is not mounted: {describe_exception(exc)}",
+                        )
+                    )
+        return tools
+
+
+def mount(configs: Iterable[McpServerConfig] | McpServerConfig, **options: Any) -> McpMount:
+    """An :class:`McpMount` for one or several servers (use it with ``async with``)."""
+    if isinstance(configs, McpServerConfig):
+        configs = [configs]
+    return McpMount(configs, **options)

@@ -1,0 +1,506 @@
+"""Serve custom tools over MCP: :class:`ToolServer`, built on the SDK's low-level ``Server``.
+
+The low-level server sends each tool's ``inputSchema`` exactly as declared and leaves
+validation, errors and cancellation to us:
+
+* ``tools/list`` is built from the live registry on every request;
+* ``tools/call`` runs through a :class:`~customtools.CustomToolAdapter` (arguments validated,
+  every violation named in an ``isError`` result; exceptions become ``isError`` results);
+  an unknown name is the protocol error ``Unknown tool: <name>``;
+* partial results become ``notifications/progress`` (1, 2, 3, ...), coalesced to at most one
+  per ``progress_interval`` seconds, the newest flushed before the result and none after it;
+* a client's cancellation (``notifications/cancelled`` or a dropped connection) aborts the
+  tool's signal first, waits up to ``cancel_grace`` seconds for the tool to settle, then
+  cancels it; no response is sent for a cancelled request (the protocol's rule).
+
+Both protocol eras are served: the handshake era (``initialize``, up to 2025-11-25) and the
+modern era (2026-07-28); the client's first request decides.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import re
+from collections.abc import AsyncIterator, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import ToolsListChanged
+
+from customtools._abort import AbortController
+from customtools._adapter import CustomToolAdapter
+from customtools._content import ToolResult
+from customtools._context import DEFAULT_CONTEXT, ToolContext
+from customtools._session import SessionEvent, dispatch_session_event
+from customtools._tool import CustomTool
+from customtools.mcp._results import progress_message, to_call_result
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+__all__ = [
+    "DEFAULT_CANCEL_GRACE",
+    "DEFAULT_PROGRESS_INTERVAL",
+    "MCP_TOOL_NAME_PATTERN",
+    "ServeDiagnostic",
+    "ToolServer",
+]
+
+_log = logging.getLogger("customtools.mcp")
+
+MCP_TOOL_NAME_PATTERN = r"^[A-Za-z0-9._-]{1,128}$"
+"""Tool names MCP clients accept (the 2025-11-25 spec, SEP-986)."""
+
+_MCP_NAME_RE = re.compile(MCP_TOOL_NAME_PATTERN)
+
+DEFAULT_PROGRESS_INTERVAL = 0.05
+"""Seconds between two progress notifications of one call (newer updates replace older)."""
+
+DEFAULT_CANCEL_GRACE = 2.0
+"""Seconds a cancelled call may take to settle after its signal aborted, before it is cancelled."""
+
+_RESERVED_META_PREFIX = "io.modelcontextprotocol/"
+
+_MAX_SESSIONS = 10_000  # the SDK's default cap on stateful HTTP sessions
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServeDiagnostic:
+    """A tool the server could not offer, and why.
+
+    Attributes:
+        tool_name: the tool's name.
+        code: ``"invalid-name"``, ``"duplicate-name"`` or ``"schema-root"``.
+        message: one line saying what is wrong and what to do.
+    """
+
+    tool_name: str
+    code: str
+    message: str
+
+
+def output_schema(tool: CustomTool) -> Mapping[str, Any] | None:
+    """The output schema a tool declares, if any.
+
+    A tool with an output schema is listed with ``outputSchema``, and its
+    ``structured_content`` is sent as ``structuredContent``; other tools never send
+    ``structuredContent`` (their ``details`` travel in the result's ``_meta``).
+    """
+    return tool.output_schema
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    adapter: CustomToolAdapter
+    listing: types.Tool
+    structured: bool
+
+
+def _listing(tool: CustomTool) -> types.Tool:
+    annotations = None
+    if tool.annotations:
+        annotations = types.ToolAnnotations.model_validate(dict(tool.annotations))
+    schema = output_schema(tool)
+    return types.Tool(
+        name=tool.name,
+        title=tool.label or None,
+        description=tool.description or None,
+        input_schema=dict(tool.parameters),
+        output_schema=dict(schema) if schema is not None else None,
+        annotations=annotations,
+        _meta=dict(tool.meta) if tool.meta else None,
+    )
+
+
+def _check(tool: CustomTool, taken: Mapping[str, Any]) -> ServeDiagnostic | None:
+    name = tool.name
+    if _MCP_NAME_RE.match(name) is None or name.endswith("\n"):
+        return ServeDiagnostic(
+            tool_name=name,
+            code="invalid-name",
+            message=f"tool {name!r} is not served: MCP clients reject names outside"
+            f" {MCP_TOOL_NAME_PATTERN}; rename the tool",
+        )
+    if name in taken:
+        return ServeDiagnostic(
+            tool_name=name,
+            code="duplicate-name",
+            message=f"tool {name!r} is not served: an earlier tool has the same name;"
+            " rename one of them",
+        )
+    if tool.parameters.get("type") != "object":
+        return ServeDiagnostic(
+            tool_name=name,
+            code="schema-root",
+            message=f"tool {name!r} is not served: MCP needs an object schema at the root of"
+            ' its parameters ("type": "object"); wrap the arguments in Type.Object(...)',
+        )
+    return None
+
+
+def _tool_meta(ctx: Any) -> Mapping[str, Any] | None:
+    """The request's ``_meta`` without the protocol's reserved keys and the progress token."""
+    params = ctx.params
+    raw = params.get("_meta") if isinstance(params, Mapping) else None
+    if not raw or not isinstance(raw, Mapping):
+        return None
+    kept = {
+        key: value
+        for key, value in raw.items()
+        if key != "progressToken" and not key.startswith(_RESERVED_META_PREFIX)
+    }
+    return kept or None
+
+
+class _Progress:
+    """Turns a call's partial results into coalesced ``notifications/progress``.
+
+    The pump task starts on the first update; progress counts 1, 2, 3, ...; after each
+    notification the next waits ``interval`` seconds, and updates in between replace each
+    other. :meth:`aclose` sends the newest pending update and stops the pump.
+    """
+
+    __slots__ = (
+        "_closing",
+        "_count",
+        "_done",
+        "_has_pending",
+        "_interval",
+        "_message",
+        "_running",
+        "_session",
+        "_signal",
+        "_stop",
+        "_tg",
+        "_wake",
+    )
+
+    def __init__(self, session: Any, interval: float, tg: Any, signal: Any) -> None:
+        self._session = session
+        self._interval = interval
+        self._tg = tg
+        self._signal = signal
+        self._count = 0
+        self._message: str | None = None
+        self._has_pending = False
+        self._running = False
+        self._closing = False
+        self._wake: anyio.Event | None = None
+        self._stop: anyio.Event | None = None
+        self._done: anyio.Event | None = None
+
+    def __call__(self, partial: ToolResult) -> None:
+        if self._closing or self._signal.aborted:
+            return  # nothing after the result, nothing after an abort
+        self._message = progress_message(partial)
+        self._has_pending = True
+        if not self._running:
+            self._running = True
+            self._wake = anyio.Event()
+            self._stop = anyio.Event()
+            self._done = anyio.Event()
+            self._tg.start_soon(self._pump)
+        else:
+            assert self._wake is not None
+            self._wake.set()
+
+    async def _pump(self) -> None:
+        assert self._stop is not None
+        assert self._done is not None
+        try:
+            while True:
+                if self._has_pending:
+                    self._has_pending = False
+                    self._count += 1
+                    await self._session.report_progress(self._count, None, self._message)
+                    if not self._closing:
+                        with anyio.move_on_after(self._interval):
+                            await self._stop.wait()
+                    continue
+                if self._closing:
+                    return
+                self._wake = anyio.Event()
+                await self._wake.wait()
+        finally:
+            self._done.set()
+
+    async def aclose(self) -> None:
+        self._closing = True
+        if not self._running:
+            return
+        assert self._stop is not None
+        assert self._wake is not None
+        assert self._done is not None
+        self._stop.set()
+        self._wake.set()
+        await self._done.wait()
+
+
+class _BridgeServer(Server[Any]):
+    """The low-level server, advertising ``tools.listChanged`` in the handshake era too.
+
+    The HTTP session manager and the in-memory test transport build initialization options
+    with no arguments; the default here makes them advertise list changes.
+    """
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> Any:
+        if notification_options is None:
+            notification_options = NotificationOptions(tools_changed=True)
+        return super().create_initialization_options(
+            notification_options, experimental_capabilities, extensions
+        )
+
+
+class ToolServer:
+    """Custom tools served over MCP.
+
+    Args:
+        tools: the tools to serve, in precedence order (for example ``[t.tool for t in
+            result.tools]``). Tools MCP cannot offer are left out and reported in
+            :attr:`diagnostics`.
+        name: the server name announced to clients.
+        version: the server version announced to clients.
+        instructions: optional instructions for the client's model.
+        timeout: seconds any call may run (the tool's own ``timeout`` may be smaller).
+        progress_interval: seconds between two progress notifications of one call.
+        cancel_grace: seconds a cancelled call may take to settle after its signal aborted.
+        context: the :class:`~customtools.ToolContext` calls get (its ``meta`` is replaced by
+            the request's ``_meta``, without the protocol's reserved keys).
+    """
+
+    def __init__(
+        self,
+        tools: Iterable[CustomTool] = (),
+        *,
+        name: str = "customtools",
+        version: str | None = None,
+        instructions: str | None = None,
+        timeout: float | None = None,
+        progress_interval: float = DEFAULT_PROGRESS_INTERVAL,
+        cancel_grace: float = DEFAULT_CANCEL_GRACE,
+        context: ToolContext | None = None,
+    ) -> None:
+        if version is None:
+            from customtools import __version__
+
+            version = __version__
+        self._timeout = timeout
+        self._interval = progress_interval
+        self._grace = cancel_grace
+        self._context = context if context is not None else DEFAULT_CONTEXT
+        self._registry: dict[str, _Entry] = {}
+        self._listing: list[types.Tool] = []
+        self._tools: tuple[CustomTool, ...] = ()
+        self._diagnostics: tuple[ServeDiagnostic, ...] = ()
+        # Handshake-era connections, to notify of list changes. The SDK keeps no registry
+        # and says nothing when one closes: a failed send drops it, and the oldest go first
+        # past the SDK's own session cap.
+        self._sessions: dict[Any, None] = {}
+        self._bus = InMemorySubscriptionBus()
+        self._install(tools)
+        self.server: Server[Any] = _BridgeServer(
+            name,
+            version=version,
+            instructions=instructions,
+            lifespan=self._lifespan,
+            get_tool_input_schema=self._input_schema,
+            on_list_tools=self._on_list_tools,
+            on_call_tool=self._on_call_tool,
+            on_subscriptions_listen=ListenHandler(self._bus),
+        )
+        """The SDK's low-level ``Server`` (for transports and test clients)."""
+        self.server.middleware.append(self._track_sessions)
+
+    def __repr__(self) -> str:
+        return f"<ToolServer {len(self._registry)} tools>"
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        """The names of the tools being served, in listing order."""
+        return tuple(self._registry)
+
+    @property
+    def diagnostics(self) -> tuple[ServeDiagnostic, ...]:
+        """The tools left out at the last :meth:`set_tools` (or construction), and why."""
+        return self._diagnostics
+
+    def _install(self, tools: Iterable[CustomTool]) -> None:
+        registry: dict[str, _Entry] = {}
+        diagnostics: list[ServeDiagnostic] = []
+        served: list[CustomTool] = []
+        for tool in tools:
+            problem = _check(tool, registry)
+            if problem is not None:
+                _log.warning("%s", problem.message)
+                diagnostics.append(problem)
+                continue
+            adapter = CustomToolAdapter(tool, timeout=self._timeout, context=self._context)
+            registry[tool.name] = _Entry(adapter, _listing(tool), output_schema(tool) is not None)
+            served.append(tool)
+        self._registry = registry
+        self._listing = [
+            entry.listing for entry in registry.values() if not entry.adapter.tool.hidden
+        ]
+        self._tools = tuple(served)
+        self._diagnostics = tuple(diagnostics)
+
+    async def set_tools(self, tools: Iterable[CustomTool]) -> None:
+        """Replace the served tools (after a reload) and tell connected clients.
+
+        Calls already running finish with the tools they started with.
+        """
+        self._install(tools)
+        await self.notify_tools_changed()
+
+    async def notify_tools_changed(self) -> None:
+        """Send ``tools/list_changed`` to every client: handshake-era connections get the
+        notification, modern-era clients get it on their ``subscriptions/listen`` stream."""
+        for session in list(self._sessions):
+            try:
+                await session.send_tool_list_changed()
+            except Exception:
+                self._sessions.pop(session, None)  # a closed connection
+        await self._bus.publish(ToolsListChanged())
+
+    # -- SDK hooks -------------------------------------------------------------------------
+
+    async def _track_sessions(self, ctx: Any, call_next: Any) -> Any:
+        if ctx.method == "notifications/initialized":
+            self._sessions[ctx.session] = None
+            if len(self._sessions) > _MAX_SESSIONS:
+                del self._sessions[next(iter(self._sessions))]
+        return await call_next(ctx)
+
+    @contextlib.asynccontextmanager
+    async def _lifespan(self, _server: Any) -> AsyncIterator[dict[str, Any]]:
+        # One connection over stdio or in memory; the app's lifetime over HTTP.
+        await dispatch_session_event(self._tools, SessionEvent(reason="start"), self._context)
+        try:
+            yield {}
+        finally:
+            self._sessions.clear()
+            with anyio.CancelScope(shield=True), anyio.move_on_after(self._grace):
+                await dispatch_session_event(
+                    self._tools, SessionEvent(reason="shutdown"), self._context
+                )
+
+    def _input_schema(self, name: str) -> Mapping[str, Any] | None:
+        entry = self._registry.get(name)
+        return entry.listing.input_schema if entry is not None else None
+
+    async def _on_list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=self._listing)
+
+    async def _on_call_tool(self, ctx: Any, params: Any) -> types.CallToolResult:
+        entry = self._registry.get(params.name)
+        if entry is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        try:
+            return await self._call(entry, ctx, params)
+        except MCPError:
+            raise
+        except Exception:
+            # A fault of the bridge itself, never of the tool (the adapter contains those):
+            # the client gets a generic protocol error, the log gets the traceback.
+            _log.exception("internal error while serving a call of tool %r", params.name)
+            raise MCPError(
+                code=types.INTERNAL_ERROR,
+                message=f"internal error in the customtools MCP bridge while calling"
+                f" {params.name!r}; see the server log",
+            ) from None
+
+    async def _call(self, entry: _Entry, ctx: Any, params: Any) -> types.CallToolResult:
+        meta = _tool_meta(ctx)
+        tool_ctx = self._context if meta is None else dataclasses.replace(self._context, meta=meta)
+        call_id = f"mcp-{ctx.request_id}" if ctx.request_id is not None else "mcp-call"
+        arguments = params.arguments if params.arguments is not None else {}
+        controller = AbortController()
+        signal = controller.signal
+        inner = anyio.CancelScope(shield=True)
+        box: list[ToolResult] = []
+        done = anyio.Event()
+        async with anyio.create_task_group() as tg:
+            progress = _Progress(ctx.session, self._interval, tg, signal)
+
+            async def run() -> None:
+                with inner:
+                    box.append(
+                        await entry.adapter.execute(
+                            call_id, arguments, signal=signal, on_update=progress, ctx=tool_ctx
+                        )
+                    )
+                done.set()
+
+            tg.start_soon(run)
+            try:
+                await done.wait()
+            except anyio.get_cancelled_exc_class():
+                # The client cancelled (or went away): the tool's signal first, a bounded
+                # grace for it to settle, then cancellation. No response is sent.
+                controller.abort("the MCP client cancelled the call")
+                with anyio.CancelScope(shield=True):
+                    with anyio.move_on_after(self._grace):
+                        await done.wait()
+                    inner.cancel()
+                raise
+            await progress.aclose()
+        return to_call_result(box[0], structured=entry.structured)
+
+    # -- transports ------------------------------------------------------------------------
+
+    async def run_streams(self, read_stream: Any, write_stream: Any) -> None:
+        """Serve one connection over a pair of SDK streams until the read side closes."""
+        await self.server.run(
+            read_stream, write_stream, self.server.create_initialization_options()
+        )
+
+    async def run_stdio(self) -> None:
+        """Serve one client over this process's stdin and stdout.
+
+        While it runs, file descriptor 1 points at stderr (the SDK's guard), so ``print()``
+        in a tool or a child process cannot corrupt the protocol stream.
+        """
+        from mcp.server.stdio import stdio_server
+
+        async with stdio_server() as (read_stream, write_stream):
+            await self.run_streams(read_stream, write_stream)
+
+    def streamable_http_app(
+        self,
+        *,
+        path: str = "/mcp",
+        stateless: bool = False,
+        json_response: bool = False,
+        host: str = "127.0.0.1",
+    ) -> Starlette:
+        """An ASGI (Starlette) app serving the tools over streamable HTTP at ``path``.
+
+        Mounted inside another ASGI app, its lifespan does not run: enter
+        ``tool_server.server.session_manager.run()`` in the host app's lifespan.
+
+        Args:
+            path: the endpoint path.
+            stateless: a fresh transport per request (scales out behind a load balancer;
+                handshake-era clients cannot cancel a call then).
+            json_response: plain JSON responses instead of SSE (no progress, no cancel).
+            host: the host name the server is reached by; loopback names turn on the SDK's
+                DNS-rebinding protection.
+        """
+        return self.server.streamable_http_app(
+            streamable_http_path=path,
+            stateless_http=stateless,
+            json_response=json_response,
+            host=host,
+        )

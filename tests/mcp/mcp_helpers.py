@@ -1,0 +1,116 @@
+"""Shared by the MCP tests: the fixture pack, process checks, free ports, subprocess servers."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+ROOT = Path(__file__).resolve().parents[2]
+PACK = Path(__file__).resolve().parent / "pack"
+EXAMPLES = ROOT / "examples" / "tools"
+PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGA"
+    "WjR9awAAAABJRU5ErkJggg=="
+)
+
+
+async def load_pack(*paths: Path) -> Any:
+    from customtools import load_custom_tools
+
+    result = await load_custom_tools([str(p) for p in (paths or (PACK,))], str(ROOT))
+    assert not result.errors, [e.error for e in result.errors]
+    return result
+
+
+def pid_gone(pid: int) -> bool:
+    """True when ``pid`` no longer runs (gone, or a zombie: dead and not ours to reap)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1]
+    except (OSError, IndexError):
+        return True
+    return state.startswith("Z")
+
+
+async def wait_until(predicate: Any, limit: float = 10.0) -> bool:
+    """Poll ``predicate`` every 10 ms for at most ``limit`` seconds; its last value."""
+    with anyio.move_on_after(limit):
+        while not predicate():
+            await anyio.sleep(0.01)
+    return bool(predicate())
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def child_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k in ("HOME", "PATH", "LANG", "TMPDIR")}
+    env["PYTHONPATH"] = str(ROOT)
+    return env
+
+
+def serve_argv(*args: str) -> list[str]:
+    return [sys.executable, "-m", "customtools", "serve", "--no-entry-points", *args]
+
+
+@asynccontextmanager
+async def http_server(*args: str, stderr: Any = None) -> AsyncIterator[str]:
+    """A ``customtools serve --http`` subprocess on a free loopback port; yields its URL."""
+    async with http_servers(1, *args, stderr=stderr) as urls:
+        yield urls[0]
+
+
+@asynccontextmanager
+async def http_servers(count: int, *args: str, stderr: Any = None) -> AsyncIterator[list[str]]:
+    """``count`` ``customtools serve --http`` subprocesses started together on free loopback
+    ports; yields their URLs. Stopped (SIGTERM, then SIGKILL) on exit, whatever happened."""
+    ports = [free_port() for _ in range(count)]
+    processes: list[Any] = []
+    try:
+        for port in ports:
+            argv = serve_argv(*args, "--http", f"127.0.0.1:{port}")
+            processes.append(
+                await anyio.open_process(
+                    argv, stdin=None, stdout=None, stderr=stderr, cwd=str(ROOT), env=child_env()
+                )
+            )
+        with anyio.fail_after(30):
+            for port, process in zip(ports, processes, strict=True):
+                while True:
+                    try:
+                        stream = await anyio.connect_tcp("127.0.0.1", port)
+                    except OSError:
+                        if process.returncode is not None:
+                            raise RuntimeError(
+                                f"the server exited with {process.returncode}"
+                            ) from None
+                        await anyio.sleep(0.05)
+                    else:
+                        await stream.aclose()
+                        break
+        yield [f"http://127.0.0.1:{port}/mcp" for port in ports]
+    finally:
+        with anyio.CancelScope(shield=True):
+            for process in processes:
+                if process.returncode is None:
+                    process.terminate()
+            for process in processes:
+                with anyio.move_on_after(5):
+                    await process.wait()
+                if process.returncode is None:
+                    process.kill()
+                    await process.wait()
+                await process.aclose()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeAlias, runtime_checkable
+from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from customtools._loading._files import FileRuleError, load_json, read_text_file
 from customtools._loading._paths import display_path, resolve_path
@@ -329,71 +329,78 @@ class ClaudePluginsProvider:
             entries = installs if isinstance(installs, list) else [installs]
             for index, entry in enumerate(entries):
                 where = f"plugin {plugin_id!r} (entry {index}) in {shown}"
-                if not isinstance(entry, dict):
-                    yield self._diag(
-                        "invalid-registry-entry",
-                        f"{where} was ignored: expected an object, got {type(entry).__name__}",
-                        registry,
-                    )
-                    continue
-                install = entry.get("installPath")
-                scope = entry.get("scope", "user")
-                if not isinstance(install, str) or not install.strip():
-                    yield self._diag(
-                        "invalid-registry-entry",
-                        f'{where} was ignored: "installPath" must be a non-empty string',
-                        registry,
-                    )
-                    continue
-                if scope not in ("user", *_PROJECT_SCOPES):
-                    yield self._diag(
-                        "invalid-registry-entry",
-                        f"{where} was ignored: unknown scope {scope!r} "
-                        "(expected 'user', 'project' or 'local')",
-                        registry,
-                    )
-                    continue
-                if entry.get("enabled", True) is False:
-                    yield self._diag(
-                        "plugin-disabled",
-                        f"{where} is disabled (enabled: false); its tools were not scanned",
-                        install,
-                    )
-                    continue
-                level: Level = "project" if scope in _PROJECT_SCOPES else "user"
-                project = entry.get("projectPath")
-                if level == "project" and isinstance(project, str) and project:
-                    root = os.path.realpath(resolve_path(project, base, home=context.home))
-                    if not _inside(cwd_real, root):
-                        continue  # installed for another project
-                try:
-                    root_dir = resolve_path(install, base, home=context.home)
-                except ValueError as exc:
-                    yield self._diag(
-                        "invalid-registry-entry", f"{where} was ignored: {exc}", registry
-                    )
-                    continue
-                name, _, _marketplace = str(plugin_id).partition("@")
-                version = entry.get("version")
-                source = ToolSource(
-                    provider=self.id,
-                    provider_name=self.display_name,
-                    level=level,
-                    plugin_name=name or str(plugin_id),
-                    plugin_version=str(version) if isinstance(version, (str, int)) else None,
-                )
-                location = ToolLocation(
-                    path=os.path.join(root_dir, "tools"),
-                    source=source,
-                    given=str(plugin_id),
-                    origin=registry,
-                    confine_to=os.path.realpath(root_dir),
-                )
-                if level == "user":
-                    yield location
-                else:
-                    later.append(location)
+                item = self._entry(str(plugin_id), entry, where, registry, base, cwd_real, context)
+                if isinstance(item, ToolLocation) and item.source.level == "project":
+                    later.append(item)  # user installs first
+                elif item is not None:
+                    yield item
         yield from later
+
+    def _entry(
+        self,
+        plugin_id: str,
+        entry: Any,
+        where: str,
+        registry: str,
+        base: str,
+        cwd_real: str,
+        context: ScanContext,
+    ) -> ToolLocation | Diagnostic | None:
+        """One install of the registry: its tools location, why it is ignored, or ``None``
+        (installed for another project)."""
+        if not isinstance(entry, dict):
+            return self._diag(
+                "invalid-registry-entry",
+                f"{where} was ignored: expected an object, got {type(entry).__name__}",
+                registry,
+            )
+        install = entry.get("installPath")
+        scope = entry.get("scope", "user")
+        if not isinstance(install, str) or not install.strip():
+            return self._diag(
+                "invalid-registry-entry",
+                f'{where} was ignored: "installPath" must be a non-empty string',
+                registry,
+            )
+        if scope not in ("user", *_PROJECT_SCOPES):
+            return self._diag(
+                "invalid-registry-entry",
+                f"{where} was ignored: unknown scope {scope!r} "
+                "(expected 'user', 'project' or 'local')",
+                registry,
+            )
+        if entry.get("enabled", True) is False:
+            return self._diag(
+                "plugin-disabled",
+                f"{where} is disabled (enabled: false); its tools were not scanned",
+                install,
+            )
+        level: Level = "project" if scope in _PROJECT_SCOPES else "user"
+        project = entry.get("projectPath")
+        if level == "project" and isinstance(project, str) and project:
+            root = os.path.realpath(resolve_path(project, base, home=context.home))
+            if not _inside(cwd_real, root):
+                return None  # installed for another project
+        try:
+            root_dir = resolve_path(install, base, home=context.home)
+        except ValueError as exc:
+            return self._diag("invalid-registry-entry", f"{where} was ignored: {exc}", registry)
+        name, _, _marketplace = plugin_id.partition("@")
+        version = entry.get("version")
+        source = ToolSource(
+            provider=self.id,
+            provider_name=self.display_name,
+            level=level,
+            plugin_name=name or plugin_id,
+            plugin_version=str(version) if isinstance(version, (str, int)) else None,
+        )
+        return ToolLocation(
+            path=os.path.join(root_dir, "tools"),
+            source=source,
+            given=plugin_id,
+            origin=registry,
+            confine_to=os.path.realpath(root_dir),
+        )
 
 
 def default_providers(

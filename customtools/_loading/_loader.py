@@ -411,9 +411,10 @@ async def discover_and_load(
         mcp_servers: mounts the servers of ``.mcp.json`` files (plugin roots, then the
             project root) as tools named ``mcp__<server>__<tool>``, after every other
             source; for example an open ``customtools.mcp.McpMount``. ``None``: not read.
-        project_mcp_servers: also start the servers of the project's ``.mcp.json`` (they
-            run programs from the project: pass ``True`` only when the user trusts it;
-            ``trust="all"`` implies it).
+        project_mcp_servers: start the servers of the project's ``.mcp.json`` without
+            asking the trust store (they run programs from the project: pass ``True`` only
+            when the user trusts it; ``trust="all"`` implies it). Otherwise the file is a
+            project source like any other: trusted by content, else pending.
 
     Raises:
         LoadFailedError: ``strict`` is true and there were errors.
@@ -447,13 +448,18 @@ async def discover_and_load(
     if mcp_servers is not None:
         from customtools._loading._mcpjson import load_mcp_json_tools
 
+        held: list[PendingSource] = []
         mounted, errors, diagnostics = await load_mcp_json_tools(
             mcp_servers,
             cwd=_resolve_cwd(cwd),
             plugin_dirs=plugin_dirs,
             taken={**dict.fromkeys(builtins), **result._by_name},
             trust_project=project_mcp_servers or trust == "all",
+            trust=trust,
+            trust_store=trust_store,
+            pending=held,
         )
+        result.pending_trust += tuple(held)
         result.tools += tuple(mounted)
         result.errors += tuple(errors)
         result.diagnostics += tuple(diagnostics)

@@ -273,6 +273,23 @@ def mcp_json_files(cwd: str, plugin_dirs: Sequence[str | os.PathLike[str]]) -> l
     return files
 
 
+async def _held_back(path: str, source: Any, trust: Any, store: Any, errors: list[Any]) -> Any:
+    """``None`` when the project ``.mcp.json`` at ``path`` may start its servers, else the
+    pending source to report (an unreadable store blocks it, with one error)."""
+    from customtools._errors import TrustStoreError
+    from customtools._loading._records import LoadError
+    from customtools._loading._trust import PendingSource, file_source
+    from customtools._loading._trust_store import gate_source
+
+    project_file = file_source(path, provider="mcp", source=source)
+    try:
+        return await gate_source(project_file, trust, store)
+    except TrustStoreError as exc:
+        errors.append(LoadError(path=exc.path, error=str(exc), code="trust-store-error"))
+        why = "the trust store cannot be used"
+        return PendingSource(source=project_file, status="blocked", changes=(why,))
+
+
 async def load_mcp_json_tools(
     provider: McpToolProvider,
     *,
@@ -280,16 +297,22 @@ async def load_mcp_json_tools(
     plugin_dirs: Sequence[str | os.PathLike[str]],
     taken: Mapping[str, Any],
     trust_project: bool,
+    trust: Any = "prompt",
+    trust_store: Any = None,
+    pending: list[Any] | None = None,
 ) -> tuple[list[LoadedTool], list[LoadError], list[Diagnostic]]:
     """Mount the servers of every ``.mcp.json`` file through ``provider``.
 
-    A file under ``cwd`` is project scope: its servers start only with ``trust_project``
-    (until then it is reported as a ``"untrusted-mcp-json"`` diagnostic and nothing runs).
+    A file under ``cwd`` is project scope: its servers start only when the file is trusted
+    under ``trust`` (the loader's policy and store: the grant covers the file's exact
+    content, so an edited command asks again) or with ``trust_project``. Until then it is
+    appended to ``pending`` and reported as a ``"pending-trust"`` diagnostic; nothing runs.
     A server name is claimed by the first file; tool names follow the loader's rules
     against ``taken`` (built-ins and the tools already loaded).
     """
     from customtools._loading._records import Diagnostic, LoadedTool, LoadError, ToolSource
 
+    pending = pending if pending is not None else []
     loaded: list[LoadedTool] = []
     errors: list[LoadError] = []
     diagnostics: list[Diagnostic] = []
@@ -299,17 +322,15 @@ async def load_mcp_json_tools(
         level: Literal["user", "project"] = "project" if _under(path, cwd) else "user"
         source = ToolSource(provider="mcp-json", provider_name="MCP (.mcp.json)", level=level)
         if level == "project" and not trust_project:
-            diagnostics.append(
-                Diagnostic(
-                    code="untrusted-mcp-json",
-                    message=f"{path}: project MCP servers were not started; they run programs"
-                    " from the project, so the host must trust them first"
-                    " (project_mcp_servers=True)",
-                    path=path,
-                    source=source,
+            held = await _held_back(path, source, trust, trust_store, errors)
+            if held is not None:
+                pending.append(held)
+                diagnostics.append(
+                    Diagnostic(
+                        code="pending-trust", message=held.message(), path=path, source=source
+                    )
                 )
-            )
-            continue
+                continue
         configs, problems = read_mcp_json(path)
         for problem in problems:
             errors.append(

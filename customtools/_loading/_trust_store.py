@@ -52,6 +52,7 @@ __all__ = [
     "TrustStore",
     "apply_trust",
     "default_store_path",
+    "gate_source",
 ]
 
 _STORE_VERSION = 1
@@ -529,6 +530,30 @@ async def apply_trust(
         diagnostics=diagnostics,
         errors=tuple(errors),
     )
+
+
+async def gate_source(
+    source: ProjectSource, policy: TrustPolicy, store: TrustStore | None
+) -> PendingSource | None:
+    """The trust decision for one project source built outside a scan (a project
+    ``.mcp.json``): ``None`` when it may run, else the :class:`PendingSource` to report.
+
+    Raises:
+        TrustStoreError: the store cannot be read or parsed.
+        ValueError: ``policy`` is not a policy.
+    """
+    _check_policy(policy)
+    if policy == "all":
+        return None
+    if policy == "none":
+        why = "the host loads no project code (trust='none')"
+        return PendingSource(source=source, status="blocked", changes=(why,))
+    store = store if store is not None else TrustStore()
+    pending = store.check(source)
+    if pending is None or not callable(policy):
+        return pending
+    still = await _ask(policy, [pending], store)
+    return still[0] if still else None
 
 
 async def _ask(

@@ -102,13 +102,42 @@ async def test_project_servers_start_only_when_trusted(tmp_path: Path) -> None:
     trusting = await discover_and_load([], project, mcp_servers=provider, trust="all", **options)
     assert [loaded.tool.name for loaded in trusting.tools] == ["mcp__proj__ping"]
     assert untrusted.tools == ()
-    assert [d.code for d in untrusted.diagnostics] == ["untrusted-mcp-json"]
+    assert [d.code for d in untrusted.diagnostics] == ["pending-trust"]
+    assert [p.root for p in untrusted.pending_trust] == [str(project / ".mcp.json")]
     assert provider.asked == [["proj"], ["proj"]]
     (loaded,) = trusted.tools
     assert loaded.tool.name == "mcp__proj__ping"
     assert loaded.source.level == "project"
     assert loaded.source.provider == "mcp-json"
     assert trusted.get("mcp__proj__ping") is loaded
+
+
+@pytest.mark.anyio
+async def test_a_project_mcp_json_is_trusted_by_its_content(tmp_path: Path) -> None:
+    from customtools.loading import TrustStore
+
+    project = tmp_path / "project"
+    _write(project, {"proj": {"command": "x"}})
+    provider = FakeProvider()
+    store = TrustStore(home=tmp_path / "home")
+    options: dict[str, Any] = {
+        "home": str(tmp_path / "home"),
+        "entry_points": False,
+        "mcp_servers": provider,
+        "trust_store": store,
+    }
+    first = await discover_and_load([], project, **options)
+    assert provider.asked == []
+    store.grant(first.pending_trust[0])
+    granted = await discover_and_load([], project, **options)
+    assert [loaded.tool.name for loaded in granted.tools] == ["mcp__proj__ping"]
+    _write(project, {"proj": {"command": "y"}})  # the command changed: ask again
+    edited = await discover_and_load([], project, **options)
+    assert edited.tools == ()
+    assert [p.status for p in edited.pending_trust] == ["changed"]
+    asked = await discover_and_load([], project, **{**options, "trust": lambda p: True})
+    assert [loaded.tool.name for loaded in asked.tools] == ["mcp__proj__ping"]
+    assert provider.asked == [["proj"], ["proj"]]
 
 
 @pytest.mark.anyio

@@ -1,0 +1,48 @@
+"""A project `.mcp.json` spawns nothing before the user trusts its exact content."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from customtools import discover_and_load
+from customtools.loading import TrustStore
+from customtools.mcp import McpMount
+
+pytestmark = pytest.mark.anyio
+
+
+def write_config(project: Path, marker: Path, flavour: str) -> None:
+    # A "server" that proves it was spawned by writing the marker, then exits.
+    code = f"import pathlib; pathlib.Path({str(marker)!r}).write_text({flavour!r})"
+    config = {"mcpServers": {"canary": {"command": sys.executable, "args": ["-c", code]}}}
+    (project / ".mcp.json").write_text(json.dumps(config))
+
+
+async def test_the_canary_command_runs_only_after_trust(tmp_path: Path) -> None:
+    project, marker = tmp_path / "project", tmp_path / "marker"
+    project.mkdir()
+    write_config(project, marker, "one")
+    store = TrustStore(home=tmp_path / "home")
+    options = {"home": str(tmp_path / "home"), "entry_points": False, "trust_store": store}
+
+    async with McpMount(backoff=30) as mount:
+        untrusted = await discover_and_load([], project, mcp_servers=mount, **options)
+    assert not marker.exists()
+    [pending] = untrusted.pending_trust
+    assert [Path(f.real_path).name for f in pending.files] == [".mcp.json"]
+
+    store.grant(pending)
+    async with McpMount(backoff=30) as mount:
+        await discover_and_load([], project, mcp_servers=mount, **options)
+    assert marker.read_text() == "one"  # spawned once trusted (it is no real server)
+
+    marker.unlink()
+    write_config(project, marker, "two")  # a one-byte change to what would run
+    async with McpMount(backoff=30) as mount:
+        edited = await discover_and_load([], project, mcp_servers=mount, **options)
+    assert not marker.exists()
+    assert [p.status for p in edited.pending_trust] == ["changed"]

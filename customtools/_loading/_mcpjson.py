@@ -273,6 +273,24 @@ def mcp_json_files(cwd: str, plugin_dirs: Sequence[str | os.PathLike[str]]) -> l
     return files
 
 
+def _project_files_named(path: str) -> list[str]:
+    """Files inside the project that the servers of ``path`` would run (a ``command`` or an
+    argument naming an existing file there, such as ``node ./tools/server.js``): hashed with
+    the ``.mcp.json`` so that editing a server script asks for trust again."""
+    project = os.path.dirname(os.path.abspath(path))
+    configs, _problems = read_mcp_json(path)
+    found: list[str] = []
+    for config in configs:
+        base = os.path.join(project, config.cwd) if config.cwd else project
+        for word in (config.command, *config.args):
+            if not word or word.startswith("-"):
+                continue
+            candidate = os.path.normpath(os.path.join(base, os.path.expanduser(word)))
+            if _under(candidate, project) and os.path.isfile(candidate) and candidate not in found:
+                found.append(candidate)
+    return found
+
+
 async def _held_back(path: str, source: Any, trust: Any, store: Any, errors: list[Any]) -> Any:
     """``None`` when the project ``.mcp.json`` at ``path`` may start its servers, else the
     pending source to report (an unreadable store blocks it, with one error)."""
@@ -281,7 +299,9 @@ async def _held_back(path: str, source: Any, trust: Any, store: Any, errors: lis
     from customtools._loading._trust import PendingSource, file_source
     from customtools._loading._trust_store import gate_source
 
-    project_file = file_source(path, provider="mcp", source=source)
+    project_file = file_source(
+        path, provider="mcp", source=source, files=_project_files_named(path)
+    )
     try:
         return await gate_source(project_file, trust, store)
     except TrustStoreError as exc:

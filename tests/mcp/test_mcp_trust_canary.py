@@ -46,3 +46,25 @@ async def test_the_canary_command_runs_only_after_trust(tmp_path: Path) -> None:
         edited = await discover_and_load([], project, mcp_servers=mount, **options)
     assert not marker.exists()
     assert [p.status for p in edited.pending_trust] == ["changed"]
+
+
+async def test_editing_a_server_script_the_config_names_asks_again(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "tools").mkdir(parents=True)
+    script = project / "tools" / "server.py"
+    script.write_text("print('v1')\n")
+    config = {"mcpServers": {"local": {"command": sys.executable, "args": ["tools/server.py"]}}}
+    (project / ".mcp.json").write_text(json.dumps(config))
+    store = TrustStore(home=tmp_path / "home")
+    options = {"home": str(tmp_path / "home"), "entry_points": False, "trust_store": store}
+
+    async with McpMount(backoff=30) as mount:
+        first = await discover_and_load([], project, mcp_servers=mount, **options)
+    [pending] = first.pending_trust
+    assert sorted(Path(f.real_path).name for f in pending.files) == [".mcp.json", "server.py"]
+    store.grant(pending)
+    script.write_text("print('v2')\n")
+    async with McpMount(backoff=30) as mount:
+        edited = await discover_and_load([], project, mcp_servers=mount, **options)
+    assert [p.status for p in edited.pending_trust] == ["changed"]
+    assert any("server.py" in change for change in edited.pending_trust[0].changes)

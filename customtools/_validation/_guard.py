@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from customtools._format import escape_control, safe_repr
@@ -119,43 +120,30 @@ def find_limit_violation(value: Any, limits: ValidationLimits) -> Violation | No
                 message=f"the arguments hold more than {max_nodes} values; send less data",
                 keyword="limits",
             )
+        pairs: Iterable[tuple[Any, Any]]
         if isinstance(container, dict):
-            for key, item in container.items():
+            for key in container:
                 if type(key) is not str or not key.isascii():
                     message = _key_message(key)
                     if message is not None:
                         return Violation(path=json_pointer(parts), message=message, keyword="json")
-                kind = type(item)
-                # exact types first: the common case costs a few comparisons per value
-                if kind is str:
-                    if item.isascii() or _SURROGATE.search(item) is None:
-                        continue
-                elif kind is int or kind is bool or item is None:
-                    continue
-                elif kind is dict or kind is list or kind is tuple or isinstance(item, _CONTAINERS):
-                    stack.append((item, depth + 1, (*parts, key)))
-                    continue
-                message = non_json_message(item)
-                if message is not None:
-                    return Violation(
-                        path=json_pointer((*parts, key)), message=message, keyword="json"
-                    )
+            pairs = container.items()
         else:
-            for index, item in enumerate(container):
-                kind = type(item)
-                if kind is str:
-                    if item.isascii() or _SURROGATE.search(item) is None:
-                        continue
-                elif kind is int or kind is bool or item is None:
+            pairs = enumerate(container)
+        for key, item in pairs:
+            kind = type(item)
+            # exact types first: the common case costs a few comparisons per value
+            if kind is str:
+                if item.isascii() or _SURROGATE.search(item) is None:
                     continue
-                elif kind is dict or kind is list or kind is tuple or isinstance(item, _CONTAINERS):
-                    stack.append((item, depth + 1, (*parts, index)))
-                    continue
-                message = non_json_message(item)
-                if message is not None:
-                    return Violation(
-                        path=json_pointer((*parts, index)), message=message, keyword="json"
-                    )
+            elif kind is int or kind is bool or item is None:
+                continue
+            elif kind is dict or kind is list or kind is tuple or isinstance(item, _CONTAINERS):
+                stack.append((item, depth + 1, (*parts, key)))
+                continue
+            message = non_json_message(item)
+            if message is not None:
+                return Violation(path=json_pointer((*parts, key)), message=message, keyword="json")
     return None
 
 

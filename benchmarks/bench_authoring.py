@@ -47,7 +47,8 @@ HAND_WRITTEN = CustomTool(
             "mode": Type.Union(
                 [Type.Literal("read"), Type.Literal("write"), Type.Literal("append")]
             ),
-            "tags": Type.Optional(Type.Array(Type.String())),
+            # the same contract as `tags: list[str] | None = None`: null is accepted too
+            "tags": Type.Optional(Type.Union([Type.Array(Type.String()), Type.Null()])),
         }
     ),
     execute=execute,

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import subprocess
 import sys
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from anchor import INVALID, VALID
@@ -1103,3 +1104,42 @@ def test_closed_schema_names_values_json_cannot_carry(params: Any, expected: str
     assert not validator.guarded
     (violation,) = violations_of(validator, params)
     assert str(violation).startswith(expected)
+
+
+class TestNullableSchemasKeepAFastCheck:
+    """Schemas whose only open places accept null skip the full walk but never let NaN in."""
+
+    SCHEMA: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "x": {"anyOf": [{"type": "number"}, {"type": "null"}]},
+            "xs": {"type": "array", "items": {"type": ["number", "null"]}},
+        },
+        "additionalProperties": False,
+    }
+
+    def test_valid_arguments_take_the_fast_check(self) -> None:
+        from customtools.validation import compile_validator
+
+        validator = compile_validator(self.SCHEMA)
+        assert validator.fast_check is not None
+        assert validator.fast_check({"x": None, "xs": [1.5, None]})
+
+    @pytest.mark.parametrize(
+        "params", [{"x": math.nan}, {"xs": [1, math.inf]}, {"xs": [None, -math.inf]}]
+    )
+    def test_non_finite_numbers_are_still_refused(self, params: dict[str, Any]) -> None:
+        from customtools.validation import compile_validator
+
+        validator = compile_validator(self.SCHEMA)
+        assert validator.fast_check is not None
+        assert not validator.fast_check(params)
+        _, _, violations, _ = validator.check(params)
+        assert violations is not None
+        assert any("NaN" in v.message or "Infinity" in v.message for v in violations)
+
+    def test_a_free_form_field_still_gets_the_whole_walk(self) -> None:
+        from customtools.validation import compile_validator
+
+        free = {"type": "object", "properties": {"x": {}, "y": {"type": ["string", "null"]}}}
+        assert compile_validator(free).fast_check is None

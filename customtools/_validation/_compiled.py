@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from itertools import islice
 from typing import Any
 
@@ -13,7 +13,7 @@ from customtools._validation._engines import (
     ValidatorEngine,
     resolve_engine,
 )
-from customtools._validation._guard import find_limit_violation
+from customtools._validation._guard import all_finite, find_limit_violation
 from customtools._validation._messages import arguments_error, arguments_message
 from customtools._validation._model import (
     DEFAULT_LIMITS,
@@ -84,6 +84,7 @@ class CompiledValidator:
         limits: ValidationLimits,
         guarded: bool,
         has_defaults: bool,
+        only_nulls: bool = False,
     ) -> None:
         self.schema = schema
         self.engine = engine
@@ -95,8 +96,18 @@ class CompiledValidator:
         self.has_defaults = has_defaults and apply_defaults
         self._validator = validator
         self._is_valid = validator.is_valid
-        self._fast = not guarded and not self.has_defaults
-        self.fast_check = validator.is_valid if self._fast else None
+        self._fast = (not guarded or only_nulls) and not self.has_defaults
+        is_valid = validator.is_valid
+        if not self._fast:
+            self.fast_check: Callable[[Any], bool] | None = None
+        elif guarded:  # only places accepting null: the engine reads NaN/Infinity as null
+
+            def valid_and_finite(params: Any) -> bool:
+                return bool(is_valid(params)) and all_finite(params)
+
+            self.fast_check = valid_and_finite
+        else:
+            self.fast_check = is_valid
         self._repairer = Repairer(schema, limits)
 
     def __repr__(self) -> str:
@@ -145,7 +156,7 @@ class CompiledValidator:
         """
         if self._fast and not fast_checked:
             try:
-                if self._is_valid(params):
+                if self.fast_check(params):  # type: ignore[misc]
                     return params, _NO_COERCIONS, None, False
             except _NOT_JSON:
                 pass
@@ -278,4 +289,5 @@ def compile_validator(
         limits=limits,
         guarded=info.guarded,
         has_defaults=info.has_defaults,
+        only_nulls=info.only_nulls,
     )

@@ -25,7 +25,13 @@ from customtools._validation._model import (
     json_pointer,
 )
 
-__all__ = ["find_limit_violation", "non_finite_name", "non_json_message", "parse_arguments"]
+__all__ = [
+    "all_finite",
+    "find_limit_violation",
+    "non_finite_name",
+    "non_json_message",
+    "parse_arguments",
+]
 
 _CONTAINERS = (dict, list, tuple)
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -83,6 +89,30 @@ def _key_message(key: Any) -> str | None:
         f"the key {shown} ({escape_control(type(key).__qualname__)}) is not a string; JSON "
         "object keys are strings"
     )
+
+
+def all_finite(value: Any) -> bool:
+    """Whether no number anywhere in ``value`` is NaN or infinite (a cheap pre-check for
+    schemas whose only open places accept ``null``: the compiled engine reads NaN and
+    Infinity as ``null``). Anything else that is not JSON is left to the engine."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str or kind is int or kind is bool or item is None:
+            continue
+        if kind is dict:
+            stack.extend(item.values())
+        elif kind is list or kind is tuple:
+            stack.extend(item)
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return False
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return True
 
 
 def find_limit_violation(value: Any, limits: ValidationLimits) -> Violation | None:

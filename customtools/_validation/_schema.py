@@ -57,6 +57,8 @@ class SchemaInfo:
             ``additionalProperties``, an array schema without ``items``, a schema with no
             ``type``), or a place accepting ``null``, which the compiled engine also reads
             ``NaN`` and ``Infinity`` as.
+        only_nulls: the only reason to guard is places accepting ``null``: valid arguments
+            then need just a check for non-finite numbers, not the whole walk.
     """
 
     nodes: int
@@ -64,6 +66,7 @@ class SchemaInfo:
     guarded: bool
     has_defaults: bool
     open_values: bool = False
+    only_nulls: bool = False
 
 
 def canonical_key(schema: Any) -> str:
@@ -106,19 +109,29 @@ def _accepts_null(values: Any) -> bool:
     return isinstance(values, list) and any(value is None for value in values)
 
 
-def _opens_values(node: Any) -> bool:
-    """Whether this one subschema lets values through unexamined (see ``open_values``)."""
+_NULL_ONLY = "null"
+"""What :func:`_opens_values` says of a subschema that is closed but accepts ``null``."""
+
+
+def _opens_values(node: Any) -> bool | str:
+    """Whether this one subschema lets values through unexamined (see ``open_values``):
+    ``True`` for a free-form place, :data:`_NULL_ONLY` for a closed one that accepts
+    ``null`` (where the compiled engine also reads ``NaN`` and ``Infinity``), else ``False``."""
     if node is True:
         return True
     if not isinstance(node, dict):
         return False
     if "enum" in node or "const" in node:
-        return _accepts_null(node["enum"] if "enum" in node else [node["const"]])
+        return (
+            _NULL_ONLY
+            if _accepts_null(node["enum"] if "enum" in node else [node["const"]])
+            else False
+        )
     declared = node.get("type")
     if declared is None:
         return not any(key in node for key in _DEFERS)
     types = [declared] if isinstance(declared, str) else declared
-    if not isinstance(types, list) or "null" in types:
+    if not isinstance(types, list):
         return True
     if "object" in types and not (
         "additionalProperties" in node or "unevaluatedProperties" in node
@@ -126,22 +139,35 @@ def _opens_values(node: Any) -> bool:
         return True
     if "array" in types:
         items = node.get("items")
-        if isinstance(items, list) or items is None:
-            return not ("additionalItems" in node or "unevaluatedItems" in node)
-    return False
+        if (isinstance(items, list) or items is None) and not (
+            "additionalItems" in node or "unevaluatedItems" in node
+        ):
+            return True
+    return _NULL_ONLY if "null" in types else False
 
 
 def has_open_values(schema: Any) -> bool:
-    """Whether some value valid for ``schema`` can hold anything (see ``SchemaInfo``).
+    """Whether some value valid for ``schema`` can hold anything (see ``SchemaInfo``)."""
+    return open_values_kind(schema) is not None
+
+
+def open_values_kind(schema: Any) -> str | None:
+    """``"free"`` when some value valid for ``schema`` can hold anything, ``"null"`` when
+    the only such places accept ``null`` (and so ``NaN``/``Infinity`` in the compiled
+    engine), ``None`` when every value is examined.
 
     Walks every subschema that applies to values (``properties``, ``items``, combinators,
     ``$defs``, ...) without recursion; a subschema it cannot judge counts as open.
     """
+    kind: str | None = None
     stack: list[Any] = [schema]
     while stack:
         node = stack.pop()
-        if _opens_values(node):
-            return True
+        opens = _opens_values(node)
+        if opens is True:
+            return "free"
+        if opens:
+            kind = "null"
         if not isinstance(node, dict):
             continue
         for key, value in node.items():
@@ -154,7 +180,7 @@ def has_open_values(schema: Any) -> bool:
                 stack.extend(value)
             elif key in _APPLIES_BY_NAME and isinstance(value, dict):
                 stack.extend(v for v in value.values() if isinstance(v, (dict, bool)))
-    return False
+    return kind
 
 
 def analyze_schema(schema: Any) -> SchemaInfo:
@@ -209,13 +235,14 @@ def analyze_schema(schema: Any) -> SchemaInfo:
             local.append((location, target))
         else:
             guarded = _refs_cycle(local)
-    open_values = has_open_values(schema)
+    kind = open_values_kind(schema)
     return SchemaInfo(
         nodes=nodes,
         depth=max_depth,
-        guarded=guarded or open_values,
+        guarded=guarded or kind is not None,
         has_defaults=has_defaults,
-        open_values=open_values,
+        open_values=kind is not None,
+        only_nulls=kind == "null" and not guarded,
     )
 
 

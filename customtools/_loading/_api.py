@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
 import re
 import sys
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -129,7 +129,7 @@ class PendingAction:
     description: str = ""
     details: Any = None
     tool_name: str | None = None
-    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    id: str = field(default_factory=lambda: os.urandom(16).hex())
 
     def __post_init__(self) -> None:
         if not isinstance(self.label, str) or not self.label:

@@ -47,14 +47,15 @@ from customtools._loading._records import (
     MetadataFile,
     ScanResult,
     ToolSource,
+    check_trust_policy,
 )
-from customtools._loading._trust import PendingSource
-from customtools._loading._trust_store import TrustPolicy, TrustStore, apply_trust
 
 if TYPE_CHECKING:
     from customtools._loading._api import UIContext
     from customtools._loading._mcpjson import McpToolProvider
     from customtools._loading._providers import ToolProvider
+    from customtools._loading._trust import PendingSource
+    from customtools._loading._trust_store import TrustPolicy, TrustStore
 
 __all__ = [
     "DEFAULT_LOAD_TIMEOUT",
@@ -231,6 +232,10 @@ def _check_timeout(load_timeout: float | None) -> None:
         )
 
 
+def _has_project_code(scanned: ScanResult) -> bool:
+    return any(candidate.source.level == "project" for candidate in scanned.candidates)
+
+
 async def load_scan(
     scanned: ScanResult,
     cwd: PathArg | None = None,
@@ -267,17 +272,26 @@ async def load_scan(
         ValueError: ``load_timeout`` or ``trust`` is not valid.
     """
     _check_timeout(load_timeout)
-    gate = await apply_trust(scanned, trust, trust_store)
-    scanned = gate.scanned
+    check_trust_policy(trust)
+    pending: tuple[PendingSource, ...] = ()
+    gate_errors: tuple[LoadError, ...] = ()
+    gate_diagnostics: tuple[Diagnostic, ...] = ()
+    if trust != "all" and _has_project_code(scanned):
+        # The gate (and hashing, and the store) is imported only when there is project code.
+        from customtools._loading._trust_store import apply_trust
+
+        gate = await apply_trust(scanned, trust, trust_store)
+        scanned, pending = gate.scanned, gate.pending
+        gate_errors, gate_diagnostics = gate.errors, gate.diagnostics
     result = LoadResult(
         metadata=scanned.metadata,
         pending_actions=pending_actions,
         cwd=_resolve_cwd(cwd),
-        pending_trust=gate.pending,
+        pending_trust=pending,
     )
     generation = new_generation()
-    errors: list[LoadError] = [*scanned.errors, *gate.errors]
-    diagnostics: list[Diagnostic] = [*scanned.diagnostics, *gate.diagnostics]
+    errors: list[LoadError] = [*scanned.errors, *gate_errors]
+    diagnostics: list[Diagnostic] = [*scanned.diagnostics, *gate_diagnostics]
     claims: dict[str, LoadedTool | None] = dict.fromkeys(builtin_tool_names)
     folded: dict[str, str] = {name.casefold(): name for name in claims}
     loaded_tools: list[LoadedTool] = []
@@ -421,8 +435,7 @@ async def discover_and_load(
         ValueError: an option is not valid (``load_timeout``, ``trust``, ``app_name``).
     """
     _check_timeout(load_timeout)
-    if trust_store is None and trust != "all":
-        trust_store = TrustStore(home=home, app_name=app_name)
+    check_trust_policy(trust)
     scanned = scan(
         configured_paths,
         cwd,
@@ -435,6 +448,14 @@ async def discover_and_load(
         entry_points=entry_points,
     )
     builtins = tuple(builtin_tool_names)
+    if (
+        trust_store is None
+        and trust != "all"
+        and (mcp_servers is not None or _has_project_code(scanned))
+    ):
+        from customtools._loading._trust_store import TrustStore
+
+        trust_store = TrustStore(home=home, app_name=app_name)
     result = await load_scan(
         scanned,
         cwd,

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from customtools._tool import CustomTool
 
 __all__ = [
+    "TRUST_POLICIES",
     "Candidate",
     "Diagnostic",
     "LoadError",
@@ -21,6 +22,7 @@ __all__ = [
     "MetadataFile",
     "ScanResult",
     "ToolSource",
+    "check_trust_policy",
 ]
 
 Level = Literal["user", "project"]
@@ -252,3 +254,16 @@ class ScanResult:
             "diagnostics": [d.to_dict() for d in self.diagnostics],
             "errors": [e.to_dict() for e in self.errors],
         }
+
+
+TRUST_POLICIES = ("prompt", "all", "none")
+"""The trust policies given by name; a callable asked per pending source is the fourth kind."""
+
+
+def check_trust_policy(policy: Any) -> None:
+    """Raise ``ValueError`` unless ``policy`` is a trust policy (see :data:`TRUST_POLICIES`)."""
+    if not (policy in TRUST_POLICIES or callable(policy)):
+        raise ValueError(
+            f"trust must be 'prompt', 'all', 'none' or a callable asked per pending source, "
+            f"got {policy!r}"
+        )

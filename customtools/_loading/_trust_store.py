@@ -24,7 +24,6 @@ import inspect
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +31,14 @@ from typing import Any, Literal, TypeAlias
 
 from customtools._errors import TrustStoreError
 from customtools._loading._paths import display_path
-from customtools._loading._records import Diagnostic, LoadError, MetadataFile, ScanResult
+from customtools._loading._records import (
+    TRUST_POLICIES,
+    Diagnostic,
+    LoadError,
+    MetadataFile,
+    ScanResult,
+    check_trust_policy,
+)
 from customtools._loading._trust import (
     PendingSource,
     ProjectSource,
@@ -59,7 +65,6 @@ _STORE_VERSION = 1
 
 TrustCallback: TypeAlias = "Callable[[PendingSource], bool | Awaitable[bool]]"
 TrustPolicy: TypeAlias = "Literal['prompt', 'all', 'none'] | TrustCallback"
-TRUST_POLICIES = ("prompt", "all", "none")
 
 
 # -- the store ------------------------------------------------------------------------------------
@@ -413,6 +418,8 @@ class TrustStore:
         directory = os.path.dirname(self._path)
         try:
             os.makedirs(directory, mode=0o700, exist_ok=True)
+            import tempfile  # only when a grant is written
+
             fd, temp = tempfile.mkstemp(prefix=".trust-", suffix=".tmp", dir=directory)
             try:
                 with os.fdopen(fd, "wb") as handle:
@@ -461,12 +468,7 @@ class GateOutcome:
     errors: tuple[LoadError, ...] = ()
 
 
-def _check_policy(policy: Any) -> None:
-    if not (policy in TRUST_POLICIES or callable(policy)):
-        raise ValueError(
-            f"trust must be 'prompt', 'all', 'none' or a callable asked per pending source, "
-            f"got {policy!r}"
-        )
+_check_policy = check_trust_policy
 
 
 async def apply_trust(

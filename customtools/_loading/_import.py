@@ -52,6 +52,7 @@ from customtools._tool import CustomTool
 __all__ = [
     "MODULES_PACKAGE",
     "ImportOutcome",
+    "StdFds",
     "load_candidate",
     "module_level_tools",
     "module_name_for",
@@ -186,7 +187,7 @@ def _fd_identity(fd: int) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
-class _StdFds:
+class StdFds:
     """File descriptors 0, 1 and 2 as they were, with duplicates to put them back from.
 
     One snapshot serves both guards of a candidate (import and factory); :meth:`close` it
@@ -237,7 +238,7 @@ class _StateGuard:
 
     Covered: the working directory, ``sys.path``, ``sys.argv``, ``sys.stdin/stdout/stderr``
     and ``os.environ``; the file descriptors 0, 1 and 2 are checked once per candidate by
-    :class:`_StdFds` (system calls are the expensive part). Not covered, and not coverable
+    :class:`StdFds` (system calls are the expensive part). Not covered, and not coverable
     cheaply in-process: monkeypatched modules, ``os.putenv``, other file descriptors, signal
     handlers, threads that act later (see docs/security.md).
     """
@@ -609,15 +610,23 @@ def _tool_from(value: Any) -> CustomTool:
 
 
 async def load_candidate(
-    candidate: Candidate, module_name: str, api: Any, *, load_timeout: float | None
+    candidate: Candidate,
+    module_name: str,
+    api: Any,
+    *,
+    load_timeout: float | None,
+    std_fds: StdFds | None = None,
 ) -> ImportOutcome:
     """Import ``candidate``, call its factory with ``api`` and check what it returned.
 
     Never raises for anything the tool does, except ``KeyboardInterrupt`` and cancellation.
+    ``std_fds`` is a snapshot of file descriptors 0-2 shared by a whole load (a loader of
+    many modules takes it once: duplicating descriptors is the guard's costly part); without
+    one, the candidate takes and closes its own.
     """
     out = ImportOutcome(module_name=module_name if candidate.kind != "entry_point" else None)
     threads = _thread_ids()
-    fds = _StdFds()
+    fds = std_fds if std_fds is not None else StdFds()
     try:
         factory = _find_factory(candidate, module_name, out)
         if factory is not None:
@@ -626,7 +635,8 @@ async def load_candidate(
             out.module_name = None
         replaced = fds.restore()
     finally:
-        fds.close()
+        if std_fds is None:
+            fds.close()
     if replaced:
         _report_replaced_fds(candidate, replaced, out)
     started = _new_threads(threads)

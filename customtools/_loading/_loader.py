@@ -34,6 +34,8 @@ from customtools._loading._api import (
     logger_name_for,
 )
 from customtools._loading._import import (
+    ImportOutcome,
+    StdFds,
     load_candidate,
     logger_stem,
     module_name_for,
@@ -41,6 +43,7 @@ from customtools._loading._import import (
 )
 from customtools._loading._paths import display_path
 from customtools._loading._records import (
+    Candidate,
     Diagnostic,
     LoadedTool,
     LoadError,
@@ -232,6 +235,48 @@ def _check_timeout(load_timeout: float | None) -> None:
         )
 
 
+class _Collected:
+    """What one load gathers: its tools by claimed name, module names, errors, diagnostics."""
+
+    def __init__(self, builtin_tool_names: Iterable[str], scanned: ScanResult) -> None:
+        self.claims: dict[str, LoadedTool | None] = dict.fromkeys(builtin_tool_names)
+        self.folded: dict[str, str] = {name.casefold(): name for name in self.claims}
+        self.tools: list[LoadedTool] = []
+        self.module_names: list[str] = []
+        self.errors: list[LoadError] = list(scanned.errors)
+        self.diagnostics: list[Diagnostic] = list(scanned.diagnostics)
+
+    def add(self, candidate: Candidate, outcome: ImportOutcome) -> None:
+        """Take one candidate's outcome: its tools unless their names are taken."""
+        self.errors.extend(outcome.errors)
+        self.diagnostics.extend(outcome.diagnostics)
+        if outcome.module_name is not None:
+            self.module_names.append(outcome.module_name)
+        for tool in outcome.tools:
+            loaded = LoadedTool(
+                path=candidate.path,
+                resolved_path=candidate.resolved_path,
+                tool=tool,
+                source=candidate.source,
+            )
+            if tool.name in self.claims:
+                self.errors.append(_conflict_error(loaded, self.claims[tool.name]))
+                continue
+            self.claims[tool.name] = loaded
+            self.tools.append(loaded)
+            similar = self.folded.setdefault(tool.name.casefold(), tool.name)
+            if similar != tool.name:
+                self.diagnostics.append(
+                    Diagnostic(
+                        code="similar-name",
+                        message=f"tool {tool.name!r} from {display_path(candidate.path)} differs"
+                        f" from {similar!r} only by letter case; models may confuse them",
+                        path=candidate.path,
+                        source=candidate.source,
+                    )
+                )
+
+
 def _has_project_code(scanned: ScanResult) -> bool:
     return any(candidate.source.level == "project" for candidate in scanned.candidates)
 
@@ -289,53 +334,29 @@ async def load_scan(
         cwd=_resolve_cwd(cwd),
         pending_trust=pending,
     )
+    collected = _Collected(builtin_tool_names, scanned)
+    collected.errors.extend(gate_errors)
+    collected.diagnostics.extend(gate_diagnostics)
     generation = new_generation()
-    errors: list[LoadError] = [*scanned.errors, *gate_errors]
-    diagnostics: list[Diagnostic] = [*scanned.diagnostics, *gate_diagnostics]
-    claims: dict[str, LoadedTool | None] = dict.fromkeys(builtin_tool_names)
-    folded: dict[str, str] = {name.casefold(): name for name in claims}
-    loaded_tools: list[LoadedTool] = []
-    module_names: list[str] = []
-    for candidate in scanned.candidates:
-        stem = logger_stem(candidate)
-        outcome = await load_candidate(
-            candidate,
-            module_name_for(candidate, generation, stem=stem),
-            result._api_for(logger_name_for(stem)),
-            load_timeout=load_timeout,
-        )
-        errors.extend(outcome.errors)
-        diagnostics.extend(outcome.diagnostics)
-        if outcome.module_name is not None:
-            module_names.append(outcome.module_name)
-        for tool in outcome.tools:
-            loaded = LoadedTool(
-                path=candidate.path,
-                resolved_path=candidate.resolved_path,
-                tool=tool,
-                source=candidate.source,
+    std_fds = StdFds()  # one snapshot of descriptors 0-2 for the whole load
+    try:
+        for candidate in scanned.candidates:
+            stem = logger_stem(candidate)
+            outcome = await load_candidate(
+                candidate,
+                module_name_for(candidate, generation, stem=stem),
+                result._api_for(logger_name_for(stem)),
+                load_timeout=load_timeout,
+                std_fds=std_fds,
             )
-            if tool.name in claims:
-                errors.append(_conflict_error(loaded, claims[tool.name]))
-                continue
-            claims[tool.name] = loaded
-            loaded_tools.append(loaded)
-            similar = folded.setdefault(tool.name.casefold(), tool.name)
-            if similar != tool.name:
-                diagnostics.append(
-                    Diagnostic(
-                        code="similar-name",
-                        message=f"tool {tool.name!r} from {display_path(candidate.path)} differs"
-                        f" from {similar!r} only by letter case; models may confuse them",
-                        path=candidate.path,
-                        source=candidate.source,
-                    )
-                )
-    result.tools = tuple(loaded_tools)
-    result.errors = tuple(errors)
-    result.diagnostics = tuple(diagnostics)
-    result.module_names = tuple(module_names)
-    result._by_name = {loaded.tool.name: loaded for loaded in loaded_tools}
+            collected.add(candidate, outcome)
+    finally:
+        std_fds.close()
+    result.tools = tuple(collected.tools)
+    result.errors = tuple(collected.errors)
+    result.diagnostics = tuple(collected.diagnostics)
+    result.module_names = tuple(collected.module_names)
+    result._by_name = {loaded.tool.name: loaded for loaded in collected.tools}
     if strict:
         result.raise_for_errors()
     return result

@@ -78,6 +78,7 @@ __all__ = [
     "VIOLATIONS_META_KEY",
     "CustomToolAdapter",
     "UpdateCallback",
+    "discard_update",
 ]
 
 _log = logging.getLogger("customtools.adapter")
@@ -127,13 +128,10 @@ def _anyio() -> Any:
     return _anyio_module
 
 
-def _discard_update(partial: Any) -> None:
+def discard_update(partial: Any) -> None:
+    """The ``on_update`` a tool gets when the host asked for no updates (bridges compare
+    against it to skip progress plumbing nobody listens to)."""
     return None
-
-
-discard_update = _discard_update
-"""The ``on_update`` a tool gets when the host asked for no updates (bridges compare against it
-to skip progress plumbing nobody listens to)."""
 
 
 class _UpdateSink:
@@ -406,7 +404,7 @@ class CustomToolAdapter:
                 raw = await self._execute(
                     tool_call_id,
                     params,
-                    _discard_update,
+                    discard_update,
                     ctx if ctx is not None else self._context,
                     _NEVER,
                 )
@@ -473,9 +471,9 @@ class CustomToolAdapter:
     ) -> Any:
         """Call the tool: its coroutine when async, an awaitable thread run when sync."""
         if self._is_async:
-            update: Callable[[Any], None] = sink if sink is not None else _discard_update
+            update: Callable[[Any], None] = sink if sink is not None else discard_update
             return self._execute(tool_call_id, args, update, ctx, signal)
-        update = _ThreadUpdateSink(sink) if sink is not None else _discard_update
+        update = _ThreadUpdateSink(sink) if sink is not None else discard_update
         return run_in_thread(
             functools.partial(self._execute, tool_call_id, args, update, ctx, signal)
         )
@@ -526,7 +524,7 @@ class CustomToolAdapter:
                         started = self._execute(
                             tool_call_id,
                             args,
-                            sink if sink is not None else _discard_update,
+                            sink if sink is not None else discard_update,
                             ctx,
                             tool_signal,
                         )

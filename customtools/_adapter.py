@@ -131,7 +131,6 @@ def _anyio() -> Any:
 def discard_update(partial: Any) -> None:
     """The ``on_update`` a tool gets when the host asked for no updates (bridges compare
     against it to skip progress plumbing nobody listens to)."""
-    return None
 
 
 class _UpdateSink:

@@ -585,10 +585,11 @@ class CustomToolAdapter:
         """``None`` when the call may run; else the error result that says why not."""
         try:
             needed = approval_required(self.tool, params)
-        except Exception as exc:
-            return self._refused(
-                "approval-error", f"its approval rule raised {describe_exception(exc)}"
-            )
+        except BaseException as exc:  # the rule is tool code: even SystemExit is contained
+            if belongs_to_caller(exc):
+                raise
+            why = f"its approval rule raised {describe_exception(exc)}"
+            return self._refused("approval-error", why)
         if not needed:
             return None
         approver = approver if approver is not None else self._approver

@@ -199,3 +199,18 @@ async def test_output_is_checked_with_a_timeout_and_on_sync_tools_too() -> None:
     result = await CustomToolAdapter(listing).execute("c", {})
     assert result.details["code"] == "invalid-structured-content"
     assert "/result/0" in result.text
+
+
+async def test_an_approval_rule_that_exits_is_contained() -> None:
+    def rule(args: Any) -> bool:
+        raise SystemExit(2)
+
+    async def approver(request: ApprovalRequest) -> bool:
+        return True
+
+    result = await CustomToolAdapter(make(requires_approval=rule), approver=approver).execute(
+        "c", {"path": "x"}
+    )
+    assert result.details["code"] == "approval-error"
+    assert "SystemExit" in result.text
+    assert ran == []

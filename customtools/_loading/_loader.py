@@ -54,6 +54,7 @@ from customtools._loading._records import (
 )
 
 if TYPE_CHECKING:
+    from customtools._isolation._pool import IsolationPool
     from customtools._loading._api import UIContext
     from customtools._loading._mcpjson import McpToolProvider
     from customtools._loading._providers import ToolProvider
@@ -291,6 +292,7 @@ async def load_scan(
     pending_actions: PendingActionStore | None = None,
     trust: TrustPolicy = "prompt",
     trust_store: TrustStore | None = None,
+    isolation: IsolationPool | None = None,
 ) -> LoadResult:
     """Import the candidates of a :func:`scan` result and call their factories.
 
@@ -311,6 +313,8 @@ async def load_scan(
             project code), ``"all"`` (load everything), or a callable asked per pending source
             (``True`` grants it in ``trust_store`` and loads it).
         trust_store: where grants are kept (default: ``~/.customtools/trust.json``).
+        isolation: import each module in a worker process of this pool instead of here;
+            the tools are then proxies (see ``docs/isolation.md``).
 
     Raises:
         LoadFailedError: ``strict`` is true and there were errors (all are listed).
@@ -338,9 +342,19 @@ async def load_scan(
     collected.errors.extend(gate_errors)
     collected.diagnostics.extend(gate_diagnostics)
     generation = new_generation()
+    isolated = (
+        await isolation.load_candidates(
+            scanned.candidates, cwd=result._state.cwd, load_timeout=load_timeout
+        )
+        if isolation is not None
+        else None
+    )
     std_fds = StdFds()  # one snapshot of descriptors 0-2 for the whole load
     try:
-        for candidate in scanned.candidates:
+        for index, candidate in enumerate(scanned.candidates):
+            if isolated is not None:
+                collected.add(candidate, isolated[index])
+                continue
             stem = logger_stem(candidate)
             outcome = await load_candidate(
                 candidate,

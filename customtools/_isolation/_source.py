@@ -37,7 +37,7 @@ BOOTSTRAP: Final = (
     "from customtools._isolation._worker import main; main()"
 )
 _REAP_BOUND: Final = 5.0
-_LOAD_SLACK: Final = 5.0  # seconds beyond load_timeout for the loader's own reporting
+_LOAD_SLACK: Final = 1.0  # seconds beyond load_timeout for the loader's own reporting
 
 _ids = itertools.count(1)
 

@@ -16,6 +16,7 @@ worker to stop an abandoned call.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import signal
@@ -25,7 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from customtools._isolation._limits import PR_SET_PDEATHSIG, prctl, set_limits
-from customtools._isolation._wire import Channel, candidate_from_dict
+from customtools._isolation._wire import Channel, MessageTooLargeError, candidate_from_dict
 
 __all__ = ["main", "tool_description"]
 
@@ -109,7 +110,8 @@ class _Worker:
                 # so a flood costs memory for one update, not for all of them.
                 running.pending_update = partial.to_dict()
                 return
-            self.send({"op": "update", "id": call_id, "result": partial.to_dict()})
+            with contextlib.suppress(MessageTooLargeError):  # dropped, like an unusable update
+                self.send({"op": "update", "id": call_id, "result": partial.to_dict()})
 
         return on_update
 
@@ -274,10 +276,25 @@ class _Worker:
             if running.pending_update is not None:
                 update, running.pending_update = running.pending_update, None
                 self.send({"op": "update", "id": call_id, "result": update})
-            self.send({"op": "result", "id": call_id, "result": result.to_dict()})
+            self._send_result(call_id, result)
         finally:
             self.calls.pop(call_id, None)
             self.threads.pop(controller.signal, None)
+
+    def _send_result(self, call_id: int, result: Any) -> None:
+        from customtools._content import text_result
+        from customtools._isolation._wire import MessageTooLargeError
+
+        try:
+            self.send({"op": "result", "id": call_id, "result": result.to_dict()})
+        except MessageTooLargeError as exc:
+            too_large = text_result(
+                f"the tool's result is too large to leave its worker process ({exc});"
+                " return less (or raise the host's max_message_mib)",
+                {"error": "MessageTooLarge"},
+                True,
+            )
+            self.send({"op": "result", "id": call_id, "result": too_large.to_dict()})
 
     async def _session(self, message: dict[str, Any]) -> None:
         import inspect

@@ -58,7 +58,9 @@ server.run("stdio")
 """
 
 
-async def tool_execute(tool_call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any) -> str:
+async def tool_execute(
+    tool_call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any
+) -> str:
     return "ok"
 
 

@@ -480,9 +480,9 @@ class IsolatedSource:
         finally:
             process.calls.pop(request_id, None)
         if pending.reply is None:
-            lost = pending.lost or WorkerLost("ended", crashed=True)
-            self._crashed(lost)
-            return self._lost_result(tool_name, lost, during=" during the call")
+            gone = pending.lost or WorkerLost("ended", crashed=True)
+            self._crashed(gone)
+            return self._lost_result(tool_name, gone, during=" during the call")
         self.failures = 0
         try:
             return ToolResult.from_dict(pending.reply["result"])

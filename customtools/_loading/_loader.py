@@ -427,6 +427,7 @@ async def discover_and_load(
     trust_store: TrustStore | None = None,
     mcp_servers: McpToolProvider | None = None,
     project_mcp_servers: bool = False,
+    isolation: IsolationPool | None = None,
 ) -> LoadResult:
     """Find tool modules in every source, import them and call their factories.
 
@@ -464,6 +465,9 @@ async def discover_and_load(
             asking the trust store (they run programs from the project: pass ``True`` only
             when the user trusts it; ``trust="all"`` implies it). Otherwise the file is a
             project source like any other: trusted by content, else pending.
+        isolation: import each module in a worker process of this
+            :class:`~customtools.isolation.IsolationPool`; the tools are then proxies
+            (see ``docs/isolation.md``).
 
     Raises:
         LoadFailedError: ``strict`` is true and there were errors.
@@ -500,6 +504,7 @@ async def discover_and_load(
         pending_actions=pending_actions,
         trust=trust,
         trust_store=trust_store,
+        isolation=isolation,
     )
     if mcp_servers is not None:
         from customtools._loading._mcpjson import load_mcp_json_tools
@@ -534,12 +539,14 @@ async def load_custom_tools(
     load_timeout: float | None = DEFAULT_LOAD_TIMEOUT,
     pending_actions: PendingActionStore | None = None,
     home: PathArg | None = None,
+    isolation: IsolationPool | None = None,
 ) -> LoadResult:
     """Load exactly the given files and directories, nothing discovered.
 
     A ``.md``/``.json`` path is a ``"metadata-not-executable"`` error and a missing path a
     ``"not-found"`` error; everything else behaves as in :func:`discover_and_load`
-    (``home`` is the directory ``~`` expands to).
+    (``home`` is the directory ``~`` expands to; ``isolation`` runs the modules in worker
+    processes, see ``docs/isolation.md``).
 
     Raises:
         LoadFailedError: ``strict`` is true and there were errors.
@@ -556,4 +563,5 @@ async def load_custom_tools(
         strict=strict,
         load_timeout=load_timeout,
         pending_actions=pending_actions,
+        isolation=isolation,
     )

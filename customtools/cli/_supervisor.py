@@ -54,6 +54,7 @@ _DUMP_GRACE: Final = 0.5  # seconds to let faulthandler write the hung module's 
 _REAP_BOUND: Final = 5.0  # seconds spent killing a module's descendants at most
 _POLL: Final = 0.02  # seconds between checks when the kernel cannot signal the worker's exit
 
+
 def _claim_stdout() -> TextIO:
     """A private stream on the original stdout; fd 1 then points at stderr, fd 0 at null."""
     sys.stdout.flush()

@@ -45,10 +45,6 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def read_pid(path: Path) -> int:
-    return int(path.read_text().split()[0])
-
-
 def options(**values: Any) -> dict[str, Any]:
     base: dict[str, Any] = {"grace": 0.3, "backoff": 0.01, "max_backoff": 0.05}
     base.update(values)

@@ -65,7 +65,10 @@ def factory(api):
         CustomTool(name="asks_abort", execute=asks_abort),
         CustomTool(name="sessions", execute=sessions, on_session=on_session),
     ]
-""".replace("CustomTool(\n            name=\"greet\",", "CustomTool(\n            name=\"greet\", execute=greet,")
+""".replace(
+    'CustomTool(\n            name="greet",',
+    'CustomTool(\n            name="greet", execute=greet,',
+)
 
 
 @pytest.fixture
@@ -144,9 +147,7 @@ async def test_context_travels_and_ctx_abort_reaches_the_host(pack: Path) -> Non
         )
         assert greet.details["cwd"] == "/somewhere"
         assert greet.details["model"] == "model-x"
-        result = await CustomToolAdapter(isolated.get("asks_abort").tool).execute(
-            "c", {}, ctx=ctx
-        )
+        result = await CustomToolAdapter(isolated.get("asks_abort").tool).execute("c", {}, ctx=ctx)
         assert result.text == "asked"
         assert asked == ["enough"]
 
@@ -161,3 +162,20 @@ async def test_session_events_reach_the_worker_and_hook_failures_come_back(pack:
         assert "RuntimeError: hook broke" in str(failures[0].error)
         seen = await CustomToolAdapter(isolated.get("sessions").tool).execute("c", {})
         assert seen.text == "start"
+
+
+async def test_discover_and_load_and_load_custom_tools_take_a_pool(pack: Path) -> None:
+    from customtools import discover_and_load
+    from customtools.isolation import IsolationPool as PublicPool
+
+    assert PublicPool is IsolationPool
+    async with IsolationPool(**options()) as pool:
+        explicit = await load_custom_tools([pack / "pack.py"], pack, isolation=pool)
+        discovered = await discover_and_load(
+            [pack / "pack.py"], pack, home=pack / "home", entry_points=False, isolation=pool
+        )
+        assert explicit.tool_names == discovered.tool_names
+        assert len(pool.pids) == 2
+        for loaded in (explicit, discovered):
+            result = await CustomToolAdapter(loaded.get("greet").tool).execute("c", {"name": "a"})
+            assert result.details["pid"] in pool.pids

@@ -16,7 +16,7 @@ import pytest
 from customtools import AbortController, CustomToolAdapter
 from customtools._isolation._pool import IsolationPool
 
-from ._helpers import alive, load, options, read_pid, write
+from ._helpers import alive, load, options, write
 
 pytestmark = [
     pytest.mark.anyio,

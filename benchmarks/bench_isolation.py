@@ -46,9 +46,12 @@ def factory(api):
 """
 
 MCP_SERVER = """
-from mcp.server.fastmcp import FastMCP
+try:
+    from mcp.server.mcpserver import MCPServer as Server  # mcp 2.x
+except ImportError:
+    from mcp.server.fastmcp import FastMCP as Server  # mcp 1.x
 
-server = FastMCP("bench")
+server = Server("bench")
 
 @server.tool()
 async def read_file(path: str, limit: int, mode: str, tags: list[str] | None = None) -> str:

@@ -56,6 +56,7 @@ def _proxy_tool(source: IsolatedSource, data: dict[str, Any]) -> Any:
         annotations=data.get("annotations"),
         meta=data.get("meta"),
         output_schema=data.get("outputSchema"),
+        requires_approval=data.get("requiresApproval"),
     )
 
 

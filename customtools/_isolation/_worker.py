@@ -50,6 +50,10 @@ def tool_description(tool: Any) -> dict[str, Any]:
         "annotations": tool.annotations,
         "meta": tool.meta,
         "onSession": tool.on_session is not None,
+        # A callable cannot cross: the host then asks its approver before every call.
+        "requiresApproval": tool.requires_approval
+        if tool.requires_approval is None or isinstance(tool.requires_approval, bool)
+        else True,
     }
 
 
@@ -185,13 +189,13 @@ class _Worker:
         for loaded in result.tools:
             tool = loaded.tool
             sync = not tool.execute_is_async
-            inner = tool
-            if sync or tool.timeout is not None:
-                inner = dataclasses.replace(
-                    tool,
-                    timeout=None,
-                    execute=self._tracked(tool.execute) if sync else tool.execute,
-                )
+            # The host's adapter owns deadlines and approval: the worker's runs neither.
+            inner = dataclasses.replace(
+                tool,
+                timeout=None,
+                requires_approval=None,
+                execute=self._tracked(tool.execute) if sync else tool.execute,
+            )
             self.tools[tool.name] = _Entry(tool, CustomToolAdapter(inner), sync)
             described.append(tool_description(tool))
         self.send(

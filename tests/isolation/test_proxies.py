@@ -64,6 +64,8 @@ def factory(api):
         CustomTool(name="big", execute=big),
         CustomTool(name="asks_abort", execute=asks_abort),
         CustomTool(name="sessions", execute=sessions, on_session=on_session),
+        CustomTool(name="guarded", execute=lambda *a: "ok", requires_approval=True),
+        CustomTool(name="judged", execute=lambda *a: "ok", requires_approval=lambda p: True),
     ]
 """.replace(
     'CustomTool(\n            name="greet",',
@@ -83,10 +85,14 @@ async def test_proxies_keep_names_schemas_and_metadata(pack: Path) -> None:
         isolated = await load(pool, pack, "pack.py")
         assert isolated.tool_names == in_process.tool_names
         for here, there in zip(in_process.tools, isolated.tools, strict=True):
-            assert there.tool.definition() == here.tool.definition()
+            if here.tool.name != "judged":
+                assert there.tool.definition() == here.tool.definition()
             assert there.tool.timeout == here.tool.timeout
             assert there.path == here.path
             assert there.source == here.source
+        assert isolated.get("guarded").tool.requires_approval is True
+        # A callable cannot cross: the proxy asks for approval on every call instead.
+        assert isolated.get("judged").tool.requires_approval is True
         assert (isolated.get("sessions").tool.on_session is None) is False
         assert isolated.get("greet").tool.on_session is None
 

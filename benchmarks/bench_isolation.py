@@ -82,11 +82,13 @@ async def timed_calls(call: Any, count: int) -> list[float]:
     return out
 
 
-async def isolated_vs_in_process(calls: int, blocks: int, directory: str) -> dict[str, list[float]]:
+async def isolated_vs_in_process(
+    calls: int, blocks: int, directory: str, spin_us: int
+) -> dict[str, list[float]]:
     local = CustomToolAdapter(
         CustomTool(name="read_file", description="bench", parameters=SCHEMA, execute=tool_execute)
     )
-    async with IsolationPool() as pool:
+    async with IsolationPool(spin_us=spin_us) as pool:
         scanned = explicit_candidates([os.path.join(directory, "bench_tool.py")], directory)
         loaded = await load_scan(scanned, directory, isolation=pool)
         loaded.raise_for_errors()
@@ -151,13 +153,21 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--calls", type=int, default=2000, help="calls per block")
     parser.add_argument("--blocks", type=int, default=5, help="alternating blocks")
+    parser.add_argument(
+        "--spin-us", type=int, default=200, help="IsolationOptions.spin_us (0: never poll)"
+    )
     args = parser.parse_args()
     ok = True
     with tempfile.TemporaryDirectory() as directory:
         Path(directory, "bench_tool.py").write_text(textwrap.dedent(TOOL_MODULE))
         for backend in ("asyncio", "trio"):
             samples = anyio.run(
-                isolated_vs_in_process, args.calls, args.blocks, directory, backend=backend
+                isolated_vs_in_process,
+                args.calls,
+                args.blocks,
+                directory,
+                args.spin_us,
+                backend=backend,
             )
             ok &= report(backend, samples)
         mcp = anyio.run(mcp_stdio, max(1, args.calls // 4), args.blocks, directory)

@@ -45,6 +45,10 @@ class IsolationOptions:
             and the host exchange; a larger result becomes an error result.
         env: the workers' environment; ``None`` passes the host's environment.
         python: the interpreter workers run; ``None`` is the host's own (``sys.executable``).
+        spin_us: microseconds the host (and the worker) poll for a reply before waiting on
+            the event loop: a call's round trip is several times faster, at the cost of
+            holding the event loop (and a CPU) that long per message waited for. ``0`` turns
+            it off.
     """
 
     memory_limit_mib: int | None = 1024
@@ -58,6 +62,7 @@ class IsolationOptions:
     max_message_mib: int = 64
     env: Mapping[str, str] | None = None
     python: str | None = None
+    spin_us: int = 200
 
     def __post_init__(self) -> None:
         _check("memory_limit_mib", self.memory_limit_mib, allow_none=True, integer=True)
@@ -66,6 +71,14 @@ class IsolationOptions:
         for name in ("grace", "backoff", "max_backoff", "start_timeout"):
             _check(name, getattr(self, name), allow_none=False)
         _check("max_message_mib", self.max_message_mib, allow_none=False, integer=True)
+        if (
+            isinstance(self.spin_us, bool)
+            or not isinstance(self.spin_us, int)
+            or not 0 <= self.spin_us <= 10_000
+        ):
+            raise ValueError(
+                f"IsolationOptions.spin_us must be an integer from 0 to 10000, got {self.spin_us!r}"
+            )
         if (
             isinstance(self.restart_limit, bool)
             or not isinstance(self.restart_limit, int)

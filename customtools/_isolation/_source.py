@@ -167,7 +167,12 @@ class IsolatedSource:
             raise
         os.close(to_worker_r)
         os.close(from_worker_w)
-        channel = Channel(from_worker_r, to_worker_w, limit=self.options.max_message_mib << 20)
+        channel = Channel(
+            from_worker_r,
+            to_worker_w,
+            limit=self.options.max_message_mib << 20,
+            spin=self.options.spin_us / 1e6,
+        )
         return _Process(popen, channel)
 
     async def _reap(self, process: _Process) -> int | None:
@@ -225,6 +230,7 @@ class IsolatedSource:
                     "op": "init",
                     "limits": self.options.limits(),
                     "maxMessage": self.options.max_message_mib << 20,
+                    "spin": self.options.spin_us / 1e6,
                 }
             )
             ready = _Pending(None, None)

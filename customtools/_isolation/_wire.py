@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 from typing import Any, Final
 
 __all__ = ["MAX_MESSAGE", "Channel", "MessageTooLargeError", "candidate_from_dict", "encode"]
@@ -59,14 +60,18 @@ def encode(message: dict[str, Any], *, limit: int = MAX_MESSAGE) -> bytes:
 class Channel:
     """Framed messages in from ``read_fd`` and out to ``write_fd`` (both made non-blocking).
 
-    One task at a time may :meth:`receive`; :meth:`send` may be called from several tasks: a
+    With ``spin`` (seconds), :meth:`receive` polls that long before it waits for the event
+    loop, trading a short busy wait (which holds the loop) for latency. One task at a time may
+    :meth:`receive`; :meth:`send` may be called from several tasks: a
     message that does not fit in the pipe at once is queued and written, in order, by
     whichever sender is flushing.
     """
 
-    __slots__ = ("_buffer", "_flushing", "_out", "_read_fd", "_write_fd", "limit")
+    __slots__ = ("_buffer", "_flushing", "_out", "_read_fd", "_write_fd", "limit", "spin")
 
-    def __init__(self, read_fd: int, write_fd: int, *, limit: int = MAX_MESSAGE) -> None:
+    def __init__(
+        self, read_fd: int, write_fd: int, *, limit: int = MAX_MESSAGE, spin: float = 0.0
+    ) -> None:
         os.set_blocking(read_fd, False)
         os.set_blocking(write_fd, False)
         self._read_fd = read_fd
@@ -75,6 +80,7 @@ class Channel:
         self._out = bytearray()
         self._flushing = False
         self.limit = limit
+        self.spin = spin
 
     def _take(self) -> dict[str, Any] | None:
         buffer = self._buffer
@@ -102,6 +108,7 @@ class Channel:
         """
         from anyio import wait_readable
 
+        spin_until = 0.0
         while True:
             message = self._take()
             if message is not None:
@@ -109,7 +116,16 @@ class Channel:
             try:
                 chunk = os.read(self._read_fd, _CHUNK)
             except BlockingIOError:
+                if self.spin:
+                    # A reply usually comes within tens of microseconds: polling that long is
+                    # several times faster than an event-loop wake-up (docs/design.md).
+                    now = time.perf_counter()
+                    if not spin_until:
+                        spin_until = now + self.spin
+                    if now < spin_until:
+                        continue
                 await wait_readable(self._read_fd)
+                spin_until = 0.0
                 continue
             except OSError:
                 chunk = b""

@@ -123,6 +123,7 @@ class _Worker:
 
     async def serve(self) -> None:
         import anyio
+        import anyio.lowlevel
 
         async with anyio.create_task_group() as group:
             self.task_group = group
@@ -134,6 +135,9 @@ class _Worker:
                 op = message.get("op")
                 if op == "call":
                     group.start_soon(self._call, message)
+                    # Let the call take its first step now: a quick tool answers before this
+                    # loop polls the channel again (see Channel.spin).
+                    await anyio.lowlevel.checkpoint()
                 elif op == "abort":
                     self._abort(message)
                 elif op == "load":
@@ -346,6 +350,7 @@ def main() -> None:
         os._exit(2)
     set_limits(init.get("limits") or {})
     channel.limit = int(init.get("maxMessage") or channel.limit)
+    channel.spin = float(init.get("spin") or 0.0)
     import anyio
 
     code = 0

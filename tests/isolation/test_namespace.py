@@ -29,6 +29,7 @@ def test_the_namespace_exports_exactly_the_pinned_names_documented_and_rehomed()
         ("backoff", float("inf"), "backoff must be a positive number, got inf"),
         ("restart_limit", -1, "restart_limit must be an integer >= 0, got -1"),
         ("max_message_mib", True, "max_message_mib must be a positive integer, got True"),
+        ("spin_us", -1, "spin_us must be an integer from 0 to 10000, got -1"),
     ],
 )
 def test_bad_options_are_refused_naming_the_field(field: str, value: object, message: str) -> None:

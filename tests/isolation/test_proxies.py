@@ -134,7 +134,8 @@ async def test_updates_stream_back_in_order_and_floods_end(pack: Path) -> None:
 
 
 async def test_a_result_over_the_message_bound_is_an_error_result(pack: Path) -> None:
-    async with IsolationPool(**options(max_message_mib=1)) as pool:
+    # spin_us=0: every reply is waited for on the event loop, never polled.
+    async with IsolationPool(**options(max_message_mib=1, spin_us=0)) as pool:
         isolated = await load(pool, pack, "pack.py")
         pid = pool.pids
         result = await CustomToolAdapter(isolated.get("big").tool).execute("c", {})

@@ -186,3 +186,44 @@ async def test_discover_and_load_and_load_custom_tools_take_a_pool(pack: Path) -
         for loaded in (explicit, discovered):
             result = await CustomToolAdapter(loaded.get("greet").tool).execute("c", {"name": "a"})
             assert result.details["pid"] in pool.pids
+
+
+async def test_concurrent_calls_share_one_worker_and_each_gets_its_own_result(
+    tmp_path: Path,
+) -> None:
+    import anyio
+
+    write(
+        tmp_path,
+        "slow.py",
+        """
+        def factory(api):
+            async def echo(call_id, params, on_update, ctx, signal):
+                import anyio
+                on_update(f"start {params['n']}")
+                await anyio.sleep(params["delay"])
+                return f"done {params['n']}"
+            return CustomTool(name="echo", execute=echo, parameters=Type.Object(
+                {"n": Type.Integer(), "delay": Type.Number()}))
+        """,
+    )
+    async with IsolationPool(**options()) as pool:
+        result = await load(pool, tmp_path, "slow.py")
+        adapter = CustomToolAdapter(result.tools[0].tool)
+        texts: dict[int, str] = {}
+        updates: dict[int, list[str]] = {n: [] for n in range(6)}
+
+        async def one(n: int) -> None:
+            outcome = await adapter.execute(
+                str(n),
+                {"n": n, "delay": (6 - n) * 0.05},
+                on_update=lambda p: updates[n].append(p.text),
+            )
+            texts[n] = outcome.text
+
+        async with anyio.create_task_group() as group:
+            for n in range(6):
+                group.start_soon(one, n)
+        assert texts == {n: f"done {n}" for n in range(6)}
+        assert updates == {n: [f"start {n}"] for n in range(6)}
+        assert len(pool.pids) == 1

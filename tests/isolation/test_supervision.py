@@ -326,3 +326,32 @@ async def test_closing_the_pool_leaves_no_process_behind(tmp_path: Path) -> None
     closed = await CustomToolAdapter(result.tools[0].tool).execute("2", {})
     assert closed.is_error
     assert "is closed" in closed.text
+
+
+async def test_the_cpu_limit_kills_a_spinning_worker_and_the_next_call_restarts_it(
+    tmp_path: Path,
+) -> None:
+    write(
+        tmp_path,
+        "spinner.py",
+        """
+        def factory(api):
+            def spin(call_id, params, on_update, ctx, signal):
+                while True:
+                    pass
+
+            def pid(call_id, params, on_update, ctx, signal):
+                return str(os.getpid())
+
+            return [CustomTool(name="spin", execute=spin), CustomTool(name="pid", execute=pid)]
+        """,
+    )
+    async with IsolationPool(**options(cpu_limit=1)) as pool:
+        result = await load(pool, tmp_path, "spinner.py")
+        (first,) = pool.pids
+        outcome = await CustomToolAdapter(result.get("spin").tool).execute("1", {})
+        assert outcome.is_error
+        assert "was killed by SIGXCPU during the call" in outcome.text
+        assert not alive(first)
+        again = await CustomToolAdapter(result.get("pid").tool).execute("2", {})
+        assert int(again.text) != first

@@ -188,7 +188,10 @@ class IsolatedSource:
                 await anyio.sleep(delay)
                 waited += delay
                 delay = min(delay * 2, 0.05)
-            process.channel.close()
+            if not process.reading:
+                # A task waiting on the channel would never wake for a closed descriptor: the
+                # reader closes it when it sees the end of file the kill causes.
+                process.channel.close()
         return process.popen.returncode
 
     async def _lose(self, process: _Process, *, crashed: bool = True) -> WorkerLost:
@@ -392,6 +395,8 @@ class IsolatedSource:
                         self._dispatch(process, message)
                 finally:
                     process.reading = False
+                    if process.lost is not None:
+                        process.channel.close()
                     for other in process.calls.values():
                         if not other.done and other.event is not None:
                             other.event.set()

@@ -355,3 +355,46 @@ async def test_the_cpu_limit_kills_a_spinning_worker_and_the_next_call_restarts_
         assert not alive(first)
         again = await CustomToolAdapter(result.get("pid").tool).execute("2", {})
         assert int(again.text) != first
+
+
+async def test_killing_a_worker_for_one_call_ends_its_other_calls_with_the_reason(
+    tmp_path: Path,
+) -> None:
+    write(
+        tmp_path,
+        "shared.py",
+        """
+        def factory(api):
+            async def sleeper(call_id, params, on_update, ctx, signal):
+                import anyio
+                await anyio.sleep(30)
+
+            def stubborn(call_id, params, on_update, ctx, signal):
+                while True:
+                    time.sleep(0.01)
+
+            return [CustomTool(name="sleeper", execute=sleeper),
+                    CustomTool(name="stubborn", execute=stubborn)]
+        """,
+    )
+    async with IsolationPool(**options()) as pool:
+        result = await load(pool, tmp_path, "shared.py")
+        (worker,) = pool.pids
+        outcomes: dict[str, str] = {}
+
+        async def sleeper() -> None:
+            outcome = await CustomToolAdapter(result.get("sleeper").tool).execute("1", {})
+            outcomes["sleeper"] = outcome.text
+
+        async def stubborn() -> None:
+            await anyio.sleep(0.2)  # the sleeper's call is the one reading the channel
+            adapter = CustomToolAdapter(result.get("stubborn").tool, timeout=0.5)
+            outcomes["stubborn"] = (await adapter.execute("2", {})).text
+
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+                group.start_soon(sleeper)
+                group.start_soon(stubborn)
+        assert "timed out" in outcomes["stubborn"]
+        assert "a cancelled call did not end within 0.3 s (grace)" in outcomes["sleeper"]
+        assert not alive(worker)

@@ -61,13 +61,25 @@ class Channel:
     """Framed messages in from ``read_fd`` and out to ``write_fd`` (both made non-blocking).
 
     With ``spin`` (seconds), :meth:`receive` polls that long before it waits for the event
-    loop, trading a short busy wait (which holds the loop) for latency. One task at a time may
+    loop, trading a short busy wait (which holds the loop) for latency; after a poll that
+    missed, the next 2, 4, ... 256 receives do not poll, so a slow peer or a busy machine
+    turns polling off by itself. One task at a time may
     :meth:`receive`; :meth:`send` may be called from several tasks: a
     message that does not fit in the pipe at once is queued and written, in order, by
     whichever sender is flushing.
     """
 
-    __slots__ = ("_buffer", "_flushing", "_out", "_read_fd", "_write_fd", "limit", "spin")
+    __slots__ = (
+        "_buffer",
+        "_flushing",
+        "_misses",
+        "_out",
+        "_read_fd",
+        "_skip",
+        "_write_fd",
+        "limit",
+        "spin",
+    )
 
     def __init__(
         self, read_fd: int, write_fd: int, *, limit: int = MAX_MESSAGE, spin: float = 0.0
@@ -81,6 +93,8 @@ class Channel:
         self._flushing = False
         self.limit = limit
         self.spin = spin
+        self._misses = 0
+        self._skip = 0
 
     def _take(self) -> dict[str, Any] | None:
         buffer = self._buffer
@@ -109,14 +123,19 @@ class Channel:
         from anyio import wait_readable
 
         spin_until = 0.0
+        spinning = self.spin > 0 and self._skip == 0
+        if self._skip:
+            self._skip -= 1
         while True:
             message = self._take()
             if message is not None:
+                if spin_until:
+                    self._misses = 0  # the poll caught it: keep polling
                 return message
             try:
                 chunk = os.read(self._read_fd, _CHUNK)
             except BlockingIOError:
-                if self.spin:
+                if spinning:
                     # A reply usually comes within tens of microseconds: polling that long is
                     # several times faster than an event-loop wake-up (docs/design.md).
                     now = time.perf_counter()
@@ -124,8 +143,13 @@ class Channel:
                         spin_until = now + self.spin
                     if now < spin_until:
                         continue
+                    # Missed: on a busy machine polling only takes the CPU the other side
+                    # needs, so skip it for the next 2, 4, ... 256 waits.
+                    spinning = False
+                    spin_until = 0.0
+                    self._misses = min(self._misses + 1, 8)
+                    self._skip = 1 << self._misses
                 await wait_readable(self._read_fd)
-                spin_until = 0.0
                 continue
             except OSError:
                 chunk = b""

@@ -19,6 +19,7 @@ BENCHMARKS = [
     "bench_authoring.py",
     "bench_frontmatter.py",
     "bench_mcp.py",
+    "bench_isolation.py",
 ]
 
 

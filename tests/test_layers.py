@@ -56,7 +56,8 @@ LAYERS: dict[str, int] = {
     "customtools.cli": 5,
     "customtools.testing": 5,
     "customtools.mcp": 5,
-    "customtools._isolation": 5,
+    "customtools._isolation": 3,
+    "customtools.isolation": 3,
     "customtools.__main__": 5,
 }
 

@@ -54,6 +54,7 @@ from customtools._loading._records import (
 )
 
 if TYPE_CHECKING:
+    from customtools._isolation._pool import IsolationPool
     from customtools._loading._api import UIContext
     from customtools._loading._mcpjson import McpToolProvider
     from customtools._loading._providers import ToolProvider
@@ -291,6 +292,7 @@ async def load_scan(
     pending_actions: PendingActionStore | None = None,
     trust: TrustPolicy = "prompt",
     trust_store: TrustStore | None = None,
+    isolation: IsolationPool | None = None,
 ) -> LoadResult:
     """Import the candidates of a :func:`scan` result and call their factories.
 
@@ -311,6 +313,8 @@ async def load_scan(
             project code), ``"all"`` (load everything), or a callable asked per pending source
             (``True`` grants it in ``trust_store`` and loads it).
         trust_store: where grants are kept (default: ``~/.customtools/trust.json``).
+        isolation: import each module in a worker process of this pool instead of here;
+            the tools are then proxies (see ``docs/isolation.md``).
 
     Raises:
         LoadFailedError: ``strict`` is true and there were errors (all are listed).
@@ -338,9 +342,19 @@ async def load_scan(
     collected.errors.extend(gate_errors)
     collected.diagnostics.extend(gate_diagnostics)
     generation = new_generation()
+    isolated = (
+        await isolation.load_candidates(
+            scanned.candidates, cwd=result._state.cwd, load_timeout=load_timeout
+        )
+        if isolation is not None
+        else None
+    )
     std_fds = StdFds()  # one snapshot of descriptors 0-2 for the whole load
     try:
-        for candidate in scanned.candidates:
+        for index, candidate in enumerate(scanned.candidates):
+            if isolated is not None:
+                collected.add(candidate, isolated[index])
+                continue
             stem = logger_stem(candidate)
             outcome = await load_candidate(
                 candidate,
@@ -413,6 +427,7 @@ async def discover_and_load(
     trust_store: TrustStore | None = None,
     mcp_servers: McpToolProvider | None = None,
     project_mcp_servers: bool = False,
+    isolation: IsolationPool | None = None,
 ) -> LoadResult:
     """Find tool modules in every source, import them and call their factories.
 
@@ -450,6 +465,9 @@ async def discover_and_load(
             asking the trust store (they run programs from the project: pass ``True`` only
             when the user trusts it; ``trust="all"`` implies it). Otherwise the file is a
             project source like any other: trusted by content, else pending.
+        isolation: import each module in a worker process of this
+            :class:`~customtools.isolation.IsolationPool`; the tools are then proxies
+            (see ``docs/isolation.md``).
 
     Raises:
         LoadFailedError: ``strict`` is true and there were errors.
@@ -486,6 +504,7 @@ async def discover_and_load(
         pending_actions=pending_actions,
         trust=trust,
         trust_store=trust_store,
+        isolation=isolation,
     )
     if mcp_servers is not None:
         from customtools._loading._mcpjson import load_mcp_json_tools
@@ -520,12 +539,14 @@ async def load_custom_tools(
     load_timeout: float | None = DEFAULT_LOAD_TIMEOUT,
     pending_actions: PendingActionStore | None = None,
     home: PathArg | None = None,
+    isolation: IsolationPool | None = None,
 ) -> LoadResult:
     """Load exactly the given files and directories, nothing discovered.
 
     A ``.md``/``.json`` path is a ``"metadata-not-executable"`` error and a missing path a
     ``"not-found"`` error; everything else behaves as in :func:`discover_and_load`
-    (``home`` is the directory ``~`` expands to).
+    (``home`` is the directory ``~`` expands to; ``isolation`` runs the modules in worker
+    processes, see ``docs/isolation.md``).
 
     Raises:
         LoadFailedError: ``strict`` is true and there were errors.
@@ -542,4 +563,5 @@ async def load_custom_tools(
         strict=strict,
         load_timeout=load_timeout,
         pending_actions=pending_actions,
+        isolation=isolation,
     )

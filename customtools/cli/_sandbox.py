@@ -67,8 +67,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, Final, Literal
 
+from customtools._isolation._limits import dumpable, set_dumpable
 from customtools._loading._records import Candidate
-from customtools.cli._supervisor import dumpable, set_dumpable
 from customtools.cli._worker import frame_in, main_file
 
 __all__ = [

@@ -39,41 +39,20 @@ import sys
 import time
 from typing import Any, Final, TextIO
 
-__all__ = ["main", "prctl"]
+from customtools._isolation._limits import (
+    PR_SET_CHILD_SUBREAPER,
+    prctl,
+    set_dumpable,
+    set_limits,
+)
+
+__all__ = ["main"]
 
 _STDERR_TAIL: Final = 64 * 1024
 _REPORT_MAX: Final = 64 * 1024 * 1024
 _DUMP_GRACE: Final = 0.5  # seconds to let faulthandler write the hung module's traceback
 _REAP_BOUND: Final = 5.0  # seconds spent killing a module's descendants at most
 _POLL: Final = 0.02  # seconds between checks when the kernel cannot signal the worker's exit
-
-_PR_GET_DUMPABLE: Final = 3
-_PR_SET_DUMPABLE: Final = 4
-_PR_SET_CHILD_SUBREAPER: Final = 36
-
-
-def prctl(option: int, value: int = 0) -> int | None:
-    """Linux ``prctl(option, value)``; ``None`` when unavailable or refused."""
-    if not sys.platform.startswith("linux"):
-        return None
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        result = int(libc.prctl(option, value, 0, 0, 0))
-    except (OSError, AttributeError):  # pragma: no cover - a libc without prctl
-        return None
-    return None if result < 0 else result
-
-
-def dumpable() -> int | None:
-    """This process's ``PR_GET_DUMPABLE`` value (Linux), else ``None``."""
-    return prctl(_PR_GET_DUMPABLE)
-
-
-def set_dumpable(value: int) -> None:
-    """Set ``PR_SET_DUMPABLE`` (Linux; elsewhere nothing happens)."""
-    prctl(_PR_SET_DUMPABLE, value)
 
 
 def _claim_stdout() -> TextIO:
@@ -142,28 +121,6 @@ def _reap_all() -> None:
 # -- one worker -----------------------------------------------------------------------------------
 
 
-def _set_limits(limits: dict[str, Any]) -> None:
-    import resource
-
-    def lower(which: int, value: int) -> None:
-        _, hard = resource.getrlimit(which)
-        if hard != resource.RLIM_INFINITY:
-            value = min(value, hard)
-        with contextlib.suppress(ValueError, OSError):
-            resource.setrlimit(which, (value, hard))
-
-    lower(resource.RLIMIT_CORE, 0)
-    if limits.get("memory"):
-        # RLIMIT_DATA counts what a module allocates (heap and private anonymous mappings)
-        # but not the address space shared libraries reserve; Linux enforces it since 4.7.
-        which = resource.RLIMIT_DATA if sys.platform.startswith("linux") else resource.RLIMIT_AS
-        lower(which, int(limits["memory"]))
-    if limits.get("cpu"):
-        lower(resource.RLIMIT_CPU, int(limits["cpu"]))
-    if limits.get("fileSize"):
-        lower(resource.RLIMIT_FSIZE, int(limits["fileSize"]))
-
-
 def _worker(
     protocol: TextIO, report_w: int, err_w: int, data: dict[str, Any], request: dict[str, Any]
 ) -> None:
@@ -178,7 +135,7 @@ def _worker(
         os.setpgid(0, 0)
         # Its own descendants must stay visible to the parent's final sweep (/proc/PID/environ).
         set_dumpable(1)
-        _set_limits(request.get("limits") or {})
+        set_limits(request.get("limits") or {})
         from customtools.cli._worker import load_in_worker
 
         payload = load_in_worker(data, request["cwd"], request.get("loadTimeout"))
@@ -353,7 +310,7 @@ def main() -> None:
     if hasattr(signal, "SIGUSR1"):
         faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
     set_dumpable(0)
-    prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
     warm_up()
     can_fork = hasattr(os, "fork")
     if can_fork:

@@ -15,31 +15,9 @@ import re
 import time
 from typing import Any
 
-__all__ = ["candidate_from_dict", "frame_in", "load_in_worker", "main_file", "warm_up"]
+__all__ = ["frame_in", "load_in_worker", "main_file", "warm_up"]
 
 _FRAME_RE = re.compile(r'File "([^"]+)", line (\d+)')
-
-
-def candidate_from_dict(data: dict[str, Any]) -> Any:
-    """Rebuild a :class:`~customtools.loading.Candidate` from its ``to_dict()`` form."""
-    from customtools._loading._records import Candidate, ToolSource
-
-    source = data["source"]
-    return Candidate(
-        path=data["path"],
-        resolved_path=data["resolvedPath"],
-        kind=data["kind"],
-        entry_point=data.get("entryPoint"),
-        root=data.get("root"),
-        source=ToolSource(
-            provider=source["provider"],
-            provider_name=source["providerName"],
-            level=source["level"],
-            plugin_name=source.get("pluginName"),
-            plugin_version=source.get("pluginVersion"),
-            distribution=source.get("distribution"),
-        ),
-    )
 
 
 # -- where things are in the source --------------------------------------------------------------
@@ -191,6 +169,7 @@ def load_in_worker(data: dict[str, Any], cwd: str, load_timeout: float | None) -
     import anyio
 
     from customtools._format import describe_exception, safe_repr
+    from customtools._isolation._wire import candidate_from_dict
 
     candidate = candidate_from_dict(data)
     try:

@@ -1,0 +1,580 @@
+"""One isolated tool module, host side: its worker process, supervised.
+
+:class:`IsolatedSource` owns the worker of one candidate (a tool file, package or entry
+point): it starts it, has it import the module, forwards calls, aborts and session events,
+and turns every way the worker can end into a result or a load error naming the module and
+the exit cause. A worker that ended unexpectedly is started again for the next call, after a
+back-off, until ``restart_limit`` crashes in a row; then the module is *dead* and its tools
+answer so without starting anything.
+
+Reading the channel needs no background task: the caller waiting for a reply reads (the
+*leader*), delivers every message it reads to the call it belongs to, and hands the channel
+to another waiting call when its own reply is there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Any, Final
+
+from customtools._content import ToolResult, text_result
+from customtools._errors import ToolTimeoutError
+from customtools._isolation._options import IsolationOptions
+from customtools._isolation._wire import Channel, MessageTooLargeError
+
+__all__ = ["BOOTSTRAP", "IsolatedSource", "WorkerLost", "exit_cause"]
+
+BOOTSTRAP: Final = (
+    # `python -c` puts the working directory (the user's project) first on sys.path, where a
+    # tools directory's `json.py` would shadow the standard library: take it off again.
+    "import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
+    "from customtools._isolation._worker import main; main()"
+)
+_REAP_BOUND: Final = 5.0
+_LOAD_SLACK: Final = 1.0  # seconds beyond load_timeout for the loader's own reporting
+
+_ids = itertools.count(1)
+
+
+class WorkerLost(Exception):  # noqa: N818 - an event, not a programming error
+    """The worker ended or was killed; ``cause`` says how (``"was killed by SIGSEGV"``)."""
+
+    def __init__(self, cause: str, *, crashed: bool) -> None:
+        super().__init__(cause)
+        self.cause = cause
+        self.crashed = crashed
+
+
+def exit_cause(returncode: int | None) -> str:
+    """How a process ended, as words: ``"exited with status 3"``, ``"was killed by SIGSEGV"``."""
+    if returncode is None:
+        return "ended"
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"was killed by {name}"
+    return f"exited with status {returncode}"
+
+
+class _Pending:
+    __slots__ = ("ctx", "done", "event", "lost", "on_update", "reply")
+
+    def __init__(self, on_update: Callable[[ToolResult], Any] | None, ctx: Any) -> None:
+        self.on_update = on_update
+        self.ctx = ctx
+        self.done = False
+        self.reply: dict[str, Any] | None = None
+        self.lost: WorkerLost | None = None
+        self.event: Any = None
+
+    def finish(self) -> None:
+        self.done = True
+        if self.event is not None:
+            self.event.set()
+
+
+class _Process:
+    """One live worker process and its channel."""
+
+    __slots__ = ("calls", "channel", "kill_reason", "lost", "popen", "reading")
+
+    def __init__(self, popen: subprocess.Popen[bytes], channel: Channel) -> None:
+        self.popen = popen
+        self.channel = channel
+        self.calls: dict[int, _Pending] = {}
+        self.reading = False
+        self.lost: WorkerLost | None = None
+        self.kill_reason: str | None = None
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+
+def _ctx_to_wire(ctx: Any) -> dict[str, Any] | None:
+    from customtools._context import DEFAULT_CONTEXT
+
+    if ctx is None or ctx is DEFAULT_CONTEXT:
+        return None
+    model = ctx.model if isinstance(ctx.model, (str, type(None))) else None
+    return {
+        "cwd": ctx.cwd,
+        "model": model,
+        "isIdle": ctx.is_idle,
+        "hasQueuedMessages": ctx.has_queued_messages,
+        "meta": dict(ctx.meta) if ctx.meta is not None else None,
+    }
+
+
+class IsolatedSource:
+    """The supervised worker of one candidate (see the module docstring)."""
+
+    def __init__(
+        self,
+        candidate: Any,
+        *,
+        cwd: str,
+        load_timeout: float | None,
+        options: IsolationOptions,
+    ) -> None:
+        self.candidate = candidate
+        self.cwd = cwd
+        self.load_timeout = load_timeout
+        self.options = options
+        self.failures = 0
+        self.restarts = 0
+        self.dead: str | None = None
+        self.closed = False
+        self._process: _Process | None = None
+        self._lock: Any = None
+
+    def __repr__(self) -> str:
+        state = "dead" if self.dead else ("running" if self._process else "stopped")
+        return f"<IsolatedSource {self.candidate.path!r} {state}>"
+
+    @property
+    def pid(self) -> int | None:
+        """The running worker's process id, or ``None``."""
+        return self._process.pid if self._process is not None else None
+
+    # -- process life ----------------------------------------------------------------------
+
+    def _spawn(self) -> _Process:
+        to_worker_r, to_worker_w = os.pipe()
+        from_worker_r, from_worker_w = os.pipe()
+        env = dict(os.environ if self.options.env is None else self.options.env)
+        try:
+            popen = subprocess.Popen(
+                [self.options.python or sys.executable, "-c", BOOTSTRAP],
+                stdin=to_worker_r,
+                stdout=from_worker_w,
+                cwd=self.cwd,
+                env=env,
+                start_new_session=True,
+                close_fds=True,
+            )
+        except BaseException:
+            for fd in (to_worker_r, to_worker_w, from_worker_r, from_worker_w):
+                os.close(fd)
+            raise
+        os.close(to_worker_r)
+        os.close(from_worker_w)
+        channel = Channel(
+            from_worker_r,
+            to_worker_w,
+            limit=self.options.max_message_mib << 20,
+            spin=self.options.spin_us / 1e6,
+        )
+        return _Process(popen, channel)
+
+    async def _reap(self, process: _Process) -> int | None:
+        """Kill the worker's process group and wait for the worker (bounded, shielded)."""
+        import anyio
+
+        with anyio.CancelScope(shield=True):
+            with contextlib.suppress(OSError):
+                os.killpg(process.pid, signal.SIGKILL)
+            delay = 0.001
+            waited = 0.0
+            while process.popen.poll() is None and waited < _REAP_BOUND:
+                await anyio.sleep(delay)
+                waited += delay
+                delay = min(delay * 2, 0.05)
+            if not process.reading:
+                # A task waiting on the channel would never wake for a closed descriptor: the
+                # reader closes it when it sees the end of file the kill causes.
+                process.channel.close()
+        return process.popen.returncode
+
+    async def _lose(self, process: _Process, *, crashed: bool = True) -> WorkerLost:
+        """The worker is gone (or must go): reap it and fail every call still waiting."""
+        if process.lost is not None:
+            return process.lost
+        if self._process is process:
+            self._process = None
+        returncode = await self._reap(process)
+        if process.kill_reason is not None:
+            lost = WorkerLost(process.kill_reason, crashed=False)
+        else:
+            lost = WorkerLost(exit_cause(returncode), crashed=crashed)
+        process.lost = lost
+        for pending in process.calls.values():
+            pending.lost = lost
+            pending.finish()
+        process.calls.clear()
+        return lost
+
+    async def _kill(self, process: _Process, reason: str) -> WorkerLost:
+        if process.kill_reason is None and process.lost is None:
+            process.kill_reason = reason
+        return await self._lose(process, crashed=False)
+
+    async def _start(self) -> tuple[_Process, dict[str, Any]]:
+        """Start a worker and load the module in it.
+
+        Raises:
+            WorkerLost: it did not start, crashed or hung while importing the module.
+        """
+        import anyio
+
+        process = self._spawn()
+        self._process = process
+        try:
+            process.channel.send_nowait(
+                {
+                    "op": "init",
+                    "limits": self.options.limits(),
+                    "maxMessage": self.options.max_message_mib << 20,
+                    "spin": self.options.spin_us / 1e6,
+                }
+            )
+            ready = _Pending(None, None)
+            with anyio.move_on_after(self.options.start_timeout):
+                ready.reply = await process.channel.receive()
+            if ready.reply is None or ready.reply.get("op") != "ready":
+                if ready.reply is None and process.popen.poll() is None:
+                    raise await self._kill(
+                        process,
+                        f"did not start within {self.options.start_timeout:g} s"
+                        " (start_timeout) and was killed",
+                    )
+                raise await self._lose(process)
+            wait = None if self.load_timeout is None else self.load_timeout + _LOAD_SLACK
+            reply = await self._request(
+                process,
+                {
+                    "op": "load",
+                    "candidate": self.candidate.to_dict(),
+                    "cwd": self.cwd,
+                    "loadTimeout": self.load_timeout,
+                },
+                timeout=wait,
+                on_timeout=f"did not finish importing the module within {wait:g} s"
+                " (load_timeout) and was killed"
+                if wait is not None
+                else "",
+            )
+        except BaseException:
+            if process.lost is None:
+                with anyio.CancelScope(shield=True):
+                    await self._kill(process, "was stopped")
+            raise
+        return process, reply
+
+    async def load(self) -> dict[str, Any]:
+        """Start the worker and import the module: the worker's ``loaded`` reply.
+
+        Raises:
+            WorkerLost: the worker did not start, crashed or hung while importing.
+        """
+        _, reply = await self._start()
+        return reply
+
+    async def _running(self) -> _Process:
+        """The live worker, restarted (after the back-off) when it is gone.
+
+        Raises:
+            WorkerLost: the module is dead, or the restart failed.
+        """
+        process = self._process
+        if process is not None:
+            return process
+        import anyio
+
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        async with self._lock:
+            if self._process is not None:
+                return self._process
+            if self.dead is not None:
+                raise WorkerLost(self.dead, crashed=False)
+            if self.closed:
+                raise WorkerLost("is closed (the isolation pool was closed)", crashed=False)
+            if self.failures:
+                delay = self.options.backoff * 2 ** (self.failures - 1)
+                await anyio.sleep(min(delay, self.options.max_backoff))
+            self.restarts += 1
+            try:
+                process, _ = await self._start()
+            except WorkerLost as lost:
+                self._crashed(lost)
+                raise WorkerLost(f"could not be restarted: it {lost.cause}", crashed=True) from None
+            return process
+
+    def _crashed(self, lost: WorkerLost) -> None:
+        if not lost.crashed:
+            return
+        self.failures += 1
+        if self.failures > self.options.restart_limit:
+            self.dead = (
+                f"is dead: it ended unexpectedly {self.failures} time(s) in a row"
+                f" (last: it {lost.cause}) and restart_limit is {self.options.restart_limit}"
+            )
+
+    # -- requests --------------------------------------------------------------------------
+
+    async def _request(
+        self,
+        process: _Process,
+        message: dict[str, Any],
+        *,
+        timeout: float | None = None,
+        on_timeout: str = "",
+        on_update: Callable[[ToolResult], Any] | None = None,
+        ctx: Any = None,
+    ) -> dict[str, Any]:
+        """Send ``message`` and wait for its reply (bounded by ``timeout``, then kill).
+
+        Raises:
+            WorkerLost: the worker ended before replying.
+        """
+        import anyio
+
+        request_id = next(_ids)
+        message["id"] = request_id
+        pending = _Pending(on_update, ctx)
+        process.calls[request_id] = pending
+        try:
+            await self._send(process, message)
+            if timeout is None:
+                await self._wait(process, pending)
+            else:
+                with anyio.move_on_after(timeout):
+                    await self._wait(process, pending)
+                if not pending.done:
+                    raise await self._kill(process, on_timeout)
+        finally:
+            process.calls.pop(request_id, None)
+        if pending.reply is None:
+            raise pending.lost or WorkerLost("ended", crashed=True)
+        return pending.reply
+
+    async def _send(self, process: _Process, message: dict[str, Any]) -> None:
+        import anyio
+
+        try:
+            if process.channel.send_nowait(message):
+                return
+            with anyio.CancelScope(shield=True), anyio.move_on_after(self.options.grace * 5):
+                await process.channel.flush()
+                return
+            await self._kill(process, "did not read its requests and was killed")
+        except BrokenPipeError:
+            pass  # the worker is gone: the read that follows sees it and says how
+
+    async def _wait(self, process: _Process, pending: _Pending) -> None:
+        import anyio
+
+        while not pending.done:
+            if not process.reading:
+                process.reading = True
+                try:
+                    while not pending.done:
+                        try:
+                            message = await process.channel.receive()
+                        except (MessageTooLargeError, ValueError, UnicodeDecodeError) as exc:
+                            from customtools._format import describe_exception
+
+                            await self._kill(
+                                process,
+                                f"sent an unusable message ({describe_exception(exc)})"
+                                " and was killed",
+                            )
+                            return
+                        if message is None:
+                            await self._lose(process)
+                            return
+                        self._dispatch(process, message)
+                finally:
+                    process.reading = False
+                    if process.lost is not None:
+                        process.channel.close()
+                    for other in process.calls.values():
+                        if not other.done and other.event is not None:
+                            other.event.set()
+                            break
+            else:
+                pending.event = anyio.Event()
+                await pending.event.wait()
+                pending.event = None
+
+    def _dispatch(self, process: _Process, message: dict[str, Any]) -> None:
+        pending = process.calls.get(message.get("id"))  # type: ignore[arg-type]
+        if pending is None or pending.done:
+            return
+        op = message.get("op")
+        if op == "update":
+            if pending.on_update is not None:
+                try:
+                    partial = ToolResult.from_dict(message["result"], where="update")
+                except Exception:  # a malformed update is dropped, like in-process
+                    return
+                pending.on_update(partial)
+        elif op == "ctxAbort":
+            if pending.ctx is not None:
+                pending.ctx.abort(message.get("reason"))
+        else:
+            pending.reply = message
+            pending.finish()
+
+    # -- calls -----------------------------------------------------------------------------
+
+    def _where(self) -> str:
+        return f"the worker process of {self.candidate.path}"
+
+    def _lost_result(self, tool_name: str, lost: WorkerLost, *, during: str) -> ToolResult:
+        if lost.crashed and self.dead is None:
+            tail = "; it is restarted for the next call"
+        elif self.dead is not None:
+            tail = "; fix the module and load the tools again"
+        else:
+            tail = ""
+        return text_result(
+            f"tool {tool_name!r} failed: {self._where()} {lost.cause}{during}{tail}",
+            {"error": "WorkerLost", "cause": lost.cause, "module": self.candidate.path},
+            True,
+        )
+
+    async def call(
+        self,
+        tool_name: str,
+        tool_call_id: str,
+        params: Any,
+        on_update: Callable[[ToolResult], Any] | None,
+        ctx: Any,
+        abort_signal: Any,
+    ) -> ToolResult:
+        """Run ``tool_name`` in the worker; a crash or a dead module is an error result."""
+        try:
+            process = await self._running()
+        except WorkerLost as lost:
+            return self._lost_result(tool_name, lost, during="")
+        import anyio
+
+        request_id = next(_ids)
+        pending = _Pending(on_update, ctx)
+        process.calls[request_id] = pending
+        message = {
+            "op": "call",
+            "id": request_id,
+            "tool": tool_name,
+            "callId": tool_call_id,
+            "params": params,
+            "ctx": _ctx_to_wire(ctx),
+        }
+        try:
+            try:
+                await self._send(process, message)
+            except MessageTooLargeError as exc:
+                return text_result(
+                    f"tool {tool_name!r} could not be called: the arguments are too large"
+                    f" for the worker process ({exc}); raise max_message_mib",
+                    {"error": "MessageTooLarge"},
+                    True,
+                )
+            await self._wait(process, pending)
+        except BaseException:
+            # Cancelled (an abort, a timeout or the caller's scope): the tool's signal in the
+            # worker is aborted, and the worker killed if the call does not end in time.
+            timed_out = anyio.current_effective_deadline() <= anyio.current_time()
+            with anyio.CancelScope(shield=True):
+                await self._stop_call(process, request_id, pending, abort_signal, timed_out)
+            raise
+        finally:
+            process.calls.pop(request_id, None)
+        if pending.reply is None:
+            gone = pending.lost or WorkerLost("ended", crashed=True)
+            self._crashed(gone)
+            return self._lost_result(tool_name, gone, during=" during the call")
+        self.failures = 0
+        try:
+            return ToolResult.from_dict(pending.reply["result"])
+        except Exception as exc:
+            from customtools._format import describe_exception
+
+            return text_result(
+                f"tool {tool_name!r} returned an unusable result: {describe_exception(exc)}",
+                {"error": "ContentError"},
+                True,
+            )
+
+    async def _stop_call(
+        self,
+        process: _Process,
+        request_id: int,
+        pending: _Pending,
+        abort_signal: Any,
+        timed_out: bool,
+    ) -> None:
+        import anyio
+
+        if pending.done or process.lost is not None:
+            return
+        reason: Any = None
+        if abort_signal is not None and abort_signal.aborted:
+            reason = abort_signal.reason
+            timed_out = isinstance(reason, ToolTimeoutError)
+        elif timed_out:
+            reason = ToolTimeoutError("the call timed out")
+        if reason is not None and not isinstance(reason, str):
+            from customtools._format import describe_exception, safe_repr
+
+            reason = (
+                str(reason)
+                if isinstance(reason, ToolTimeoutError)
+                else (
+                    describe_exception(reason)
+                    if isinstance(reason, BaseException)
+                    else safe_repr(reason)
+                )
+            )
+        with contextlib.suppress(MessageTooLargeError):
+            await self._send(
+                process, {"op": "abort", "id": request_id, "reason": reason, "timeout": timed_out}
+            )
+        with anyio.move_on_after(self.options.grace):
+            await self._wait(process, pending)
+        if not pending.done:
+            await self._kill(
+                process,
+                f"was killed: a cancelled call did not end within {self.options.grace:g} s (grace)",
+            )
+
+    async def session(self, tool_name: str, event: Any, ctx: Any) -> None:
+        """Deliver a session event to ``tool_name``'s ``on_session`` in the worker.
+
+        Raises:
+            RuntimeError: the hook raised (the worker's description of the exception), or the
+                worker is gone.
+        """
+        try:
+            process = await self._running()
+            reply = await self._request(
+                process,
+                {
+                    "op": "session",
+                    "tool": tool_name,
+                    "event": event.to_dict(),
+                    "ctx": _ctx_to_wire(ctx),
+                },
+            )
+        except WorkerLost as lost:
+            self._crashed(lost)
+            raise RuntimeError(f"{self._where()} {lost.cause}") from None
+        if reply.get("error"):
+            raise RuntimeError(str(reply["error"]))
+
+    async def aclose(self) -> None:
+        """Kill the worker (and its process group) and wait for it; bounded."""
+        self.closed = True
+        process = self._process
+        if process is not None:
+            await self._kill(process, "was closed")

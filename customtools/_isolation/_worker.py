@@ -1,0 +1,365 @@
+"""The worker process of process isolation: imports one tool module and runs its tools.
+
+Started by the host (:mod:`customtools._isolation._pool`) as ``python -c`` with a bootstrap that
+calls :func:`main`. The protocol channel is the original stdin/stdout (moved to private file
+descriptors; fd 0 then reads ``/dev/null`` and fd 1 writes to stderr, so a tool's ``print``
+cannot corrupt it). The first message sets the resource limits; after ``ready`` the worker
+serves ``load``, ``call``, ``abort`` and ``session`` requests (see :mod:`._wire`) until the host
+closes the channel.
+
+Calls run behind a :class:`~customtools.CustomToolAdapter` of the tool (without its timeout:
+the host's adapter owns deadlines), with a per-call :class:`~customtools.AbortController` that
+``abort`` messages trigger. A call's ``result`` message is sent only when its work is over:
+for a sync tool that means its thread returned, so the host knows whether it must kill the
+worker to stop an abandoned call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from customtools._isolation._limits import PR_SET_PDEATHSIG, prctl, set_limits
+from customtools._isolation._wire import Channel, MessageTooLargeError, candidate_from_dict
+
+__all__ = ["main", "tool_description"]
+
+
+def tool_description(tool: Any) -> dict[str, Any]:
+    """Everything the host needs to build a proxy of ``tool``, as JSON."""
+    return {
+        "name": tool.name,
+        "label": tool.label,
+        "description": tool.description,
+        "parameters": tool.parameters,
+        "outputSchema": tool.output_schema,
+        "timeout": tool.timeout,
+        "coerceArgs": tool.coerce_args,
+        "applyDefaults": tool.apply_defaults,
+        "lenientArgs": tool.lenient_args,
+        "hidden": tool.hidden,
+        "deferrable": tool.deferrable,
+        "strict": tool.strict,
+        "concurrency": tool.concurrency,
+        "annotations": tool.annotations,
+        "meta": tool.meta,
+        "onSession": tool.on_session is not None,
+        # A callable cannot cross: the host then asks its approver before every call.
+        "requiresApproval": tool.requires_approval
+        if tool.requires_approval is None or isinstance(tool.requires_approval, bool)
+        else True,
+    }
+
+
+class _Running:
+    __slots__ = ("controller", "pending_update", "thread_done")
+
+    def __init__(self, controller: Any, thread_done: threading.Event | None) -> None:
+        self.controller = controller
+        self.thread_done = thread_done
+        self.pending_update: dict[str, Any] | None = None
+
+
+class _Entry:
+    __slots__ = ("adapter", "sync", "tool")
+
+    def __init__(self, tool: Any, adapter: Any, sync: bool) -> None:
+        self.tool = tool
+        self.adapter = adapter
+        self.sync = sync
+
+
+class _Worker:
+    def __init__(self, channel: Channel) -> None:
+        self.channel = channel
+        self.tools: dict[str, _Entry] = {}
+        self.calls: dict[int, _Running] = {}
+        self.threads: dict[Any, threading.Event] = {}
+        self.loads: list[Any] = []  # keep each LoadResult (and its api state) alive
+        self.task_group: Any = None
+        self.flushing = False
+
+    # -- sending ---------------------------------------------------------------------------
+
+    def send(self, message: dict[str, Any]) -> None:
+        if not self.channel.send_nowait(message):
+            self._schedule_flush()
+
+    def _schedule_flush(self) -> None:
+        if not self.flushing:
+            self.flushing = True
+            self.task_group.start_soon(self._flush)
+
+    async def _flush(self) -> None:
+        try:
+            await self.channel.flush()
+            for call_id, running in list(self.calls.items()):
+                if running.pending_update is not None:
+                    update, running.pending_update = running.pending_update, None
+                    self.channel.send_nowait({"op": "update", "id": call_id, "result": update})
+            await self.channel.flush()
+        finally:
+            self.flushing = False
+
+    def _updater(self, call_id: int, running: _Running) -> Callable[[Any], None]:
+        def on_update(partial: Any) -> None:
+            if self.flushing:
+                # The pipe is full: keep only the newest update of this call until it drains,
+                # so a flood costs memory for one update, not for all of them.
+                running.pending_update = partial.to_dict()
+                return
+            with contextlib.suppress(MessageTooLargeError):  # dropped, like an unusable update
+                self.send({"op": "update", "id": call_id, "result": partial.to_dict()})
+
+        return on_update
+
+    # -- requests --------------------------------------------------------------------------
+
+    async def serve(self) -> None:
+        import anyio
+        import anyio.lowlevel
+
+        async with anyio.create_task_group() as group:
+            self.task_group = group
+            self.send({"op": "ready", "pid": os.getpid()})
+            while True:
+                message = await self.channel.receive()
+                if message is None:
+                    break
+                op = message.get("op")
+                if op == "call":
+                    group.start_soon(self._call, message)
+                    # Let the call take its first step now: a quick tool answers before this
+                    # loop polls the channel again (see Channel.spin).
+                    await anyio.lowlevel.checkpoint()
+                elif op == "abort":
+                    self._abort(message)
+                elif op == "load":
+                    group.start_soon(self._load, message)
+                elif op == "session":
+                    group.start_soon(self._session, message)
+            group.cancel_scope.cancel()
+
+    def _abort(self, message: dict[str, Any]) -> None:
+        running = self.calls.get(message["id"])
+        if running is None:
+            return
+        reason: Any = message.get("reason")
+        if message.get("timeout"):
+            from customtools._errors import ToolTimeoutError
+
+            reason = ToolTimeoutError(str(reason))
+        running.controller.abort(reason)
+
+    async def _load(self, message: dict[str, Any]) -> None:
+        from customtools._adapter import CustomToolAdapter
+        from customtools._format import describe_exception
+        from customtools._loading._loader import load_scan
+        from customtools._loading._records import ScanResult
+
+        try:
+            candidate = candidate_from_dict(message["candidate"])
+            result = await load_scan(
+                ScanResult(candidates=(candidate,)),
+                message["cwd"],
+                load_timeout=message.get("loadTimeout"),
+            )
+        except Exception as exc:
+            self.send(
+                {
+                    "op": "loaded",
+                    "id": message["id"],
+                    "tools": [],
+                    "errors": [
+                        {
+                            "code": "internal-error",
+                            "error": "the isolation worker could not load the module: the"
+                            f" loader failed with {describe_exception(exc)}; please report"
+                            " this as a customtools bug",
+                        }
+                    ],
+                    "diagnostics": [],
+                }
+            )
+            return
+        self.loads.append(result)
+        described = []
+        for loaded in result.tools:
+            tool = loaded.tool
+            sync = not tool.execute_is_async
+            # The host's adapter owns deadlines and approval: the worker's runs neither.
+            inner = dataclasses.replace(
+                tool,
+                timeout=None,
+                requires_approval=None,
+                execute=self._tracked(tool.execute) if sync else tool.execute,
+            )
+            self.tools[tool.name] = _Entry(tool, CustomToolAdapter(inner), sync)
+            described.append(tool_description(tool))
+        self.send(
+            {
+                "op": "loaded",
+                "id": message["id"],
+                "tools": described,
+                "errors": [error.to_dict() for error in result.errors],
+                "diagnostics": [item.to_dict() for item in result.diagnostics],
+            }
+        )
+
+    def _tracked(self, execute: Callable[..., Any]) -> Callable[..., Any]:
+        threads = self.threads
+
+        def run(tool_call_id: Any, params: Any, on_update: Any, ctx: Any, signal: Any) -> Any:
+            try:
+                return execute(tool_call_id, params, on_update, ctx, signal)
+            finally:
+                done = threads.pop(signal, None)
+                if done is not None:
+                    done.set()
+
+        return run
+
+    def _context(self, call_id: int, data: dict[str, Any] | None) -> Any:
+        from customtools._context import DEFAULT_CONTEXT, ToolContext
+
+        if not data:
+            return DEFAULT_CONTEXT
+
+        def on_abort(reason: Any) -> None:
+            from customtools._format import safe_repr
+
+            text = reason if isinstance(reason, str) or reason is None else safe_repr(reason)
+            self.send({"op": "ctxAbort", "id": call_id, "reason": text})
+
+        return ToolContext(
+            cwd=data.get("cwd"),
+            model=data.get("model"),
+            is_idle=bool(data.get("isIdle", True)),
+            has_queued_messages=bool(data.get("hasQueuedMessages", False)),
+            meta=data.get("meta"),
+            on_abort=on_abort,
+        )
+
+    async def _call(self, message: dict[str, Any]) -> None:
+        import anyio.to_thread
+
+        from customtools._abort import AbortController
+        from customtools._content import text_result
+
+        call_id = message["id"]
+        entry = self.tools.get(message["tool"])
+        if entry is None:
+            result = text_result(
+                f"tool {message['tool']!r} is not loaded in its worker process (the module no"
+                " longer defines it); load the tools again",
+                {"error": "ToolNotFound"},
+                True,
+            )
+            self.send({"op": "result", "id": call_id, "result": result.to_dict()})
+            return
+        controller = AbortController()
+        done = threading.Event() if entry.sync else None
+        if done is not None:
+            self.threads[controller.signal] = done
+        running = _Running(controller, done)
+        self.calls[call_id] = running
+        try:
+            result = await entry.adapter.execute(
+                message["callId"],
+                message["params"],
+                signal=controller.signal,
+                on_update=self._updater(call_id, running),
+                ctx=self._context(call_id, message.get("ctx")),
+            )
+            if done is not None and not done.is_set():
+                # Abandoned by the adapter but still running: the call is not over until the
+                # thread returns (the host kills the worker if that takes too long).
+                await anyio.to_thread.run_sync(done.wait, abandon_on_cancel=True)
+            if running.pending_update is not None:
+                update, running.pending_update = running.pending_update, None
+                self.send({"op": "update", "id": call_id, "result": update})
+            self._send_result(call_id, result)
+        finally:
+            self.calls.pop(call_id, None)
+            self.threads.pop(controller.signal, None)
+
+    def _send_result(self, call_id: int, result: Any) -> None:
+        from customtools._content import text_result
+        from customtools._isolation._wire import MessageTooLargeError
+
+        try:
+            self.send({"op": "result", "id": call_id, "result": result.to_dict()})
+        except MessageTooLargeError as exc:
+            too_large = text_result(
+                f"the tool's result is too large to leave its worker process ({exc});"
+                " return less (or raise the host's max_message_mib)",
+                {"error": "MessageTooLarge"},
+                True,
+            )
+            self.send({"op": "result", "id": call_id, "result": too_large.to_dict()})
+
+    async def _session(self, message: dict[str, Any]) -> None:
+        import inspect
+
+        from customtools._format import describe_exception
+        from customtools._session import SessionEvent
+
+        error: str | None = None
+        entry = self.tools.get(message["tool"])
+        try:
+            if entry is not None and entry.tool.on_session is not None:
+                event = SessionEvent.from_dict(message["event"])
+                outcome = entry.tool.on_session(
+                    event, self._context(message["id"], message.get("ctx"))
+                )
+                if inspect.isawaitable(outcome):
+                    await outcome
+        except Exception as exc:
+            error = describe_exception(exc)
+        self.send({"op": "hook", "id": message["id"], "error": error})
+
+
+def _claim_stdio() -> tuple[int, int]:
+    """Private descriptors for the protocol; fd 0 reads /dev/null, fd 1 writes to stderr."""
+    read_fd = os.dup(0)
+    write_fd = os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    return read_fd, write_fd
+
+
+def main() -> None:
+    """Run a worker on this process's stdin/stdout; never returns."""
+    import faulthandler
+
+    read_fd, write_fd = _claim_stdio()
+    # End with the host, even when it is killed and cannot close the channel.
+    prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
+    faulthandler.enable(file=sys.stderr, all_threads=True)
+    channel = Channel(read_fd, write_fd)
+    init = channel.receive_blocking()
+    if init is None or init.get("op") != "init":
+        os._exit(2)
+    set_limits(init.get("limits") or {})
+    channel.limit = int(init.get("maxMessage") or channel.limit)
+    channel.spin = float(init.get("spin") or 0.0)
+    import anyio
+
+    code = 0
+    try:
+        anyio.run(_Worker(channel).serve)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        code = 70
+    sys.stderr.flush()
+    os._exit(code)

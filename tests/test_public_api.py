@@ -18,6 +18,7 @@ PUBLIC_MODULES = [
     "customtools.cli",
     "customtools.export",
     "customtools.host",
+    "customtools.isolation",
     "customtools.loading",
     "customtools.mcp",
     "customtools.rendering",
@@ -104,6 +105,7 @@ PINNED = {
         "ToolServer", "mount", "mounted_tool_name", "parse_mcp_json", "read_mcp_json",
         "serve", "serve_http",
     },
+    "customtools.isolation": {"IsolationOptions", "IsolationPool"},
     "customtools.loading": {
         "BUILTIN_PROVIDER_IDS", "DEFAULT_LOAD_TIMEOUT", "MANIFEST_LOCATIONS", "NO_OP_UI",
         "TOOL_ENTRY_POINT_GROUP", "Candidate", "ClaudePluginsProvider",

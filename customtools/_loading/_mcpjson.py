@@ -251,12 +251,18 @@ class McpToolProvider(Protocol):
 
 
 def _under(path: str, root: str) -> bool:
-    try:
-        return os.path.commonpath([os.path.realpath(path), os.path.realpath(root)]) == (
-            os.path.realpath(root)
-        )
-    except ValueError:  # another drive on Windows
-        return False
+    """Whether ``path`` lies under ``root`` as found or by its real path: a file in the
+    project that is a symlink to somewhere else is still the project's."""
+    for candidate, base in (
+        (os.path.abspath(path), os.path.abspath(root)),
+        (os.path.realpath(path), os.path.realpath(root)),
+    ):
+        try:
+            if os.path.commonpath([candidate, base]) == base:
+                return True
+        except ValueError:  # another drive on Windows
+            continue
+    return False
 
 
 def mcp_json_files(cwd: str, plugin_dirs: Sequence[str | os.PathLike[str]]) -> list[str]:

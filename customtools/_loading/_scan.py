@@ -483,14 +483,16 @@ def _inside(path: str, root: str) -> bool:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _ScopedPluginRoots:
-    """Plugin roots with their scope: a root whose real path lies inside the real ``cwd`` is
-    project level (it came with the checkout), every other root user level."""
+    """Plugin roots with their scope: a root that lies inside ``cwd``, as given or by its real
+    path, is project level (it came with the checkout; a symlink inside the project that
+    leads elsewhere is still the project's choice), every other root user level."""
 
     roots: tuple[str | os.PathLike[str], ...]
     id: str = PLUGIN_ID
     display_name: str = "Plugin"
 
     def locate(self, context: ScanContext) -> Iterable[ProviderItem]:
+        cwd_abs = os.path.abspath(context.cwd)
         cwd_real = os.path.realpath(context.cwd)
         for raw in self.roots:
             items = PluginRootsProvider(roots=(raw,)).locate(context)
@@ -499,7 +501,7 @@ class _ScopedPluginRoots:
             except (ValueError, TypeError):
                 yield from items  # reported by the plugin provider
                 continue
-            if not _inside(os.path.realpath(root), cwd_real):
+            if not (_inside(root, cwd_abs) or _inside(os.path.realpath(root), cwd_real)):
                 yield from items
                 continue
             for item in items:

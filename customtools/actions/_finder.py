@@ -215,15 +215,23 @@ class _Gate:
 
     def __init__(self, cwd: str | None, policy: TrustPolicy, store: TrustStore | None) -> None:
         self.project = os.path.realpath(cwd) if cwd is not None else None
+        self.project_abs = os.path.abspath(cwd) if cwd is not None else None
         self.policy = policy
         self.store = store
         self.pending: list[PendingSource] = []
 
     def is_project(self, root: Path) -> bool:
-        if self.project is None:
+        """Inside ``cwd`` as given or by its real path: a symlink in the project that leads
+        elsewhere is still the project's choice."""
+        if self.project is None or self.project_abs is None:
             return False
-        real = os.path.realpath(root)
-        return real == self.project or real.startswith(self.project + os.sep)
+        return any(
+            path == base or path.startswith(base.rstrip(os.sep) + os.sep)
+            for path, base in (
+                (os.path.abspath(root), self.project_abs),
+                (os.path.realpath(root), self.project),
+            )
+        )
 
     def allows(self, root: Path, path: Path) -> bool:
         """Whether the actions module at ``path`` may be imported (records why not)."""

@@ -98,3 +98,17 @@ def test_roots_outside_the_project_are_the_users_own(tmp_path: Path) -> None:
 
     assert marker.exists()
     assert found.pending_trust == ()
+
+
+def test_a_project_symlink_to_a_root_elsewhere_is_still_project_code(tmp_path: Path) -> None:
+    project, marker = tmp_path / "project", tmp_path / "marker"
+    elsewhere = make_root(tmp_path / "elsewhere", marker)
+    (project / "plugins").mkdir(parents=True)
+    link = project / "plugins" / "linked"
+    link.symlink_to(elsewhere, target_is_directory=True)
+    store = TrustStore(path=tmp_path / "home" / "trust.json")
+
+    found = find_plugins([link], cwd=project, entry_points=False, trust_store=store)
+
+    assert not marker.exists()
+    assert len(found.pending_trust) == 1

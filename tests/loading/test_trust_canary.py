@@ -270,3 +270,19 @@ async def test_a_store_that_is_a_symlink_trusts_nothing(
     assert error.code == "trust-store-error"
     assert "is a symbolic link" in error.error
     assert str(store_path) in error.error
+
+
+async def test_a_project_plugin_root_that_symlinks_out_is_still_gated(
+    home: Path, project: Path, markers: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    canary(elsewhere / "tools" / "canary_linked.py", "canary_linked", markers)
+    (project / "plugins").mkdir(parents=True, exist_ok=True)
+    link = project / "plugins" / "linked"
+    link.symlink_to(elsewhere, target_is_directory=True)
+
+    result = await discover_and_load((), project, home=home, entry_points=False, plugin_dirs=[link])
+
+    assert written(markers) == set()
+    assert result.tool_names == ()
+    assert len(result.pending_trust) == 1

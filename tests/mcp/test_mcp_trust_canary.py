@@ -68,3 +68,18 @@ async def test_editing_a_server_script_the_config_names_asks_again(tmp_path: Pat
         edited = await discover_and_load([], project, mcp_servers=mount, **options)
     assert [p.status for p in edited.pending_trust] == ["changed"]
     assert any("server.py" in change for change in edited.pending_trust[0].changes)
+
+
+async def test_a_project_mcp_json_symlinked_elsewhere_is_still_gated(tmp_path: Path) -> None:
+    project, marker, elsewhere = tmp_path / "project", tmp_path / "marker", tmp_path / "else"
+    project.mkdir()
+    elsewhere.mkdir()
+    write_config(elsewhere, marker, "one")
+    (project / ".mcp.json").symlink_to(elsewhere / ".mcp.json")
+    options = {"home": str(tmp_path / "home"), "entry_points": False}
+
+    async with McpMount(backoff=30) as mount:
+        result = await discover_and_load([], project, mcp_servers=mount, **options)
+
+    assert not marker.exists()
+    assert len(result.pending_trust) == 1

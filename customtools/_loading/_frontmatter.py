@@ -176,20 +176,40 @@ def parse_frontmatter_block(block: str | None) -> dict[str, Any]:
     return {str(key): value for key, value in data.items()}
 
 
-def _load_yaml(block: str) -> Any:
+def _load_yaml(block: str, *, pure_python: bool = False) -> Any:
+    """Compose ``block`` under the guarded composer.
+
+    libyaml's parser is tried first (fast); when it refuses the block, the pure-Python parser
+    reads it again and its answer is the one reported. libyaml's scanner reads flow
+    collections ahead of the composer and, since PyYAML 6.0.4, stops at its own nesting limit
+    before the composer's 64-level guard sees the block; the pure-Python parser has no such
+    limit, so the diagnostic is this module's whatever PyYAML or libyaml version is installed.
+    The second read happens only for a block that is rejected anyway.
+    """
     try:
         import yaml
     except ImportError as exc:  # pragma: no cover - PyYAML is a declared dependency
         raise MetadataError("PyYAML is not installed; install it to read frontmatter") from exc
-    loader = _guarded_loader()(block)
+    fast, reference = _guarded_loaders()
+    if fast is not None and not pure_python:
+        try:
+            return _compose(fast, block)
+        except yaml.YAMLError:
+            pass
     try:
-        return loader.get_single_data()
+        return _compose(reference, block)
     except yaml.MarkedYAMLError as exc:
         raise MetadataError(f"frontmatter is not valid YAML ({_yaml_problem(exc)})") from None
     except yaml.YAMLError as exc:
         raise MetadataError(f"frontmatter is not valid YAML ({describe_exception(exc)})") from None
     except RecursionError:  # pragma: no cover - the depth limit comes first
         raise MetadataError("frontmatter is nested too deeply") from None
+
+
+def _compose(loader_class: Any, block: str) -> Any:
+    loader = loader_class(block)
+    try:
+        return loader.get_single_data()
     finally:
         loader.dispose()
 
@@ -200,12 +220,12 @@ def _yaml_problem(exc: Any) -> str:
 
 
 @cache
-def _guarded_loader() -> Any:
-    """PyYAML's safe loader with a composer that refuses aliases and over-limit documents.
+def _guarded_loaders() -> tuple[Any, Any]:
+    """PyYAML's safe loaders with a composer that refuses aliases and over-limit documents.
 
-    The parser is libyaml's (``CParser``) when PyYAML was built with it, else the pure-Python
-    one; composition is always the Python ``Composer``, so the checks run on every node before
-    anything is constructed.
+    Returns ``(fast, reference)``: a loader on libyaml's parser (``CParser``), or ``None`` when
+    PyYAML was built without libyaml, and one on the pure-Python parser. Composition is always
+    the Python ``Composer``, so the checks run on every node before anything is constructed.
     """
     import yaml
     from yaml.composer import Composer
@@ -242,15 +262,14 @@ def _guarded_loader() -> Any:
             finally:
                 self._depth -= 1
 
-    parser: Any = None
+    fast: Any = None
     try:
         import yaml.cyaml
 
         parser = yaml.cyaml.CParser  # type: ignore[attr-defined]
     except (ImportError, AttributeError):  # pragma: no cover - PyYAML built without libyaml
         pass
-
-    if parser is not None:
+    else:
 
         class CLoader(GuardedComposer, parser, SafeConstructor, Resolver):  # type: ignore[misc]
             def __init__(self, stream: str) -> None:
@@ -259,9 +278,9 @@ def _guarded_loader() -> Any:
                 Resolver.__init__(self)
                 Composer.__init__(self)
 
-        return CLoader
+        fast = CLoader
 
-    class PyLoader(  # pragma: no cover - PyYAML built without libyaml
+    class PyLoader(
         yaml.reader.Reader,
         yaml.scanner.Scanner,
         yaml.parser.Parser,
@@ -277,7 +296,7 @@ def _guarded_loader() -> Any:
             SafeConstructor.__init__(self)
             Resolver.__init__(self)
 
-    return PyLoader
+    return fast, PyLoader
 
 
 def _parse_json(text: str) -> dict[str, Any]:

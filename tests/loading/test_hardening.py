@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from customtools._loading import _import
+from customtools._loading import _frontmatter, _import
 from customtools._loading._files import FileRuleError, read_text_file
 from customtools._loading._frontmatter import MetadataError, parse_frontmatter_block
 from customtools._loading._loader import discover_and_load, load_custom_tools, load_scan
@@ -81,12 +81,35 @@ def test_alias_bomb_is_refused_and_the_scan_stays_serialisable(project: Path, ho
         ("a:\n" + "".join(f"{'  ' * i}k{i}:\n" for i in range(1, 70)), "nests deeper than 64"),
         ("a: [" + "1, " * 20_000 + "]", "more than 10000 values"),
         ("- " * 300_000, "nests deeper than 64"),  # libyaml's own composer overflows the stack
+        # Past libyaml's own flow limit (1,000 since PyYAML 6.0.4): still this module's message.
+        ("a: " + "[" * 5_000 + "]" * 5_000, "frontmatter nests deeper than 64 levels"),
+        ("a: " + "{b: " * 2_000 + "1" + "}" * 2_000, "frontmatter nests deeper than 64 levels"),
     ],
 )
-def test_frontmatter_limits(block: str, fragment: str) -> None:
+@pytest.mark.parametrize("parser", ["libyaml", "pure-python"])
+def test_frontmatter_limits(
+    block: str, fragment: str, parser: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if parser == "pure-python":
+        reference = _frontmatter._guarded_loaders()[1]
+        monkeypatch.setattr(_frontmatter, "_guarded_loaders", lambda: (None, reference))
+    elif _frontmatter._guarded_loaders()[0] is None:
+        pytest.skip("PyYAML was built without libyaml")
     with pytest.raises(MetadataError) as info:
         parse_frontmatter_block(block)
     assert fragment in str(info.value)
+
+
+@pytest.mark.parametrize("parser", ["libyaml", "pure-python"])
+def test_invalid_yaml_is_invalid_metadata_with_either_parser(
+    parser: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if parser == "pure-python":
+        reference = _frontmatter._guarded_loaders()[1]
+        monkeypatch.setattr(_frontmatter, "_guarded_loaders", lambda: (None, reference))
+    with pytest.raises(MetadataError) as info:
+        parse_frontmatter_block("a: [unclosed\nb: 1")
+    assert str(info.value).startswith("frontmatter is not valid YAML (")
 
 
 def test_frontmatter_within_the_limits_still_parses() -> None:

@@ -1,41 +1,76 @@
 # Two entry points for a fresh machine (see README): `make demo` and `make test`.
+# The test environment is pinned: `make test` installs from requirements/test.lock (a pip
+# constraints file, build backend included); `make lock` refreshes it from the newest versions
+# the ranges in pyproject.toml allow. `make test-newest` and `make test-lowest` try the two
+# ends of those ranges (docs/development.md says when and what to do when they break).
 PYTHON ?= python3
-VENV := .venv
+VENV ?= .venv
 BIN := $(VENV)/bin
+LOCK ?= requirements/test.lock
+# The extras the test suite needs (the demo needs none of them).
+TEST_EXTRAS := dev,mcp
+LOCK_EXTRAS := $(TEST_EXTRAS),bench
+PIN = $(if $(LOCK),-c $(LOCK) --build-constraint $(LOCK))
 STAMP := $(VENV)/.installed
-# The MCP extra is needed by the tests and the type check, not by the demo.
-MCP_STAMP := $(VENV)/.installed-mcp
+TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: demo test lint typecheck bench clean
+.PHONY: demo test lint typecheck pytest bench lock test-newest test-lowest clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --upgrade pip $(if $(LOCK),-c $(LOCK))
+	$(BIN)/python -m pip install --quiet $(PIN) -e .
 	touch $(STAMP)
 
-$(MCP_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,mcp]'
-	touch $(MCP_STAMP)
+$(TEST_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet $(PIN) -e '.[$(TEST_EXTRAS)]'
+	touch $(TEST_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/customtools list --path examples/tools
 	$(BIN)/customtools run countdown --path examples/tools --params '{"steps": 5, "interval": 0.4}'
 	$(BIN)/customtools validate --strict examples/tools
 
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-typecheck: $(MCP_STAMP)
+typecheck: $(TEST_STAMP)
 	$(BIN)/mypy
 
-test: lint typecheck $(MCP_STAMP)
-	$(BIN)/python -m pytest
+pytest: $(TEST_STAMP)
+	CUSTOMTOOLS_LOCK=$(LOCK) $(BIN)/python -m pytest
+
+test: lint typecheck pytest
 
 bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,mcp,bench]'
+	$(BIN)/python -m pip install --quiet $(PIN) -e '.[dev,mcp,bench]'
 	$(BIN)/python benchmarks/run.py
 
+# Refresh the pinned set: a throwaway environment with the newest allowed versions, frozen.
+lock:
+	rm -rf .venv-lock
+	$(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/python -m pip install --quiet --upgrade pip
+	.venv-lock/bin/python -m pip install --quiet hatchling -e '.[$(LOCK_EXTRAS)]'
+	$(PYTHON) scripts/lock.py .venv-lock > requirements/test.lock.new
+	mv requirements/test.lock.new requirements/test.lock
+	rm -rf .venv-lock
+
+# The whole `make test` on the newest versions the ranges allow (nothing pinned).
+test-newest:
+	rm -rf .venv-newest
+	$(MAKE) test VENV=.venv-newest LOCK=
+
+# The test suite on the lowest versions pyproject.toml allows for each direct dependency
+# (uv's lowest-direct resolution: pip has none).
+test-lowest:
+	rm -rf .venv-lowest
+	$(PYTHON) -m venv .venv-lowest
+	.venv-lowest/bin/python -m pip install --quiet uv
+	.venv-lowest/bin/uv pip install --quiet --python .venv-lowest/bin/python \
+		--resolution lowest-direct -e '.[$(TEST_EXTRAS)]'
+	.venv-lowest/bin/python -m pytest
+
 clean:
-	rm -rf $(VENV) build dist .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-newest .venv-lowest .venv-lock build dist .mypy_cache .ruff_cache

@@ -266,7 +266,7 @@ def _guarded_loaders() -> tuple[Any, Any]:
     try:
         import yaml.cyaml
 
-        parser = yaml.cyaml.CParser  # type: ignore[attr-defined]
+        parser: Any = yaml.cyaml.CParser  # type: ignore[attr-defined]
     except (ImportError, AttributeError):  # pragma: no cover - PyYAML built without libyaml
         pass
     else:

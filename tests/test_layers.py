@@ -41,6 +41,7 @@ LAYERS: dict[str, int] = {
     "customtools._render": 2,
     "customtools._export": 2,
     "customtools._function": 2,
+    "customtools._registry": 2,  # the one name -> tool map
     "customtools._typeschema": 2,
     "customtools._typegen": 2,
     "customtools._docstrings": 1,

@@ -36,7 +36,7 @@ ROOT_NAMES = {
     "ExecResult", "ExtensionContent", "HookFailure", "ImageContent", "LoadError",
     "LoadFailedError", "LoadResult", "LoadedTool", "ResourceLink", "SchemaError",
     "SessionEvent", "SessionReason", "TextContent", "ToolAPI", "ToolAbortedError",
-    "ToolArgumentsError", "ToolContext", "ToolDefinitionError", "ToolResult",
+    "ToolArgumentsError", "ToolContext", "ToolDefinitionError", "ToolRegistry", "ToolResult",
     "ToolTimeoutError", "Type", "UpdateCallback", "__version__", "check_tool_name",
     "content_from_dict", "discover_and_load", "dispatch_session_event", "exec_command",
     "load_custom_tools", "normalize_result", "tool",
@@ -116,7 +116,7 @@ PINNED = {
         "default_providers", "explicit_candidates", "load_scan", "native_provider", "scan",
         "scan_sources", "PendingSource", "ProjectSource", "SourceFile", "file_source",
         "project_sources", "TrustCallback", "TrustGrant", "TrustPolicy", "TrustStore",
-        "default_store_path", "TrustStoreError",
+        "default_store_path", "TrustStoreError", "RegisteredTool", "ToolConflict",
     },
 }  # fmt: skip
 

@@ -27,7 +27,8 @@ def test_first_tool_keeps_the_name_and_the_second_is_reported() -> None:
     conflict = registry.add(make("echo", "late"), origin="b.py")
     assert isinstance(conflict, ToolConflict)
     assert conflict.code == "name-conflict"
-    assert conflict.origin == "b.py" and conflict.taken_by == "a.py"
+    assert conflict.origin == "b.py"
+    assert conflict.taken_by == "a.py"
     assert "'echo' is already taken by the tool from a.py" in conflict.error
     assert "b.py was not registered; rename one of them" in conflict.error
     assert registry.conflicts == (conflict,)
@@ -80,7 +81,8 @@ async def test_call_runs_the_tool_through_its_adapter() -> None:
     registry = ToolRegistry([make("echo")])
     assert (await registry.call("echo", "c1", {"n": "3"})).text == "ok:3"
     invalid = await registry.call("echo", "c2", {"n": "x"})
-    assert invalid.is_error and "/n" in invalid.text
+    assert invalid.is_error
+    assert "/n" in invalid.text
 
 
 async def test_a_load_result_keeps_paths_as_origins(tmp_path: pathlib.Path) -> None:
@@ -94,4 +96,5 @@ async def test_a_load_result_keeps_paths_as_origins(tmp_path: pathlib.Path) -> N
     assert registry.lookup("ping").origin.endswith("one.py")  # type: ignore[union-attr]
     registry.extend([tool(lambda: "x", name="ping")])
     assert registry.conflicts[0].taken_by.endswith("one.py")  # type: ignore[union-attr]
-    assert registry.remove("ping") is not None and "ping" not in registry
+    assert registry.remove("ping") is not None
+    assert "ping" not in registry

@@ -98,3 +98,31 @@ async def test_a_load_result_keeps_paths_as_origins(tmp_path: pathlib.Path) -> N
     assert registry.conflicts[0].taken_by.endswith("one.py")  # type: ignore[union-attr]
     assert registry.remove("ping") is not None
     assert "ping" not in registry
+
+
+def test_the_host_registry_keeps_server_tools_in_a_tool_registry() -> None:
+    from customtools.host import SessionToolRegistry
+
+    first, second = make("echo"), make("echo", "late")
+    session = SessionToolRegistry(server_tools=[first, second])
+    assert [route.tool for route in session.routes()] == [first]
+    assert session.conflicts[0].tool_name == "echo"
+    adapter = session.adapter("echo")
+    assert adapter is not None
+    assert adapter.tool is first
+    assert session.adapter("echo") is adapter
+    assert session.adapter("nope") is None
+    shared = ToolRegistry([second])
+    session.set_server_tools(shared)
+    assert session.adapter("echo") is shared.adapter("echo")
+
+
+def test_the_test_pack_runs_each_tool_through_one_kept_adapter() -> None:
+    from customtools.testing import ToolPack
+
+    pack = ToolPack([make("echo")])
+    assert pack.adapter("echo") is pack.adapter("echo")
+    with pytest.raises(ValueError, match="two tools are named 'echo'"):
+        ToolPack([make("echo"), make("echo")])
+    with pytest.raises(KeyError, match="no tool 'ecko' in the pack; did you mean 'echo'"):
+        pack.adapter("ecko")

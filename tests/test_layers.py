@@ -57,6 +57,7 @@ LAYERS: dict[str, int] = {
     "customtools.cli": 5,
     "customtools.testing": 5,
     "customtools.mcp": 5,
+    "customtools.integrations": 5,  # framework adapters; each imports its framework
     "customtools._isolation": 3,
     "customtools.isolation": 3,
     "customtools.__main__": 5,

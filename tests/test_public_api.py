@@ -18,6 +18,8 @@ PUBLIC_MODULES = [
     "customtools.cli",
     "customtools.export",
     "customtools.host",
+    "customtools.integrations",
+    "customtools.integrations.pydantic_ai",
     "customtools.isolation",
     "customtools.loading",
     "customtools.mcp",
@@ -106,6 +108,8 @@ PINNED = {
         "serve", "serve_http",
     },
     "customtools.isolation": {"IsolationOptions", "IsolationPool"},
+    "customtools.integrations": set(),
+    "customtools.integrations.pydantic_ai": {"CustomToolset", "CustomToolUpdate"},
     "customtools.loading": {
         "BUILTIN_PROVIDER_IDS", "DEFAULT_LOAD_TIMEOUT", "MANIFEST_LOCATIONS", "NO_OP_UI",
         "TOOL_ENTRY_POINT_GROUP", "Candidate", "ClaudePluginsProvider",
@@ -198,6 +202,18 @@ def test_import_does_not_load_heavy_dependencies() -> None:
         "import sys, customtools\n"
         "heavy = [m for m in ('jsonschema', 'jsonschema_rs', 'yaml', 'mcp', 'pydantic',"
         " 'starlette', 'uvicorn') if m in sys.modules]\n"
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_import_does_not_load_any_agent_framework() -> None:
+    code = (
+        "import sys, customtools, customtools.integrations\n"
+        "from customtools import ToolRegistry\n"
+        "heavy = [m for m in ('pydantic_ai', 'langchain_core', 'langgraph', 'agents', 'openai')"
+        " if m in sys.modules]\n"
         "print(','.join(heavy))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -1,0 +1,196 @@
+"""What every framework adapter does around one call: abort on cancel, approval, updates.
+
+- **Cancellation.** Frameworks cancel the task awaiting a tool; none passes a signal. The call
+  runs with its own :class:`~customtools.AbortController`, aborted when that task is
+  cancelled, so a sync tool in its worker thread sees ``signal.aborted`` and stops instead of
+  running on (the cancellation model of ``docs/cancellation.md``).
+- **Approval.** The adapter decides whether a call needs approval from the *validated*
+  arguments. A first pass asks a probe approver that only records the request and says no;
+  the tool body does not run. If it was asked, the framework decides (pydantic-ai defers the
+  call, LangGraph interrupts, ...) and, on a yes, the call runs again with an approver that
+  says yes. A no keeps the first pass's ``approval-denied`` result.
+- **Updates.** ``on_update`` is synchronous; a framework channel that must be awaited is fed
+  through a memory stream pumped by a task next to the call.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+import anyio
+
+from customtools._abort import AbortController
+from customtools._adapter import CustomToolAdapter
+from customtools._approval import ApprovalRequest
+from customtools._content import ImageContent, TextContent, ToolResult
+from customtools._context import ToolContext
+from customtools._registry import ToolRegistry
+
+__all__ = [
+    "CANCELLED_REASON",
+    "Decide",
+    "as_registry",
+    "images",
+    "is_argument_error",
+    "may_need_approval",
+    "run_call",
+    "strict_fits",
+    "text_only",
+]
+
+_log = logging.getLogger("customtools.integrations")
+
+CANCELLED_REASON = "the agent run was cancelled"
+"""The reason a tool's signal carries when the framework cancels the call."""
+
+Decide = Callable[[ApprovalRequest], Awaitable[bool]]
+"""The framework's answer for a call that needs approval (it may raise to pause the run)."""
+
+
+def as_registry(tools: Any, adapter_options: dict[str, Any]) -> ToolRegistry:
+    """A registry for what a host hands an adapter: a registry, a load result, or tools."""
+    if isinstance(tools, ToolRegistry):
+        if adapter_options:
+            raise TypeError(
+                "adapter options cannot be applied to an existing ToolRegistry; pass them to"
+                " ToolRegistry(...) instead"
+            )
+        return tools
+    return ToolRegistry(tools, **adapter_options)
+
+
+def may_need_approval(tool: Any) -> bool:
+    """Whether some call of ``tool`` could need approval (a rule, or a destructive hint)."""
+    if tool.requires_approval is not None:
+        return tool.requires_approval is not False
+    hints = tool.annotations or {}
+    return hints.get("destructiveHint") is True and hints.get("readOnlyHint") is not True
+
+
+def strict_fits(tool: Any) -> bool:
+    """Whether ``tool`` asks for strict mode and its schema meets OpenAI's strict rules."""
+    if not tool.strict:
+        return False
+    from customtools._export import openai_strict_issues
+
+    return not openai_strict_issues(tool.parameters)
+
+
+def is_argument_error(result: ToolResult) -> bool:
+    """Whether an error result says the model's arguments were invalid (the model can fix it)."""
+    details = result.details
+    return isinstance(details, dict) and details.get("error") == "ToolArgumentsError"
+
+
+async def _probe(request: ApprovalRequest, asked: list[ApprovalRequest]) -> bool:
+    asked.append(request)
+    return False
+
+
+async def _yes(request: ApprovalRequest) -> bool:
+    return True
+
+
+async def run_call(
+    adapter: CustomToolAdapter,
+    tool_call_id: str,
+    params: Any,
+    *,
+    ctx: ToolContext | None,
+    on_update: Callable[[ToolResult], None] | None = None,
+    decide: Decide | None = None,
+    emit: Callable[[ToolResult], Awaitable[None]] | None = None,
+) -> ToolResult:
+    """Run one call for a framework: see the module docstring.
+
+    Args:
+        adapter: the tool's kept adapter.
+        tool_call_id: the framework's id for the call.
+        params: the model's arguments (validated by the adapter).
+        ctx: the tool context for this call.
+        on_update: a synchronous update sink (a host callback, a stream writer).
+        decide: asked when the call needs approval; ``None`` means the framework already
+            approved every call it lets through.
+        emit: an awaitable update sink (pumped by a task next to the call).
+
+    Raises:
+        the framework's own exceptions from ``decide``, and cancellation (after aborting the
+        tool's signal).
+    """
+    controller = AbortController()
+    signal = controller.signal
+    try:
+        if emit is None:
+            return await _gated(adapter, tool_call_id, params, ctx, on_update, decide, signal)
+        send, receive = anyio.create_memory_object_stream[ToolResult](math.inf)
+
+        def relay(partial: ToolResult) -> None:
+            if on_update is not None:
+                on_update(partial)
+            send.send_nowait(partial)
+
+        async def pump() -> None:
+            async with receive:
+                async for partial in receive:
+                    try:
+                        await emit(partial)
+                    except Exception:  # the channel's fault must not fail the call
+                        _log.warning(
+                            "dropped an update of tool %r", adapter.tool.name, exc_info=True
+                        )
+
+        raised: list[Exception] = []
+        async with anyio.create_task_group() as group:
+            group.start_soon(pump)
+            async with send:
+                try:
+                    result = await _gated(adapter, tool_call_id, params, ctx, relay, decide, signal)
+                except Exception as exc:  # the framework's own (a pause): not in a group
+                    raised.append(exc)
+        if raised:
+            raise raised[0]
+        return result
+    except anyio.get_cancelled_exc_class():
+        controller.abort(CANCELLED_REASON)
+        raise
+
+
+async def _gated(
+    adapter: CustomToolAdapter,
+    tool_call_id: str,
+    params: Any,
+    ctx: ToolContext | None,
+    on_update: Callable[[ToolResult], None] | None,
+    decide: Decide | None,
+    signal: Any,
+) -> ToolResult:
+    if decide is None:
+        return await adapter.execute(
+            tool_call_id, params, signal=signal, on_update=on_update, ctx=ctx, approver=_yes
+        )
+    asked: list[ApprovalRequest] = []
+
+    async def probe(request: ApprovalRequest) -> bool:
+        return await _probe(request, asked)
+
+    first = await adapter.execute(
+        tool_call_id, params, signal=signal, on_update=on_update, ctx=ctx, approver=probe
+    )
+    if not asked or not await decide(asked[0]):
+        return first
+    return await adapter.execute(
+        tool_call_id, params, signal=signal, on_update=on_update, ctx=ctx, approver=_yes
+    )
+
+
+def images(result: ToolResult) -> Iterable[ImageContent]:
+    """The image blocks of ``result``."""
+    return (block for block in result.content if isinstance(block, ImageContent))
+
+
+def text_only(result: ToolResult) -> bool:
+    """Whether ``result`` holds nothing but text blocks."""
+    return all(isinstance(block, TextContent) for block in result.content)

@@ -19,6 +19,7 @@ PUBLIC_MODULES = [
     "customtools.export",
     "customtools.host",
     "customtools.integrations",
+    "customtools.integrations.openai_agents",
     "customtools.integrations.pydantic_ai",
     "customtools.isolation",
     "customtools.loading",
@@ -110,6 +111,7 @@ PINNED = {
     "customtools.isolation": {"IsolationOptions", "IsolationPool"},
     "customtools.integrations": set(),
     "customtools.integrations.pydantic_ai": {"CustomToolset", "CustomToolUpdate"},
+    "customtools.integrations.openai_agents": {"function_tools"},
     "customtools.loading": {
         "BUILTIN_PROVIDER_IDS", "DEFAULT_LOAD_TIMEOUT", "MANIFEST_LOCATIONS", "NO_OP_UI",
         "TOOL_ENTRY_POINT_GROUP", "Candidate", "ClaudePluginsProvider",

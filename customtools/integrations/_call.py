@@ -32,7 +32,9 @@ from customtools._registry import ToolRegistry
 __all__ = [
     "CANCELLED_REASON",
     "Decide",
+    "HostUpdate",
     "as_registry",
+    "host_sink",
     "images",
     "is_argument_error",
     "may_need_approval",
@@ -48,6 +50,22 @@ CANCELLED_REASON = "the agent run was cancelled"
 
 Decide = Callable[[ApprovalRequest], Awaitable[bool]]
 """The framework's answer for a call that needs approval (it may raise to pause the run)."""
+
+HostUpdate = Callable[[str, str, ToolResult], None]
+"""A host's update callback: ``(tool_name, tool_call_id, partial_result)``."""
+
+
+def host_sink(
+    on_update: HostUpdate | None, tool_name: str, tool_call_id: str
+) -> Callable[[ToolResult], None] | None:
+    """``on_update`` bound to one call, or ``None``."""
+    if on_update is None:
+        return None
+
+    def sink(partial: ToolResult) -> None:
+        on_update(tool_name, tool_call_id, partial)
+
+    return sink
 
 
 def as_registry(tools: Any, adapter_options: dict[str, Any]) -> ToolRegistry:

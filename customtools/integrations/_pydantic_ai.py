@@ -19,7 +19,9 @@ from customtools._content import ToolResult
 from customtools._context import ToolContext
 from customtools._registry import ToolRegistry
 from customtools.integrations._call import (
+    HostUpdate,
     as_registry,
+    host_sink,
     images,
     is_argument_error,
     run_call,
@@ -60,7 +62,8 @@ class CustomToolset(AbstractToolset[Any]):
         max_retries: retries per tool; ``None`` takes the agent's.
         context: the :class:`~customtools.ToolContext` calls get, or a function of the run's
             ``RunContext`` returning one.
-        on_update: also called with every partial result (besides the event stream).
+        on_update: also called with ``(tool_name, tool_call_id, partial)`` for every partial
+            result (besides the event stream).
         **adapter_options: options for each tool's adapter (``timeout``, ...) when ``tools``
             is not a registry already.
     """
@@ -72,7 +75,7 @@ class CustomToolset(AbstractToolset[Any]):
         id: str | None = None,  # pydantic-ai's own name for it
         max_retries: int | None = None,
         context: ContextArg = None,
-        on_update: Callable[[ToolResult], None] | None = None,
+        on_update: HostUpdate | None = None,
         **adapter_options: Any,
     ) -> None:
         self.registry: ToolRegistry = as_registry(tools, adapter_options)
@@ -131,12 +134,13 @@ class CustomToolset(AbstractToolset[Any]):
         async def emit(partial: ToolResult) -> None:
             await ctx.emit(CustomToolUpdate(text=partial.text, result=partial.to_dict()))
 
+        call_id = ctx.tool_call_id or f"pydantic-ai-{name}"
         result = await run_call(
             entry.adapter,
-            ctx.tool_call_id or f"pydantic-ai-{name}",
+            call_id,
             tool_args,
             ctx=tool_ctx,
-            on_update=self._on_update,
+            on_update=host_sink(self._on_update, name, call_id),
             decide=decide,
             emit=emit,
         )

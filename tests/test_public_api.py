@@ -19,6 +19,7 @@ PUBLIC_MODULES = [
     "customtools.export",
     "customtools.host",
     "customtools.integrations",
+    "customtools.integrations.langchain",
     "customtools.integrations.openai_agents",
     "customtools.integrations.pydantic_ai",
     "customtools.isolation",
@@ -112,6 +113,7 @@ PINNED = {
     "customtools.integrations": set(),
     "customtools.integrations.pydantic_ai": {"CustomToolset", "CustomToolUpdate"},
     "customtools.integrations.openai_agents": {"function_tools"},
+    "customtools.integrations.langchain": {"UPDATE_EVENT", "CustomToolsTool", "langchain_tools"},
     "customtools.loading": {
         "BUILTIN_PROVIDER_IDS", "DEFAULT_LOAD_TIMEOUT", "MANIFEST_LOCATIONS", "NO_OP_UI",
         "TOOL_ENTRY_POINT_GROUP", "Candidate", "ClaudePluginsProvider",

@@ -30,6 +30,7 @@ from customtools._context import ToolContext
 from customtools._registry import ToolRegistry
 
 __all__ = [
+    "ADAPTER_APPROVER",
     "CANCELLED_REASON",
     "Decide",
     "HostUpdate",
@@ -50,6 +51,9 @@ CANCELLED_REASON = "the agent run was cancelled"
 
 Decide = Callable[[ApprovalRequest], Awaitable[bool]]
 """The framework's answer for a call that needs approval (it may raise to pause the run)."""
+
+ADAPTER_APPROVER: Any = object()
+"""``decide=ADAPTER_APPROVER``: leave approval to the adapter's own approver (or fail closed)."""
 
 HostUpdate = Callable[[str, str, ToolResult], None]
 """A host's update callback: ``(tool_name, tool_call_id, partial_result)``."""
@@ -131,7 +135,8 @@ async def run_call(
         ctx: the tool context for this call.
         on_update: a synchronous update sink (a host callback, a stream writer).
         decide: asked when the call needs approval; ``None`` means the framework already
-            approved every call it lets through.
+            approved every call it lets through; :data:`ADAPTER_APPROVER` leaves it to the
+            adapter's own approver.
         emit: an awaitable update sink (pumped by a task next to the call).
 
     Raises:
@@ -185,6 +190,10 @@ async def _gated(
     decide: Decide | None,
     signal: Any,
 ) -> ToolResult:
+    if decide is ADAPTER_APPROVER:
+        return await adapter.execute(
+            tool_call_id, params, signal=signal, on_update=on_update, ctx=ctx
+        )
     if decide is None:
         return await adapter.execute(
             tool_call_id, params, signal=signal, on_update=on_update, ctx=ctx, approver=_yes

@@ -3,7 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# The MCP extra is needed by the tests and the type check, not by the demo.
+# The MCP extra and the framework adapters' extras are needed by the tests and the type check,
+# not by the demo.
+TEST_EXTRAS := dev,mcp,pydantic-ai,langchain,openai-agents
 MCP_STAMP := $(VENV)/.installed-mcp
 
 .PHONY: demo test lint typecheck bench clean
@@ -15,7 +17,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 $(MCP_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,mcp]'
+	$(BIN)/python -m pip install --quiet -e '.[$(TEST_EXTRAS)]'
 	touch $(MCP_STAMP)
 
 demo: $(STAMP)
@@ -34,7 +36,7 @@ test: lint typecheck $(MCP_STAMP)
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,mcp,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[$(TEST_EXTRAS),bench]'
 	$(BIN)/python benchmarks/run.py
 
 clean:

@@ -31,3 +31,23 @@ def test_the_framework_example_runs_the_tool(name: str, tmp_path: Path) -> None:
     last = out.stdout.strip().splitlines()[-1]
     assert last.startswith("counted: ")
     assert re.search(r"""["']words["']: 5""", last), last
+
+
+@pytest.mark.parametrize(
+    ("heading", "name"),
+    [
+        ("## pydantic-ai", "pydantic_ai_agent.py"),
+        ("## LangChain / LangGraph", "langgraph_agent.py"),
+        ("## OpenAI Agents SDK", "openai_agents_agent.py"),
+    ],
+)
+def test_the_five_line_versions_are_lines_of_the_tested_examples(heading: str, name: str) -> None:
+    doc = (ROOT / "docs" / "integrations.md").read_text(encoding="utf-8")
+    section = doc.split(heading, 1)[1]
+    block = re.search(r"```python\n(.*?)```", section, re.DOTALL)
+    assert block is not None
+    example = (ROOT / "examples" / "integrations" / name).read_text(encoding="utf-8")
+    lines = [line for line in block.group(1).splitlines() if line.strip()]
+    assert len(lines) <= 6
+    for line in lines:
+        assert line in example, line

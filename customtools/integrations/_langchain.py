@@ -107,7 +107,7 @@ class CustomToolsTool(BaseTool):
                 )
 
             sink: Callable[[ToolResult], None] | None = on_update
-        else:
+        elif config.get("callbacks"):  # someone listens (astream_events, a handler)
             sink = host
 
             async def emit(partial: ToolResult) -> None:
@@ -116,6 +116,9 @@ class CustomToolsTool(BaseTool):
                     UPDATE_EVENT,
                     {"tool": name, "tool_call_id": call_id, "result": partial.to_dict()},
                 )
+
+        else:
+            sink = host
 
         decide: Any = ADAPTER_APPROVER
         if self._interrupt and writer is not None:  # inside a LangGraph graph

@@ -81,7 +81,10 @@ def as_registry(tools: Any, adapter_options: dict[str, Any]) -> ToolRegistry:
                 " ToolRegistry(...) instead"
             )
         return tools
-    return ToolRegistry(tools, **adapter_options)
+    registry = ToolRegistry(tools, **adapter_options)
+    for conflict in registry.conflicts:  # the framework gets a list: say what was left out
+        _log.warning("%s", conflict.error)
+    return registry
 
 
 def may_need_approval(tool: Any) -> bool:

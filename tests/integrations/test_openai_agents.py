@@ -167,3 +167,17 @@ async def test_an_isolated_tool_runs_in_its_worker(isolated_pack: Path) -> None:
     prefix, pid = text.split(":")
     assert prefix == "pid"
     assert int(pid) != os.getpid()
+
+
+@pytest.mark.parametrize("arguments", ["[1, 2]", "null", '"text"'])
+async def test_arguments_that_are_not_an_object_are_reported(
+    state: SlowState, ran: list[str], arguments: str
+) -> None:
+    from agents.tool_context import ToolContext as AgentsToolContext
+
+    [echo, *_] = function_tools(make_tools(state, ran))
+    ctx = AgentsToolContext(
+        context=None, tool_name="echo", tool_call_id="c1", tool_arguments=arguments
+    )
+    text = await echo.on_invoke_tool(ctx, arguments)
+    assert "invalid arguments for tool 'echo'" in text

@@ -202,3 +202,12 @@ async def test_an_isolated_tool_runs_in_its_worker(isolated_pack: Path) -> None:
     prefix, pid = str(part.content).split(":")
     assert prefix == "pid"
     assert int(pid) != os.getpid()
+
+
+async def test_arguments_that_are_not_an_object_are_a_retry(toolset: CustomToolset) -> None:
+    model = scripted([("echo", "[1, 2]")], [("echo", {"text": "ok"})])  # type: ignore[list-item]
+    result = await Agent(model, toolsets=[toolset]).run("go")
+    retry, answer = tool_parts(result.all_messages())
+    assert retry.outcome == "retried"
+    assert "invalid arguments for tool 'echo'" in str(retry.content)
+    assert answer.content == "ok"

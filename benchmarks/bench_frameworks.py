@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import statistics
 import sys
 import tempfile
 import time
@@ -57,15 +56,22 @@ def ours() -> Any:
     return tool(echo_fn, name="echo")
 
 
-async def best(fn: Callable[[], Awaitable[Any]], n: int, repeats: int) -> tuple[float, float]:
-    """Best and median seconds per call of ``fn`` over ``repeats`` runs of ``n`` calls."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(n):
+async def compare(
+    cases: dict[str, Callable[[], Awaitable[Any]]], n: int, repeats: int
+) -> dict[str, float]:
+    """Best seconds per call of each case: a warm-up, then repeats run round-robin (repeat r
+    of every case, then repeat r+1) so the machine's drift hits every case alike."""
+    times: dict[str, list[float]] = {label: [] for label in cases}
+    for fn in cases.values():
+        for _ in range(max(1, n // 10)):
             await fn()
-        times.append((time.perf_counter() - start) / n)
-    return min(times), statistics.median(times)
+    for _ in range(repeats):
+        for label, fn in cases.items():
+            start = time.perf_counter()
+            for _ in range(n):
+                await fn()
+            times[label].append((time.perf_counter() - start) / n)
+    return {label: min(values) for label, values in times.items()}
 
 
 # -- per call ------------------------------------------------------------------------------------
@@ -79,10 +85,11 @@ async def langchain_calls(n: int, repeats: int) -> dict[str, float]:
     native = lc_tool("echo")(echo_fn)
     [adapted] = langchain_tools([ours()])
     call = {"name": "echo", "args": {"text": "hi"}, "id": "c1", "type": "tool_call"}
-    out = {}
-    for label, target in (("native", native), ("adapter", adapted)):
-        out[label] = (await best(lambda t=target: t.ainvoke(call), n, repeats))[0]
-    return out
+    return await compare(
+        {"native": lambda: native.ainvoke(call), "adapter": lambda: adapted.ainvoke(call)},
+        n,
+        repeats,
+    )
 
 
 async def openai_calls(n: int, repeats: int) -> dict[str, float]:
@@ -95,10 +102,14 @@ async def openai_calls(n: int, repeats: int) -> dict[str, float]:
     [adapted] = function_tools([ours()])
     args = '{"text": "hi"}'
     ctx = ToolContext(context=None, tool_name="echo", tool_call_id="c1", tool_arguments=args)
-    out = {}
-    for label, target in (("native", native), ("adapter", adapted)):
-        out[label] = (await best(lambda t=target: t.on_invoke_tool(ctx, args), n, repeats))[0]
-    return out
+    return await compare(
+        {
+            "native": lambda: native.on_invoke_tool(ctx, args),
+            "adapter": lambda: adapted.on_invoke_tool(ctx, args),
+        },
+        n,
+        repeats,
+    )
 
 
 # -- per agent run -------------------------------------------------------------------------------
@@ -159,7 +170,9 @@ async def pydantic_ai_runs(n: int, repeats: int, mcp: McpEcho) -> dict[str, floa
     for label, agent in agents.items():  # every path really ran the tool
         messages = (await agent.run("go")).all_messages()
         assert messages[2].parts[0].content == "hi", (label, messages)
-    return {k: (await best(lambda a=a: a.run("go"), n, repeats))[0] for k, a in agents.items()}
+    return await compare(
+        {label: (lambda a=agent: a.run("go")) for label, agent in agents.items()}, n, repeats
+    )
 
 
 async def langgraph_runs(n: int, repeats: int, mcp: McpEcho) -> dict[str, float]:
@@ -217,7 +230,9 @@ async def langgraph_runs(n: int, repeats: int, mcp: McpEcho) -> dict[str, float]
     for label, compiled in graphs.items():  # every path really ran the tool
         result = await compiled.ainvoke(start)
         assert result["messages"][-2].content == "hi", (label, result)
-    return {k: (await best(lambda g=g: g.ainvoke(start), n, repeats))[0] for k, g in graphs.items()}
+    return await compare(
+        {label: (lambda g=graph: g.ainvoke(start)) for label, graph in graphs.items()}, n, repeats
+    )
 
 
 async def openai_runs(n: int, repeats: int, pack: Path) -> dict[str, float]:
@@ -247,7 +262,7 @@ async def openai_runs(n: int, repeats: int, pack: Path) -> dict[str, float]:
             "adapter": {"tools": function_tools([ours()])},
             "mcp": {"mcp_servers": [server]},
         }
-        out = {}
+        runs: dict[str, Callable[[], Awaitable[Any]]] = {}
         for label, kwargs in kinds.items():
 
             async def run(kwargs: dict[str, Any] = kwargs) -> Any:
@@ -255,9 +270,8 @@ async def openai_runs(n: int, repeats: int, pack: Path) -> dict[str, float]:
 
             output = (await run()).new_items[-2].output  # every path really ran the tool
             assert "hi" in str(output), (label, output)
-
-            out[label] = (await best(run, n, repeats))[0]
-    return out
+            runs[label] = run
+        return await compare(runs, n, repeats)
 
 
 def show(title: str, figures: dict[str, float], rows: list[tuple[str, str]]) -> dict[str, Any]:

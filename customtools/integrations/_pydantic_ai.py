@@ -83,16 +83,8 @@ class CustomToolset(AbstractToolset[Any]):
         self._max_retries = max_retries
         self._context = context
         self._on_update = on_update
-        self._definitions = {
-            tool.name: ToolDefinition(
-                name=tool.name,
-                parameters_json_schema=dict(tool.parameters),
-                description=tool.description or None,
-                strict=True if strict_fits(tool) else None,
-                metadata=dict(tool.meta) if tool.meta else None,
-            )
-            for tool in self.registry
-        }
+        # Definitions follow the registry (a host may add or remove tools between runs).
+        self._definitions: dict[str, tuple[Any, ToolDefinition]] = {}
 
     @property
     def id(self) -> str | None:
@@ -106,14 +98,28 @@ class CustomToolset(AbstractToolset[Any]):
         """Every tool of the registry, with its declared schema."""
         retries = self._max_retries if self._max_retries is not None else ctx.max_retries
         return {
-            name: ToolsetTool(
+            tool.name: ToolsetTool(
                 toolset=self,
-                tool_def=definition,
+                tool_def=self._definition(tool),
                 max_retries=retries,
                 args_validator=_PASS_THROUGH,
             )
-            for name, definition in self._definitions.items()
+            for tool in self.registry
         }
+
+    def _definition(self, tool: Any) -> ToolDefinition:
+        kept = self._definitions.get(tool.name)
+        if kept is not None and kept[0] is tool:
+            return kept[1]
+        definition = ToolDefinition(
+            name=tool.name,
+            parameters_json_schema=dict(tool.parameters),
+            description=tool.description or None,
+            strict=True if strict_fits(tool) else None,
+            metadata=dict(tool.meta) if tool.meta else None,
+        )
+        self._definitions[tool.name] = (tool, definition)
+        return definition
 
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]

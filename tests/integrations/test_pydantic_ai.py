@@ -211,3 +211,19 @@ async def test_arguments_that_are_not_an_object_are_a_retry(toolset: CustomTools
     assert retry.outcome == "retried"
     assert "invalid arguments for tool 'echo'" in str(retry.content)
     assert answer.content == "ok"
+
+
+async def test_the_toolset_follows_its_registry(state: SlowState, ran: list[str]) -> None:
+    registry = ToolRegistry(make_tools(state, ran)[:1])
+    toolset = CustomToolset(registry)
+    seen: list[set[str]] = []
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append({definition.name for definition in info.function_tools})
+        return ModelResponse(parts=[TextPart("done")])
+
+    agent = Agent(FunctionModel(respond), toolsets=[toolset])
+    await agent.run("hi")
+    registry.extend(make_tools(state, ran)[1:2])
+    await agent.run("hi")
+    assert seen == [{"echo"}, {"echo", "ticker"}]

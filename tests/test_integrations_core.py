@@ -167,3 +167,26 @@ def test_conflicts_handed_to_an_adapter_are_logged(caplog: pytest.LogCaptureFixt
 def test_adapter_options_cannot_reconfigure_an_existing_registry() -> None:
     with pytest.raises(TypeError, match="pass them to ToolRegistry"):
         as_registry(ToolRegistry(), {"timeout": 3})
+
+
+async def test_cancelling_the_caller_aborts_an_async_tools_signal_too() -> None:
+    seen: list[Any] = []
+    started = anyio.Event()
+
+    @tool
+    async def wait(signal: AbortSignal) -> str:
+        """Wait until cancelled."""
+        started.set()
+        try:
+            await anyio.sleep(30)
+        finally:
+            seen.append(signal.aborted)
+        return "late"
+
+    adapter = ToolRegistry([wait]).adapter("wait")
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            group.start_soon(lambda: run_call(adapter, "c", {}, ctx=None))
+            await started.wait()
+            group.cancel_scope.cancel()
+    assert seen == [True]

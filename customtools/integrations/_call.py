@@ -1,9 +1,11 @@
 """What every framework adapter does around one call: abort on cancel, approval, updates.
 
 - **Cancellation.** Frameworks cancel the task awaiting a tool; none passes a signal. The call
-  runs with its own :class:`~customtools.AbortController`, aborted when that task is
-  cancelled, so a sync tool in its worker thread sees ``signal.aborted`` and stops instead of
-  running on (the cancellation model of ``docs/cancellation.md``).
+  runs shielded in a task of its own, with its own :class:`~customtools.AbortController`:
+  when the framework cancels, the signal is aborted first, the call gets a bounded grace to
+  settle (a sync tool in its worker thread sees ``signal.aborted`` and stops instead of
+  running on; an async tool can finish its cleanup), then it is cancelled and the
+  cancellation propagates (the cancellation model).
 - **Approval.** The adapter decides whether a call needs approval from the *validated*
   arguments. A first pass asks a probe approver that only records the request and says no;
   the tool body does not run. If it was asked, the framework decides (pydantic-ai defers the
@@ -32,6 +34,7 @@ from customtools._registry import ToolRegistry
 __all__ = [
     "ADAPTER_APPROVER",
     "CANCELLED_REASON",
+    "DEFAULT_CANCEL_GRACE",
     "Decide",
     "HostUpdate",
     "as_registry",
@@ -45,6 +48,9 @@ __all__ = [
 ]
 
 _log = logging.getLogger("customtools.integrations")
+
+DEFAULT_CANCEL_GRACE = 2.0
+"""Seconds a call may take to settle after the framework cancelled it and its signal aborted."""
 
 CANCELLED_REASON = "the agent run was cancelled"
 """The reason a tool's signal carries when the framework cancels the call."""
@@ -128,6 +134,7 @@ async def run_call(
     on_update: Callable[[ToolResult], None] | None = None,
     decide: Decide | None = None,
     emit: Callable[[ToolResult], Awaitable[None]] | None = None,
+    grace: float = DEFAULT_CANCEL_GRACE,
 ) -> ToolResult:
     """Run one call for a framework: see the module docstring.
 
@@ -141,6 +148,8 @@ async def run_call(
             approved every call it lets through; :data:`ADAPTER_APPROVER` leaves it to the
             adapter's own approver.
         emit: an awaitable update sink (pumped by a task next to the call).
+        grace: seconds a cancelled call may take to settle after its signal aborted, before
+            it is cancelled.
 
     Raises:
         the framework's own exceptions from ``decide``, and cancellation (after aborting the
@@ -148,9 +157,9 @@ async def run_call(
     """
     controller = AbortController()
     signal = controller.signal
-    try:
-        if emit is None:
-            return await _gated(adapter, tool_call_id, params, ctx, on_update, decide, signal)
+    sink = on_update
+    send: Any = None
+    if emit is not None:
         send, receive = anyio.create_memory_object_stream[ToolResult](math.inf)
 
         def relay(partial: ToolResult) -> None:
@@ -164,24 +173,46 @@ async def run_call(
                     try:
                         await emit(partial)
                     except Exception:  # the channel's fault must not fail the call
-                        _log.warning(
-                            "dropped an update of tool %r", adapter.tool.name, exc_info=True
-                        )
+                        name = adapter.tool.name
+                        _log.warning("dropped an update of tool %r", name, exc_info=True)
 
-        raised: list[Exception] = []
-        async with anyio.create_task_group() as group:
+        sink = relay
+    outcome: list[ToolResult] = []
+    raised: list[Exception] = []
+    done = anyio.Event()
+    # The call runs shielded: when the framework cancels, the signal is aborted *first* and
+    # the call gets `grace` seconds to settle before it is cancelled (the cancellation model).
+    inner = anyio.CancelScope(shield=True)
+
+    async def run() -> None:
+        with inner:
+            try:
+                outcome.append(
+                    await _gated(adapter, tool_call_id, params, ctx, sink, decide, signal)
+                )
+            except Exception as exc:  # the framework's own (a pause): re-raised unwrapped
+                raised.append(exc)
+            finally:
+                if send is not None:
+                    send.close()
+        done.set()
+
+    async with anyio.create_task_group() as group:
+        if send is not None:
             group.start_soon(pump)
-            async with send:
-                try:
-                    result = await _gated(adapter, tool_call_id, params, ctx, relay, decide, signal)
-                except Exception as exc:  # the framework's own (a pause): not in a group
-                    raised.append(exc)
-        if raised:
-            raise raised[0]
-        return result
-    except anyio.get_cancelled_exc_class():
-        controller.abort(CANCELLED_REASON)
-        raise
+        group.start_soon(run)
+        try:
+            await done.wait()
+        except anyio.get_cancelled_exc_class():
+            controller.abort(CANCELLED_REASON)
+            with anyio.CancelScope(shield=True):
+                with anyio.move_on_after(grace):
+                    await done.wait()
+                inner.cancel()
+            raise
+    if raised:
+        raise raised[0]
+    return outcome[0]
 
 
 async def _gated(

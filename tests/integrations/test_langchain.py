@@ -227,3 +227,11 @@ async def test_an_isolated_tool_runs_in_its_worker(isolated_pack: Path) -> None:
     prefix, pid = str(message.content).split(":")
     assert prefix == "pid"
     assert int(pid) != os.getpid()
+
+
+def test_sync_invoke_runs_the_call_on_its_own_loop(state: SlowState, ran: list[str]) -> None:
+    [echo, *_] = langchain_tools(make_tools(state, ran))
+    assert echo.invoke({"text": "hi", "times": 3}) == "hi hi hi"
+    message = echo.invoke({"name": "echo", "args": {"times": 1}, "id": "s1", "type": "tool_call"})
+    assert message.status == "error"
+    assert "text" in str(message.content)

@@ -1,11 +1,12 @@
 """What every framework adapter does around one call: abort on cancel, approval, updates.
 
-- **Cancellation.** Frameworks cancel the task awaiting a tool; none passes a signal. The call
-  runs shielded in a task of its own, with its own :class:`~customtools.AbortController`:
-  when the framework cancels, the signal is aborted first, the call gets a bounded grace to
-  settle (a sync tool in its worker thread sees ``signal.aborted`` and stops instead of
-  running on; an async tool can finish its cleanup), then it is cancelled and the
-  cancellation propagates (the cancellation model).
+- **Cancellation.** Frameworks cancel the task awaiting a tool; none passes a signal. Each
+  call gets its own :class:`~customtools.AbortController`. A sync tool's call runs shielded
+  in a task of its own: when the framework cancels, the signal is aborted first, the tool in
+  its worker thread gets a bounded grace to see ``signal.aborted`` and return, then the call
+  is cancelled (the cancellation model), so no thread is left running. An async tool runs in
+  the caller's task (no per-call task): the cancel reaches it at its next await, and its
+  signal aborts as the cancellation passes (for listeners such as ``exec``'s).
 - **Approval.** The adapter decides whether a call needs approval from the *validated*
   arguments. A first pass asks a probe approver that only records the request and says no;
   the tool body does not run. If it was asked, the framework decides (pydantic-ai defers the
@@ -116,6 +117,16 @@ def is_argument_error(result: ToolResult) -> bool:
     return isinstance(details, dict) and details.get("error") == "ToolArgumentsError"
 
 
+class _Relay:
+    """The sending end of an update relay and the task body that drains it."""
+
+    __slots__ = ("pump", "stream")
+
+    def __init__(self, stream: Any, pump: Callable[[], Awaitable[None]]) -> None:
+        self.stream = stream
+        self.pump = pump
+
+
 async def _probe(request: ApprovalRequest, asked: list[ApprovalRequest]) -> bool:
     asked.append(request)
     return False
@@ -156,16 +167,15 @@ async def run_call(
         tool's signal).
     """
     controller = AbortController()
-    signal = controller.signal
     sink = on_update
     send: Any = None
     if emit is not None:
-        send, receive = anyio.create_memory_object_stream[ToolResult](math.inf)
+        stream, receive = anyio.create_memory_object_stream[ToolResult](math.inf)
 
         def relay(partial: ToolResult) -> None:
             if on_update is not None:
                 on_update(partial)
-            send.send_nowait(partial)
+            stream.send_nowait(partial)
 
         async def pump() -> None:
             async with receive:
@@ -177,11 +187,64 @@ async def run_call(
                         _log.warning("dropped an update of tool %r", name, exc_info=True)
 
         sink = relay
+        send = _Relay(stream, pump)
+    if adapter.tool.execute_is_async:
+        return await _direct(adapter, tool_call_id, params, ctx, sink, decide, controller, send)
+    return await _shielded(
+        adapter, tool_call_id, params, ctx, sink, decide, controller, send, grace
+    )
+
+
+async def _direct(
+    adapter: CustomToolAdapter,
+    tool_call_id: str,
+    params: Any,
+    ctx: ToolContext | None,
+    sink: Callable[[ToolResult], None] | None,
+    decide: Decide | None,
+    controller: AbortController,
+    send: Any,
+) -> ToolResult:
+    """An async tool runs in the caller's task: a cancel reaches it at its next await (and the
+    signal aborts as the cancellation passes), at no per-call task cost."""
+    signal = controller.signal
+    try:
+        if send is None:
+            return await _gated(adapter, tool_call_id, params, ctx, sink, decide, signal)
+        raised: list[Exception] = []
+        async with anyio.create_task_group() as group:
+            group.start_soon(_pump, send.pump)
+            async with send.stream:
+                try:
+                    result = await _gated(adapter, tool_call_id, params, ctx, sink, decide, signal)
+                except Exception as exc:  # the framework's own (a pause): not in a group
+                    raised.append(exc)
+        if raised:
+            raise raised[0]
+        return result
+    except anyio.get_cancelled_exc_class():
+        controller.abort(CANCELLED_REASON)
+        raise
+
+
+async def _shielded(
+    adapter: CustomToolAdapter,
+    tool_call_id: str,
+    params: Any,
+    ctx: ToolContext | None,
+    sink: Callable[[ToolResult], None] | None,
+    decide: Decide | None,
+    controller: AbortController,
+    send: Any,
+    grace: float,
+) -> ToolResult:
+    """A sync tool cannot be cancelled in its thread: the call runs shielded in a task of its
+    own, and a cancel aborts the signal first, waits up to ``grace`` for the tool to see it
+    and return, then cancels (the cancellation model), so no thread is left running."""
+    signal = controller.signal
     outcome: list[ToolResult] = []
     raised: list[Exception] = []
     done = anyio.Event()
-    # The call runs shielded: when the framework cancels, the signal is aborted *first* and
-    # the call gets `grace` seconds to settle before it is cancelled (the cancellation model).
     inner = anyio.CancelScope(shield=True)
 
     async def run() -> None:
@@ -194,12 +257,12 @@ async def run_call(
                 raised.append(exc)
             finally:
                 if send is not None:
-                    send.close()
+                    send.stream.close()
         done.set()
 
     async with anyio.create_task_group() as group:
         if send is not None:
-            group.start_soon(pump)
+            group.start_soon(_pump, send.pump)
         group.start_soon(run)
         try:
             await done.wait()
@@ -213,6 +276,10 @@ async def run_call(
     if raised:
         raise raised[0]
     return outcome[0]
+
+
+async def _pump(pump: Callable[[], Awaitable[None]]) -> None:
+    await pump()
 
 
 async def _gated(

@@ -7,8 +7,9 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 LOCK ?= requirements/test.lock
-# The extras the test suite needs (the demo needs none of them).
-TEST_EXTRAS := dev,mcp
+# The extras the test suite and the type check need (the demo needs none of them): the MCP
+# bridge and the framework adapters.
+TEST_EXTRAS := dev,mcp,pydantic-ai,langchain,openai-agents
 LOCK_EXTRAS := $(TEST_EXTRAS),bench
 PIN = $(if $(LOCK),-c $(LOCK) --build-constraint $(LOCK))
 STAMP := $(VENV)/.installed
@@ -44,7 +45,7 @@ pytest: $(TEST_STAMP)
 test: lint typecheck pytest
 
 bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet $(PIN) -e '.[dev,mcp,bench]'
+	$(BIN)/python -m pip install --quiet $(PIN) -e '.[$(LOCK_EXTRAS)]'
 	$(BIN)/python benchmarks/run.py
 
 # Refresh the pinned set: a throwaway environment with the newest allowed versions, frozen.

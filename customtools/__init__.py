@@ -56,6 +56,7 @@ from customtools._errors import (
     ToolTimeoutError,
 )
 from customtools._public import rehome as _rehome
+from customtools._registry import ToolRegistry
 from customtools._tool import TOOL_NAME_PATTERN, CustomTool, check_tool_name
 from customtools._typebox import Type
 
@@ -141,6 +142,7 @@ __all__ = [
     "ToolArgumentsError",
     "ToolContext",
     "ToolDefinitionError",
+    "ToolRegistry",
     "ToolResult",
     "ToolTimeoutError",
     "Type",

@@ -167,7 +167,7 @@ class SchemaDeriver:
         if hint is Any or hint is None or hint is type(None):
             return True
         origin = typing.get_origin(hint)
-        if origin is typing.Annotated:
+        if origin is typing.Annotated or _is_qualifier(origin):
             return self.admits_null(typing.get_args(hint)[0])
         if origin in (typing.Union, types.UnionType):
             return any(self.admits_null(arg) for arg in typing.get_args(hint))
@@ -191,6 +191,8 @@ class SchemaDeriver:
             return dict(schema), convert
         if origin is typing.Annotated:
             return self._annotated(tp)
+        if _is_qualifier(origin):  # Required[...] / NotRequired[...] / ReadOnly[...]
+            return self.derive(typing.get_args(tp)[0])
         if origin is typing.Literal:
             return _enum_schema([to_jsonable(v) for v in typing.get_args(tp)]), None
         if origin in (typing.Union, types.UnionType):
@@ -347,12 +349,23 @@ class SchemaDeriver:
     def _typeddict(self, tp: type) -> tuple[dict[str, Any], Converter | None]:
         hints = typing.get_type_hints(tp, include_extras=True)
         required_keys = getattr(tp, "__required_keys__", frozenset(hints))
-        fields = [(name, hint, name in required_keys, NO_DEFAULT) for name, hint in hints.items()]
+        fields = [
+            (name, hint, _qualified_required(hint, name in required_keys), NO_DEFAULT)
+            for name, hint in hints.items()
+        ]
         schema, converters = self._fields(tp, fields)
-        if not converters:
+        # Strict mode: null for a key that may be absent (and does not admit null) means absent.
+        absent = frozenset(
+            name
+            for name, hint, is_required, _ in fields
+            if self.strict and not is_required and not self.admits_null(hint)
+        )
+        if not converters and not absent:
             return schema, None
         return schema, lambda data: {
-            k: converters[k](v) if k in converters else v for k, v in data.items()
+            k: converters[k](v) if k in converters else v
+            for k, v in data.items()
+            if not (v is None and k in absent)
         }
 
     def _dataclass(self, tp: type) -> tuple[dict[str, Any], Converter | None]:
@@ -379,14 +392,126 @@ class SchemaDeriver:
 
     def _pydantic(self, tp: Any) -> tuple[dict[str, Any], Converter | None]:
         schema = dict(tp.model_json_schema(ref_template="#/$defs/{model}"))
-        for name, definition in dict(schema.pop("$defs", {})).items():
+        defs = dict(schema.pop("$defs", {}))
+        for definition in defs.values():
             _close(definition)
-            self.defs.setdefault(name, definition)
         config = getattr(tp, "model_config", {}) or {}
         if config.get("extra") != "allow":
             _close(schema)
         schema.pop("title", None)
-        return schema, tp.model_validate
+        if not self.strict:
+            for name, definition in defs.items():
+                self.defs.setdefault(name, definition)
+            return schema, tp.model_validate
+        # Strict mode: every field required, defaulted ones nullable and without "default";
+        # null then stands for "use the model's default", so it is dropped before validating.
+        loose = {"schema": schema, "defs": defs}
+        schema = _strictify(schema)
+        for name, definition in defs.items():
+            self.defs.setdefault(name, _strictify(definition))
+        validate = tp.model_validate
+
+        def convert_strict(value: Any) -> Any:
+            return validate(_drop_defaulted_nulls(value, loose["schema"], loose["defs"]))
+
+        return schema, convert_strict
+
+
+_QUALIFIERS = frozenset({"Required", "NotRequired", "ReadOnly"})
+
+
+def _is_qualifier(origin: Any) -> bool:
+    """Whether ``origin`` is a ``TypedDict`` key qualifier (``typing`` or ``typing_extensions``)."""
+    return origin is not None and getattr(origin, "_name", None) in _QUALIFIERS
+
+
+def _qualified_required(hint: Any, default: bool) -> bool:
+    """Whether a ``TypedDict`` key is required, reading ``Required``/``NotRequired`` itself.
+
+    ``__required_keys__`` misses the qualifiers when the annotations are strings (``from
+    __future__ import annotations``), so the resolved hint has the last word.
+    """
+    while True:
+        origin = typing.get_origin(hint)
+        if origin is typing.Annotated or getattr(origin, "_name", None) == "ReadOnly":
+            hint = typing.get_args(hint)[0]
+            continue
+        name = getattr(origin, "_name", None)
+        if name == "Required":
+            return True
+        if name == "NotRequired":
+            return False
+        return default
+
+
+def _admits_null_schema(schema: Any) -> bool:
+    if not isinstance(schema, Mapping):
+        return False
+    kind = schema.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    return any(_admits_null_schema(branch) for branch in schema.get("anyOf", ()))
+
+
+_SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+
+
+def _strictify(schema: Any) -> Any:
+    """A copy of ``schema`` in OpenAI strict form: every property required, none defaulted.
+
+    A property that was optional becomes a union with ``null`` (unless it already admits
+    ``null``) and loses its ``default``; nested objects, items and unions are rewritten too.
+    """
+    if not isinstance(schema, Mapping):
+        return schema
+    out = {key: value for key, value in schema.items() if key != "default"}
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping):
+        required = set(schema.get("required", ()))
+        rewritten: dict[str, Any] = {}
+        for name, sub in properties.items():
+            sub = _strictify(sub)
+            if name not in required and not _admits_null_schema(sub):
+                sub = {"anyOf": [sub, {"type": "null"}]}
+            rewritten[name] = sub
+        out["properties"] = rewritten
+        out["required"] = list(properties)
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), Mapping):
+            out[key] = _strictify(schema[key])
+    for key in _SUBSCHEMA_LISTS:
+        if isinstance(schema.get(key), list):
+            out[key] = [_strictify(branch) for branch in schema[key]]
+    return out
+
+
+def _drop_defaulted_nulls(value: Any, schema: Any, defs: Mapping[str, Any]) -> Any:
+    """``value`` without the ``null``s strict mode sent for fields that have a default.
+
+    ``schema`` is the model's own (non-strict) schema: a key it does not require and whose
+    schema does not admit ``null`` was made nullable only by :func:`_strictify`.
+    """
+    if not isinstance(schema, Mapping):
+        return value
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        return _drop_defaulted_nulls(value, defs.get(ref[len("#/$defs/") :]), defs)
+    if isinstance(value, dict) and isinstance(schema.get("properties"), Mapping):
+        properties = schema["properties"]
+        required = set(schema.get("required", ()))
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            sub = properties.get(key)
+            if item is None and key not in required and not _admits_null_schema(sub):
+                continue
+            out[key] = _drop_defaulted_nulls(item, sub, defs)
+        return out
+    if isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+        return [_drop_defaulted_nulls(item, schema["items"], defs) for item in value]
+    branches = [b for b in schema.get("anyOf", ()) if not _admits_null_schema(b)]
+    if value is not None and len(branches) == 1:
+        return _drop_defaulted_nulls(value, branches[0], defs)
+    return value
 
 
 def _plain_json(value: Any) -> bool:

@@ -67,6 +67,7 @@ from customtools._loading._trust_store import (
     default_store_path,
 )
 from customtools._public import rehome as _rehome
+from customtools._registry import RegisteredTool, ToolConflict
 
 __all__ = [
     "BUILTIN_PROVIDER_IDS",
@@ -88,9 +89,11 @@ __all__ = [
     "PluginRootsProvider",
     "ProjectSource",
     "ProviderItem",
+    "RegisteredTool",
     "ScanContext",
     "ScanResult",
     "SourceFile",
+    "ToolConflict",
     "ToolLocation",
     "ToolProvider",
     "ToolSource",

@@ -41,6 +41,7 @@ LAYERS: dict[str, int] = {
     "customtools._render": 2,
     "customtools._export": 2,
     "customtools._function": 2,
+    "customtools._registry": 2,  # the one name -> tool map
     "customtools._typeschema": 2,
     "customtools._typegen": 2,
     "customtools._docstrings": 1,
@@ -56,6 +57,7 @@ LAYERS: dict[str, int] = {
     "customtools.cli": 5,
     "customtools.testing": 5,
     "customtools.mcp": 5,
+    "customtools.integrations": 5,  # framework adapters; each imports its framework
     "customtools._isolation": 3,
     "customtools.isolation": 3,
     "customtools.__main__": 5,

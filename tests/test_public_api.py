@@ -18,6 +18,10 @@ PUBLIC_MODULES = [
     "customtools.cli",
     "customtools.export",
     "customtools.host",
+    "customtools.integrations",
+    "customtools.integrations.langchain",
+    "customtools.integrations.openai_agents",
+    "customtools.integrations.pydantic_ai",
     "customtools.isolation",
     "customtools.loading",
     "customtools.mcp",
@@ -36,7 +40,7 @@ ROOT_NAMES = {
     "ExecResult", "ExtensionContent", "HookFailure", "ImageContent", "LoadError",
     "LoadFailedError", "LoadResult", "LoadedTool", "ResourceLink", "SchemaError",
     "SessionEvent", "SessionReason", "TextContent", "ToolAPI", "ToolAbortedError",
-    "ToolArgumentsError", "ToolContext", "ToolDefinitionError", "ToolResult",
+    "ToolArgumentsError", "ToolContext", "ToolDefinitionError", "ToolRegistry", "ToolResult",
     "ToolTimeoutError", "Type", "UpdateCallback", "__version__", "check_tool_name",
     "content_from_dict", "discover_and_load", "dispatch_session_event", "exec_command",
     "load_custom_tools", "normalize_result", "tool",
@@ -106,6 +110,10 @@ PINNED = {
         "serve", "serve_http",
     },
     "customtools.isolation": {"IsolationOptions", "IsolationPool"},
+    "customtools.integrations": set(),
+    "customtools.integrations.pydantic_ai": {"CustomToolset", "CustomToolUpdate"},
+    "customtools.integrations.openai_agents": {"function_tools"},
+    "customtools.integrations.langchain": {"UPDATE_EVENT", "CustomToolsTool", "langchain_tools"},
     "customtools.loading": {
         "BUILTIN_PROVIDER_IDS", "DEFAULT_LOAD_TIMEOUT", "MANIFEST_LOCATIONS", "NO_OP_UI",
         "TOOL_ENTRY_POINT_GROUP", "Candidate", "ClaudePluginsProvider",
@@ -116,7 +124,7 @@ PINNED = {
         "default_providers", "explicit_candidates", "load_scan", "native_provider", "scan",
         "scan_sources", "PendingSource", "ProjectSource", "SourceFile", "file_source",
         "project_sources", "TrustCallback", "TrustGrant", "TrustPolicy", "TrustStore",
-        "default_store_path", "TrustStoreError",
+        "default_store_path", "TrustStoreError", "RegisteredTool", "ToolConflict",
     },
 }  # fmt: skip
 
@@ -198,6 +206,18 @@ def test_import_does_not_load_heavy_dependencies() -> None:
         "import sys, customtools\n"
         "heavy = [m for m in ('jsonschema', 'jsonschema_rs', 'yaml', 'mcp', 'pydantic',"
         " 'starlette', 'uvicorn') if m in sys.modules]\n"
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_import_does_not_load_any_agent_framework() -> None:
+    code = (
+        "import sys, customtools, customtools.integrations\n"
+        "from customtools import ToolRegistry\n"
+        "heavy = [m for m in ('pydantic_ai', 'langchain_core', 'langgraph', 'agents', 'openai')"
+        " if m in sys.modules]\n"
         "print(','.join(heavy))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -66,19 +66,12 @@ class _Running:
         self.pending_update: dict[str, Any] | None = None
 
 
-class _Entry:
-    __slots__ = ("adapter", "sync", "tool")
-
-    def __init__(self, tool: Any, adapter: Any, sync: bool) -> None:
-        self.tool = tool
-        self.adapter = adapter
-        self.sync = sync
-
-
 class _Worker:
     def __init__(self, channel: Channel) -> None:
         self.channel = channel
-        self.tools: dict[str, _Entry] = {}
+        from customtools._registry import ToolRegistry
+
+        self.tools = ToolRegistry()
         self.calls: dict[int, _Running] = {}
         self.threads: dict[Any, threading.Event] = {}
         self.loads: list[Any] = []  # keep each LoadResult (and its api state) alive
@@ -158,7 +151,6 @@ class _Worker:
         running.controller.abort(reason)
 
     async def _load(self, message: dict[str, Any]) -> None:
-        from customtools._adapter import CustomToolAdapter
         from customtools._format import describe_exception
         from customtools._loading._loader import load_scan
         from customtools._loading._records import ScanResult
@@ -200,7 +192,8 @@ class _Worker:
                 requires_approval=None,
                 execute=self._tracked(tool.execute) if sync else tool.execute,
             )
-            self.tools[tool.name] = _Entry(tool, CustomToolAdapter(inner), sync)
+            self.tools.remove(tool.name)  # a later load of the module replaces its tools
+            self.tools.add(inner)
             described.append(tool_description(tool))
         self.send(
             {
@@ -253,7 +246,7 @@ class _Worker:
         from customtools._content import text_result
 
         call_id = message["id"]
-        entry = self.tools.get(message["tool"])
+        entry = self.tools.lookup(message["tool"])
         if entry is None:
             result = text_result(
                 f"tool {message['tool']!r} is not loaded in its worker process (the module no"
@@ -264,7 +257,7 @@ class _Worker:
             self.send({"op": "result", "id": call_id, "result": result.to_dict()})
             return
         controller = AbortController()
-        done = threading.Event() if entry.sync else None
+        done = threading.Event() if not entry.tool.execute_is_async else None
         if done is not None:
             self.threads[controller.signal] = done
         running = _Running(controller, done)
@@ -311,7 +304,7 @@ class _Worker:
         from customtools._session import SessionEvent
 
         error: str | None = None
-        entry = self.tools.get(message["tool"])
+        entry = self.tools.lookup(message["tool"])
         try:
             if entry is not None and entry.tool.on_session is not None:
                 event = SessionEvent.from_dict(message["event"])

@@ -148,10 +148,11 @@ def _as_text(value: Any) -> str:
 class _Call:
     """One tool call with live progress and signal handling."""
 
-    def __init__(self, tool: Any, params: dict[str, Any], timeout: float | None) -> None:
+    def __init__(self, entry: Any, params: dict[str, Any], timeout: float | None) -> None:
         from customtools import AbortController
 
-        self.tool = tool
+        self.entry = entry  # the tool's RegisteredTool: the tool and its adapter
+        self.tool = entry.tool
         self.params = params
         self.timeout = timeout
         self.controller = AbortController()
@@ -200,9 +201,7 @@ class _Call:
     async def execute(self) -> Any:
         import anyio
 
-        from customtools import CustomToolAdapter
-
-        adapter = CustomToolAdapter(self.tool)
+        adapter = self.entry.adapter
         result = None
         async with anyio.create_task_group() as group:
             if threading.current_thread() is threading.main_thread() and os.name == "posix":
@@ -235,6 +234,7 @@ def command(args: argparse.Namespace) -> int:
     """Run ``run``; returns the exit status."""
     import anyio
 
+    from customtools import ToolRegistry
     from customtools.cli._common import load_tools
     from customtools.rendering import PLAIN_THEME, RenderOptions, render_call, render_result
 
@@ -243,19 +243,19 @@ def command(args: argparse.Namespace) -> int:
     cwd = resolve_cwd(args)
     params = read_params(args.params, args.params_file)
     result = load_tools(args, cwd)
-    loaded = result.get(args.name)
-    if loaded is None:
+    entry = ToolRegistry(result).lookup(args.name)
+    if entry is None:
         raise unknown_tool(args.name, result, os.getcwd())
     if result.errors:
         warn(
             f"{len(result.errors)} other tool module(s) failed to load; `customtools list`"
             " shows why"
         )
-    tool = loaded.tool
+    tool = entry.tool
     err_theme = AnsiTheme() if use_color(sys.stderr, args.color) else PLAIN_THEME
     call_text = without_surrogates(_as_text(render_call(tool, params, err_theme)))
     print(call_text, file=sys.stderr, flush=True)
-    call = _Call(tool, params, args.timeout)
+    call = _Call(entry, params, args.timeout)
     outcome = anyio.run(call.execute)
     if outcome is None:  # a second Ctrl-C: we stopped waiting
         warn("stopped waiting for the tool")

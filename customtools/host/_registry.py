@@ -4,7 +4,10 @@ Server tools (loaded :class:`~customtools.CustomTool` objects, or :class:`ToolDe
 values for tools the host runs some other way) and client tools share one flat namespace.
 :class:`SessionToolRegistry` keeps the names unique and answers "who runs this name?":
 
-* server tools come first, in the order given; a server tool always keeps its name;
+* server tools come first, in the order given; a server tool always keeps its name; the
+  host's :class:`~customtools.CustomTool` objects live in one
+  :class:`~customtools.ToolRegistry` (a repeated name is a reported conflict, see
+  :attr:`~SessionToolRegistry.conflicts`), which also keeps each one's adapter;
 * client tools follow in :meth:`ActiveClientToolSet.merged` order;
 * with no ``client_prefix``, a client tool whose name a server tool already uses is *shadowed*
   (hidden, reported by :meth:`~SessionToolRegistry.shadowed`) and the server runs the name;
@@ -18,6 +21,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from customtools._adapter import CustomToolAdapter
+from customtools._registry import ToolConflict, ToolRegistry
 from customtools._tool import CustomTool
 from customtools.host._tooldefs import ToolDefinition
 from customtools.host._toolset import ActiveClientToolSet
@@ -53,7 +58,8 @@ class SessionToolRegistry:
 
     Args:
         server_tools: the host's tools: loaded custom tools (advertised as
-            :meth:`ToolDefinition.from_tool` describes them) or ready definitions.
+            :meth:`ToolDefinition.from_tool` describes them) or ready definitions, or a
+            :class:`~customtools.ToolRegistry` of them.
         client_tools: the session's :class:`ActiveClientToolSet` (shared, not copied: later
             ``set``/``remove`` calls are seen at once).
         client_prefix: ``None`` (server tools shadow same-named client tools), a string put in
@@ -64,17 +70,43 @@ class SessionToolRegistry:
     def __init__(
         self,
         *,
-        server_tools: Iterable[ServerTool] = (),
+        server_tools: Iterable[ServerTool] | ToolRegistry = (),
         client_tools: ActiveClientToolSet | None = None,
         client_prefix: str | Callable[[str], str] | None = None,
     ) -> None:
-        self._server = tuple(server_tools)
+        self._registry = ToolRegistry()
+        self._server: tuple[ServerTool, ...] = ()
+        self.set_server_tools(server_tools)
         self.client_tools = client_tools if client_tools is not None else ActiveClientToolSet()
         self._prefix = client_prefix
 
-    def set_server_tools(self, tools: Iterable[ServerTool]) -> None:
+    def set_server_tools(self, tools: Iterable[ServerTool] | ToolRegistry) -> None:
         """Replace the host's own tools (for example after a reload)."""
-        self._server = tuple(tools)
+        if isinstance(tools, ToolRegistry):
+            self._registry = tools
+            self._server = tools.tools
+            return
+        registry = ToolRegistry()
+        server: list[ServerTool] = []
+        for tool in tools:
+            if isinstance(tool, CustomTool) and registry.add(tool) is not None:
+                continue
+            server.append(tool)
+        self._registry = registry
+        self._server = tuple(server)
+
+    @property
+    def conflicts(self) -> tuple[ToolConflict, ...]:
+        """Server tools left out because an earlier server tool has their name."""
+        return self._registry.conflicts
+
+    def adapter(self, name: str) -> CustomToolAdapter | None:
+        """The kept adapter of the server :class:`~customtools.CustomTool` called ``name``.
+
+        ``None`` for a client tool, a definition-only server tool, or an unknown name.
+        """
+        entry = self._registry.lookup(name)
+        return entry.adapter if entry is not None else None
 
     def _client_candidates(self) -> list[tuple[str, str, ToolDefinition]]:
         """(exposed name, client id, definition) for client tools, before server conflicts."""

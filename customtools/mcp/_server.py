@@ -23,7 +23,7 @@ import contextlib
 import dataclasses
 import logging
 import re
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Container, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -35,9 +35,9 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ToolsListChanged
 
 from customtools._abort import AbortController
-from customtools._adapter import CustomToolAdapter
 from customtools._content import ToolResult
 from customtools._context import DEFAULT_CONTEXT, ToolContext
+from customtools._registry import RegisteredTool, ToolRegistry
 from customtools._session import SessionEvent, dispatch_session_event
 from customtools._tool import CustomTool
 from customtools.mcp._results import progress_message, to_call_result
@@ -96,13 +96,6 @@ def output_schema(tool: CustomTool) -> Mapping[str, Any] | None:
     return tool.output_schema
 
 
-@dataclass(frozen=True, slots=True)
-class _Entry:
-    adapter: CustomToolAdapter
-    listing: types.Tool
-    structured: bool
-
-
 def _listing(tool: CustomTool) -> types.Tool:
     annotations = None
     if tool.annotations:
@@ -119,7 +112,7 @@ def _listing(tool: CustomTool) -> types.Tool:
     )
 
 
-def _check(tool: CustomTool, taken: Mapping[str, Any]) -> ServeDiagnostic | None:
+def _check(tool: CustomTool, taken: Container[str]) -> ServeDiagnostic | None:
     name = tool.name
     if _MCP_NAME_RE.match(name) is None or name.endswith("\n"):
         return ServeDiagnostic(
@@ -300,7 +293,8 @@ class ToolServer:
         self._interval = progress_interval
         self._grace = cancel_grace
         self._context = context if context is not None else DEFAULT_CONTEXT
-        self._registry: dict[str, _Entry] = {}
+        self._registry = ToolRegistry()
+        self._structured: frozenset[str] = frozenset()
         self._listing: list[types.Tool] = []
         self._tools: tuple[CustomTool, ...] = ()
         self._diagnostics: tuple[ServeDiagnostic, ...] = ()
@@ -329,7 +323,7 @@ class ToolServer:
     @property
     def tool_names(self) -> tuple[str, ...]:
         """The names of the tools being served, in listing order."""
-        return tuple(self._registry)
+        return self._registry.names
 
     @property
     def diagnostics(self) -> tuple[ServeDiagnostic, ...]:
@@ -337,23 +331,19 @@ class ToolServer:
         return self._diagnostics
 
     def _install(self, tools: Iterable[CustomTool]) -> None:
-        registry: dict[str, _Entry] = {}
+        registry = ToolRegistry(timeout=self._timeout, context=self._context)
         diagnostics: list[ServeDiagnostic] = []
-        served: list[CustomTool] = []
         for tool in tools:
             problem = _check(tool, registry)
             if problem is not None:
                 _log.warning("%s", problem.message)
                 diagnostics.append(problem)
                 continue
-            adapter = CustomToolAdapter(tool, timeout=self._timeout, context=self._context)
-            registry[tool.name] = _Entry(adapter, _listing(tool), output_schema(tool) is not None)
-            served.append(tool)
+            registry.add(tool)
         self._registry = registry
-        self._listing = [
-            entry.listing for entry in registry.values() if not entry.adapter.tool.hidden
-        ]
-        self._tools = tuple(served)
+        self._listing = [_listing(tool) for tool in registry if not tool.hidden]
+        self._structured = frozenset(t.name for t in registry if output_schema(t) is not None)
+        self._tools = registry.tools
         self._diagnostics = tuple(diagnostics)
 
     async def set_tools(self, tools: Iterable[CustomTool]) -> None:
@@ -397,14 +387,14 @@ class ToolServer:
                 )
 
     def _input_schema(self, name: str) -> Mapping[str, Any] | None:
-        entry = self._registry.get(name)
-        return entry.listing.input_schema if entry is not None else None
+        tool = self._registry.get(name)
+        return tool.parameters if tool is not None else None
 
     async def _on_list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=self._listing)
 
     async def _on_call_tool(self, ctx: Any, params: Any) -> types.CallToolResult:
-        entry = self._registry.get(params.name)
+        entry = self._registry.lookup(params.name)
         if entry is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         try:
@@ -421,7 +411,7 @@ class ToolServer:
                 f" {params.name!r}; see the server log",
             ) from None
 
-    async def _call(self, entry: _Entry, ctx: Any, params: Any) -> types.CallToolResult:
+    async def _call(self, entry: RegisteredTool, ctx: Any, params: Any) -> types.CallToolResult:
         meta = _tool_meta(ctx)
         tool_ctx = self._context if meta is None else dataclasses.replace(self._context, meta=meta)
         call_id = f"mcp-{ctx.request_id}" if ctx.request_id is not None else "mcp-call"
@@ -456,7 +446,7 @@ class ToolServer:
                     inner.cancel()
                 raise
             await progress.aclose()
-        return to_call_result(box[0], structured=entry.structured)
+        return to_call_result(box[0], structured=entry.name in self._structured)
 
     # -- transports ------------------------------------------------------------------------
 

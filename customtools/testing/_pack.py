@@ -23,6 +23,7 @@ from customtools._content import ToolResult
 from customtools._context import ToolContext
 from customtools._loading._loader import DEFAULT_LOAD_TIMEOUT, LoadResult, load_custom_tools
 from customtools._loading._records import Diagnostic, LoadError, MetadataFile
+from customtools._registry import ToolRegistry
 from customtools._session import HookFailure, SessionEvent, dispatch_session_event
 from customtools._tool import CustomTool
 from customtools.testing._call import ToolCall, record_call
@@ -72,7 +73,7 @@ class ToolPack:
         ValueError: two tools have the same name.
     """
 
-    __slots__ = ("_adapters", "_by_name", "load_result", "paths")
+    __slots__ = ("_registry", "load_result", "paths")
 
     def __init__(
         self,
@@ -81,28 +82,26 @@ class ToolPack:
         load_result: LoadResult | None = None,
         paths: Sequence[str] = (),
     ) -> None:
-        self._by_name: dict[str, CustomTool] = {}
+        self._registry = ToolRegistry()
         for tool in tools:
             if not isinstance(tool, CustomTool):
                 raise TypeError(f"ToolPack needs CustomTool objects, got {type(tool).__name__}")
-            if tool.name in self._by_name:
+            if self._registry.add(tool) is not None:
                 raise ValueError(f"two tools are named {tool.name!r}; tool names must be unique")
-            self._by_name[tool.name] = tool
-        self._adapters: dict[str, CustomToolAdapter] = {}
         self.load_result = load_result
         self.paths = tuple(paths)
 
     def __repr__(self) -> str:
-        return f"<ToolPack {', '.join(self._by_name) or 'no tools'}>"
+        return f"<ToolPack {', '.join(self._registry.names) or 'no tools'}>"
 
     def __contains__(self, name: object) -> bool:
-        return name in self._by_name
+        return name in self._registry
 
     def __iter__(self) -> Iterator[CustomTool]:
-        return iter(self._by_name.values())
+        return iter(self._registry)
 
     def __len__(self) -> int:
-        return len(self._by_name)
+        return len(self._registry)
 
     def __getitem__(self, name: str) -> CustomTool:
         return self.tool(name)
@@ -110,12 +109,12 @@ class ToolPack:
     @property
     def tools(self) -> tuple[CustomTool, ...]:
         """The tools, in load order."""
-        return tuple(self._by_name.values())
+        return self._registry.tools
 
     @property
     def names(self) -> tuple[str, ...]:
         """The tool names, in load order."""
-        return tuple(self._by_name)
+        return self._registry.names
 
     @property
     def errors(self) -> tuple[LoadError, ...]:
@@ -138,20 +137,18 @@ class ToolPack:
         Raises:
             KeyError: there is no such tool; the message lists close matches and every name.
         """
-        try:
-            return self._by_name[name]
-        except KeyError:
-            close = difflib.get_close_matches(name, self._by_name, n=3)
+        tool = self._registry.get(name)
+        if tool is None:
+            close = difflib.get_close_matches(name, self._registry.names, n=3)
             hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-            known = ", ".join(self._by_name) or "none"
-            raise KeyError(f"no tool {name!r} in the pack{hint} (tools: {known})") from None
+            known = ", ".join(self._registry.names) or "none"
+            raise KeyError(f"no tool {name!r} in the pack{hint} (tools: {known})")
+        return tool
 
     def adapter(self, name: str) -> CustomToolAdapter:
         """The :class:`~customtools.CustomToolAdapter` that runs ``name`` (one per tool, kept)."""
-        adapter = self._adapters.get(name)
-        if adapter is None:
-            adapter = self._adapters[name] = CustomToolAdapter(self.tool(name))
-        return adapter
+        self.tool(name)  # the pack's own message for an unknown name
+        return self._registry.adapter(name)
 
     async def call(
         self,

@@ -1,6 +1,6 @@
 import anyio
 
-from customtools import CustomToolAdapter, discover_and_load
+from customtools import ToolRegistry, discover_and_load
 
 
 async def main() -> None:
@@ -9,8 +9,8 @@ async def main() -> None:
         print(f"tool failed to load: {error.path}: {error.error}")
     for pending in result.pending_trust:  # project code waits until the user trusts it
         print(f"not loaded: {pending.message()}")
-    adapters = {loaded.tool.name: CustomToolAdapter(loaded.tool) for loaded in result.tools}
-    answer = await adapters["countdown"].execute("call-1", {"steps": 2, "interval": 0})
+    registry = ToolRegistry(result)  # name -> tool, one kept adapter each
+    answer = await registry.call("countdown", "call-1", {"steps": 2, "interval": 0})
     print(answer.text)
 
 

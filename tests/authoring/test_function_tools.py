@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import enum
+import typing
 import uuid
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal, TypedDict
@@ -502,3 +503,54 @@ def test_the_function_stays_callable() -> None:
         return a + b
 
     assert add.execute.__wrapped__(2, 3) == 5
+
+
+# -- TypedDict key qualifiers (issue 18, section 3) --------------------------------------------
+
+
+class Query(TypedDict, total=False):
+    text: typing.Required[str]
+    limit: int
+    note: Annotated[typing.NotRequired[str], "A note."]
+
+
+class Filter(TypedDict):
+    field: str
+    value: typing.NotRequired[int | None]
+
+
+def test_typeddict_required_and_not_required_keys_are_understood() -> None:
+    @tool
+    def fn(query: Query, where: Filter) -> str:
+        return "ok"
+
+    query = props(fn)["query"]
+    assert query["properties"]["text"] == {"type": "string"}
+    assert query["properties"]["note"] == {"type": "string", "description": "A note."}
+    assert query["required"] == ["text"]
+    where = props(fn)["where"]
+    assert where["required"] == ["field"]
+    assert where["properties"]["value"] == {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+    check_schema(fn.parameters)
+
+
+async def test_typeddict_keys_in_strict_mode_are_required_and_null_means_absent() -> None:
+    seen: list[Any] = []
+
+    @tool(strict=True)
+    def fn(query: Query, where: Filter) -> str:
+        seen.append((query, where))
+        return "ok"
+
+    assert openai_strict_issues(fn.parameters) == []
+    assert props(fn)["query"]["required"] == ["text", "limit", "note"]
+    result = await CustomToolAdapter(fn).execute(
+        "c",
+        {
+            "query": {"text": "x", "limit": None, "note": None},
+            "where": {"field": "f", "value": None},
+        },
+    )
+    assert not result.is_error, result.text
+    # "value" admits null itself, so its null is passed on; the others mean "absent".
+    assert seen == [({"text": "x"}, {"field": "f", "value": None})]

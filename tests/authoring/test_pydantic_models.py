@@ -61,3 +61,51 @@ async def test_schema_violations_are_reported_before_the_model_is_built() -> Non
     assert result.is_error
     assert "/person/name" in result.text
     assert "/person/home/number" in result.text
+
+
+class Settings(pydantic.BaseModel):
+    """Search settings."""
+
+    query: str
+    limit: int = 10
+    language: str | None = None
+    home: Address | None = None
+
+
+@pytest.mark.anyio
+async def test_strict_mode_with_a_model_meets_openai_rules() -> None:
+    from customtools.export import openai_issues
+
+    seen: list[Settings] = []
+
+    @tool(strict=True)
+    def search(settings: Settings) -> str:
+        """Search."""
+        seen.append(settings)
+        return "ok"
+
+    schema = search.parameters["properties"]["settings"]
+    assert schema["required"] == ["query", "limit", "language", "home"]
+    assert "default" not in schema["properties"]["limit"]
+    assert schema["properties"]["limit"]["anyOf"][1] == {"type": "null"}
+    assert openai_issues(search) == []
+    # null stands for "the model's default" where the field does not admit null itself
+    result = await CustomToolAdapter(search).execute(
+        "c", {"settings": {"query": "q", "limit": None, "language": None, "home": None}}
+    )
+    assert not result.is_error, result.text
+    assert seen[-1] == Settings(query="q")
+    result = await CustomToolAdapter(search).execute(
+        "c",
+        {
+            "settings": {
+                "query": "q",
+                "limit": 3,
+                "language": "en",
+                "home": {"street": "Main", "number": 2},
+            }
+        },
+    )
+    assert not result.is_error, result.text
+    assert seen[-1].limit == 3
+    assert seen[-1].home == Address(street="Main", number=2)

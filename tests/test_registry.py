@@ -1,0 +1,128 @@
+"""ToolRegistry: the one name -> tool map, with one kept adapter per tool."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+from customtools import CustomTool, CustomToolAdapter, ToolRegistry, Type, load_custom_tools, tool
+from customtools.loading import ToolConflict
+
+pytestmark = pytest.mark.anyio
+
+
+def make(name: str, text: str = "ok") -> CustomTool:
+    return CustomTool(
+        name=name,
+        description=f"{name} tool",
+        parameters=Type.Object({"n": Type.Integer()}),
+        execute=lambda tool_call_id, params, on_update, ctx, signal: f"{text}:{params['n']}",
+    )
+
+
+def test_first_tool_keeps_the_name_and_the_second_is_reported() -> None:
+    registry = ToolRegistry()
+    assert registry.add(make("echo"), origin="a.py") is None
+    conflict = registry.add(make("echo", "late"), origin="b.py")
+    assert isinstance(conflict, ToolConflict)
+    assert conflict.code == "name-conflict"
+    assert conflict.origin == "b.py"
+    assert conflict.taken_by == "a.py"
+    assert "'echo' is already taken by the tool from a.py" in conflict.error
+    assert "b.py was not registered; rename one of them" in conflict.error
+    assert registry.conflicts == (conflict,)
+    assert conflict.to_dict() == {
+        "error": conflict.error,
+        "code": "name-conflict",
+        "toolName": "echo",
+        "path": "b.py",
+        "takenBy": "a.py",
+    }
+    assert len(registry) == 1
+
+
+def test_reserved_names_are_never_taken() -> None:
+    registry = ToolRegistry([make("read")], reserved_names=["read"])
+    assert "read" not in registry
+    assert "built-in tool name" in registry.conflicts[0].error
+
+
+def test_functions_become_tools() -> None:
+    def double(n: int) -> int:
+        """Double a number."""
+        return n * 2
+
+    registry = ToolRegistry([double, make("echo")])
+    assert registry.names == ("double", "echo")
+    assert registry["double"].description == "Double a number."
+
+
+def test_other_things_are_refused_with_their_type() -> None:
+    with pytest.raises(TypeError, match="got int"):
+        ToolRegistry([3])  # type: ignore[list-item]
+
+
+def test_one_adapter_is_kept_per_tool_with_the_options() -> None:
+    registry = ToolRegistry([make("echo")], timeout=5)
+    adapter = registry.adapter("echo")
+    assert isinstance(adapter, CustomToolAdapter)
+    assert registry.adapter("echo") is adapter
+
+
+def test_an_unknown_name_lists_close_matches() -> None:
+    registry = ToolRegistry([make("echo")])
+    assert registry.get("ecko") is None
+    with pytest.raises(KeyError, match="did you mean 'echo'"):
+        registry.adapter("ecko")
+
+
+async def test_call_runs_the_tool_through_its_adapter() -> None:
+    registry = ToolRegistry([make("echo")])
+    assert (await registry.call("echo", "c1", {"n": "3"})).text == "ok:3"
+    invalid = await registry.call("echo", "c2", {"n": "x"})
+    assert invalid.is_error
+    assert "/n" in invalid.text
+
+
+async def test_a_load_result_keeps_paths_as_origins(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "one.py").write_text(
+        "from customtools import tool\n\n@tool\ndef ping() -> str:\n    '''Ping.'''\n"
+        "    return 'pong'\n\ndef factory(api):\n    return ping\n"
+    )
+    result = await load_custom_tools([str(tmp_path)], str(tmp_path), [])
+    registry = ToolRegistry(result)
+    assert registry.names == ("ping",)
+    assert registry.lookup("ping").origin.endswith("one.py")  # type: ignore[union-attr]
+    registry.extend([tool(lambda: "x", name="ping")])
+    assert registry.conflicts[0].taken_by.endswith("one.py")  # type: ignore[union-attr]
+    assert registry.remove("ping") is not None
+    assert "ping" not in registry
+
+
+def test_the_host_registry_keeps_server_tools_in_a_tool_registry() -> None:
+    from customtools.host import SessionToolRegistry
+
+    first, second = make("echo"), make("echo", "late")
+    session = SessionToolRegistry(server_tools=[first, second])
+    assert [route.tool for route in session.routes()] == [first]
+    assert session.conflicts[0].tool_name == "echo"
+    adapter = session.adapter("echo")
+    assert adapter is not None
+    assert adapter.tool is first
+    assert session.adapter("echo") is adapter
+    assert session.adapter("nope") is None
+    shared = ToolRegistry([second])
+    session.set_server_tools(shared)
+    assert session.adapter("echo") is shared.adapter("echo")
+
+
+def test_the_test_pack_runs_each_tool_through_one_kept_adapter() -> None:
+    from customtools.testing import ToolPack
+
+    pack = ToolPack([make("echo")])
+    assert pack.adapter("echo") is pack.adapter("echo")
+    with pytest.raises(ValueError, match="two tools are named 'echo'"):
+        ToolPack([make("echo"), make("echo")])
+    with pytest.raises(KeyError, match="no tool 'ecko' in the pack; did you mean 'echo'"):
+        pack.adapter("ecko")

@@ -1,0 +1,178 @@
+"""Hook points for observing tool calls and loads; implementations live in the edges.
+
+The adapter and the loader call these hooks; :mod:`customtools.telemetry` registers an
+OpenTelemetry implementation with :func:`set_observer`. Nothing here imports a tracing
+library.
+
+Cost: with no observer registered (the default), an adapter is a plain
+:class:`~customtools.CustomToolAdapter` (the check is made once, when the adapter is built, so a
+call pays nothing), and a load step is one global read and a shared no-op context manager.
+An observer may also decline a tool (:meth:`Observer.tool_observer` returns ``None``), for
+example when no tracer provider is configured, with the same nil per-call cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from customtools._content import ToolResult
+    from customtools._tool import CustomTool
+
+__all__ = [
+    "CallObservation",
+    "LoadStep",
+    "Observer",
+    "ToolObserver",
+    "current_observer",
+    "inject_context",
+    "load_step",
+    "set_observer",
+    "use_context",
+]
+
+
+class CallObservation(Protocol):
+    """One observed tool call, from :meth:`ToolObserver.start` to :meth:`finish`.
+
+    Started and finished in the caller's task (the adapter's ``execute``); between the two,
+    the call's trace context is current, so tool code, sync-tool threads and isolation proxies
+    see it.
+    """
+
+    def waiting(self, what: str) -> AbstractContextManager[object]:
+        """A context manager around a wait inside the call (``"approval"``)."""
+        ...
+
+    def finish(self, result: ToolResult | None, error: BaseException | None) -> None:
+        """The call ended with ``result``, or with ``error`` propagating to the caller."""
+        ...
+
+
+class ToolObserver(Protocol):
+    """Observes the calls of one tool (made once per adapter)."""
+
+    def start(self, tool_call_id: str) -> CallObservation:
+        """A call of the tool is starting."""
+        ...
+
+
+class LoadStep(Protocol):
+    """One step of a load (discovery, trust, a module's import or factory, a worker start)."""
+
+    def set(self, key: str, value: str | int | float | bool) -> None:
+        """Record an attribute of the step."""
+        ...
+
+    def failed(self, error_type: str, message: str) -> None:
+        """The step failed with a low-cardinality ``error_type`` (a load-error code)."""
+        ...
+
+
+class Observer(Protocol):
+    """What :func:`set_observer` takes: the factory of every per-tool and per-step hook."""
+
+    def tool_observer(self, tool: CustomTool) -> ToolObserver | None:
+        """The observer of ``tool``'s calls, or ``None`` to leave them unobserved."""
+        ...
+
+    def load_step(
+        self, name: str, attributes: Mapping[str, str | int | float | bool]
+    ) -> AbstractContextManager[LoadStep]:
+        """A context manager around one load step called ``name``."""
+        ...
+
+    def inject(self) -> dict[str, str]:
+        """The current trace context as W3C headers (``traceparent``, ...), or ``{}``."""
+        ...
+
+    def attach(self, carrier: Mapping[str, str]) -> AbstractContextManager[object]:
+        """A context manager making the context in ``carrier`` current."""
+        ...
+
+
+class _NullStep:
+    """The step of an unobserved load: records nothing, reusable, its own context manager."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> _NullStep:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def set(self, key: str, value: str | int | float | bool) -> None:
+        return None
+
+    def failed(self, error_type: str, message: str) -> None:
+        return None
+
+
+_NULL_STEP = _NullStep()
+_observer: Observer | None = None
+
+
+def set_observer(observer: Observer | None) -> Observer | None:
+    """Register ``observer`` for adapters built and loads run from now on; return the old one.
+
+    ``None`` unregisters. Adapters built earlier keep the observer they were built with.
+    """
+    global _observer
+    previous, _observer = _observer, observer
+    return previous
+
+
+def current_observer() -> Observer | None:
+    """The registered observer, or ``None``."""
+    return _observer
+
+
+def load_step(
+    name: str, attributes: Mapping[str, str | int | float | bool] | None = None
+) -> AbstractContextManager[LoadStep]:
+    """The registered observer's context manager for a load step, or a shared no-op one."""
+    observer = _observer
+    if observer is None:
+        return _NULL_STEP
+    try:
+        return observer.load_step(name, attributes or {})
+    except Exception:  # an observer never breaks a load
+        return _NULL_STEP
+
+
+def inject_context() -> dict[str, str]:
+    """The current trace context as W3C headers for a boundary we own (``{}`` when none)."""
+    observer = _observer
+    if observer is None:
+        return {}
+    try:
+        return observer.inject()
+    except Exception:
+        return {}
+
+
+def use_context(carrier: Mapping[str, str] | None) -> AbstractContextManager[object]:
+    """Make the trace context in ``carrier`` current (a no-op without one or an observer)."""
+    observer = _observer
+    if observer is None or not carrier:
+        return _NULL_STEP
+    try:
+        return observer.attach(carrier)
+    except Exception:
+        return _NULL_STEP
+
+
+def observed_approver(
+    call: CallObservation,
+    approver: Callable[[Any], Awaitable[Any]],
+) -> Callable[[Any], Awaitable[Any]]:
+    """``approver``, with its wait recorded on ``call``."""
+
+    async def waited(request: Any) -> Any:
+        with call.waiting("approval"):
+            return await approver(request)
+
+    return waited

@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 $(MCP_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,mcp]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,mcp,otel,reload]'
 	touch $(MCP_STAMP)
 
 demo: $(STAMP)

@@ -41,6 +41,7 @@ import types
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+from customtools import _observe
 from customtools._abort import AbortSignal
 from customtools._approval import (
     DEFAULT_APPROVAL_TIMEOUT,
@@ -68,7 +69,6 @@ from customtools._runtime import (
     run_in_thread,
 )
 from customtools._tool import CustomTool
-from customtools import _observe
 
 if TYPE_CHECKING:
     from customtools._validation import Coercion, CompiledValidator, Violation

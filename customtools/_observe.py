@@ -13,7 +13,8 @@ example when no tracer provider is configured, with the same nil per-call cost.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+import contextlib
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -22,6 +23,12 @@ if TYPE_CHECKING:
     from customtools._tool import CustomTool
 
 __all__ = [
+    "STEP_DISCOVER",
+    "STEP_FACTORY",
+    "STEP_IMPORT",
+    "STEP_MODULE",
+    "STEP_TRUST",
+    "STEP_WORKER_START",
     "CallObservation",
     "LoadStep",
     "Observer",
@@ -32,6 +39,14 @@ __all__ = [
     "set_observer",
     "use_context",
 ]
+
+# The load steps the loader reports (span names of the OpenTelemetry observer).
+STEP_DISCOVER = "customtools.discover"
+STEP_TRUST = "customtools.trust"
+STEP_MODULE = "customtools.load_module"
+STEP_IMPORT = "customtools.import"
+STEP_FACTORY = "customtools.factory"
+STEP_WORKER_START = "customtools.isolation.worker_start"
 
 
 class CallObservation(Protocol):
@@ -155,14 +170,35 @@ def inject_context() -> dict[str, str]:
 
 
 def use_context(carrier: Mapping[str, str] | None) -> AbstractContextManager[object]:
-    """Make the trace context in ``carrier`` current (a no-op without one or an observer)."""
-    observer = _observer
-    if observer is None or not carrier:
+    """Make the trace context in ``carrier`` current (a no-op without one).
+
+    With no observer registered (an isolation worker), the OpenTelemetry API is used directly
+    when it is installed, so tool code in the worker sees the caller's trace: this is the one
+    place below the edges that touches it, only when a context actually crossed a boundary.
+    """
+    if not carrier:
         return _NULL_STEP
+    observer = _observer
     try:
-        return observer.attach(carrier)
+        if observer is not None:
+            return observer.attach(carrier)
+        return _api_context(carrier)
     except Exception:
         return _NULL_STEP
+
+
+@contextlib.contextmanager
+def _api_context(carrier: Mapping[str, str]) -> Iterator[object]:
+    try:
+        from opentelemetry import context, propagate
+    except ImportError:
+        yield None
+        return
+    token = context.attach(propagate.extract(dict(carrier)))
+    try:
+        yield token
+    finally:
+        context.detach(token)
 
 
 def observed_approver(

@@ -36,8 +36,8 @@ LAYERS: dict[str, int] = {
     "customtools._session": 2,
     "customtools._adapter": 2,
     "customtools._containment": 2,  # which BaseExceptions of tool code are the caller's
-    "customtools._runtime": 2,
-    "customtools._observe": 2,  # observer hooks of calls and loads (the edge implements them)  # sync-tool threads and the driven async call
+    "customtools._runtime": 2,  # sync-tool threads and the driven async call
+    "customtools._observe": 2,  # observer hooks of calls and loads (edges implement them)
     "customtools._exec": 2,
     "customtools._render": 2,
     "customtools._export": 2,

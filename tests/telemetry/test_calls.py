@@ -82,7 +82,8 @@ async def test_an_invalid_call_records_the_violations(telemetry: Telemetry) -> N
 async def test_a_timeout_is_error_type_timeout(telemetry: Telemetry) -> None:
     with anyio.fail_after(10):
         result = await adapter(sleepy, name="sleepy").execute("c", {"name": "a"}, timeout=0.05)
-    assert result.details is not None and result.details["timed_out"] is True
+    assert result.details is not None
+    assert result.details["timed_out"] is True
     span = telemetry.span("execute_tool sleepy")
     assert span.attributes is not None
     assert span.attributes["error.type"] == "timeout"
@@ -104,7 +105,8 @@ async def test_an_abort_is_error_type_cancelled_with_its_reason(telemetry: Telem
             result = await adapter(sleepy, name="sleepy").execute(
                 "c", {"name": "a"}, signal=controller.signal
             )
-    assert result.details is not None and result.details["cancelled"] is True
+    assert result.details is not None
+    assert result.details["cancelled"] is True
     span = telemetry.span("execute_tool sleepy")
     assert span.attributes is not None
     assert span.attributes["error.type"] == "cancelled"
@@ -154,10 +156,12 @@ async def test_an_approval_wait_is_a_child_span(telemetry: Telemetry) -> None:
         name="rm", description="d", parameters=PARAMS, execute=greet, requires_approval=True
     )
     result = await CustomToolAdapter(tool, approver=approver).execute("c", {"name": "a"})
-    assert result.details is not None and result.details["code"] == "approval-denied"
+    assert result.details is not None
+    assert result.details["code"] == "approval-denied"
     call = telemetry.span("execute_tool rm")
     wait = telemetry.span("customtools.wait approval")
-    assert wait.parent is not None and wait.parent.span_id == call.context.span_id
+    assert wait.parent is not None
+    assert wait.parent.span_id == call.context.span_id
     assert call.attributes is not None
     assert call.attributes["error.type"] == "approval-denied"
     assert call.attributes["customtools.outcome"] == "refused"
@@ -258,7 +262,10 @@ def test_adapters_are_plain_when_no_provider_is_set() -> None:
 @pytest.mark.parametrize(
     ("details", "expected"),
     [
-        ({"error": "ToolTimeoutError", "cancelled": True, "timed_out": True}, ("timeout", "timeout")),
+        (
+            {"error": "ToolTimeoutError", "cancelled": True, "timed_out": True},
+            ("timeout", "timeout"),
+        ),
         ({"error": "ToolAbortedError", "cancelled": True}, ("cancelled", "cancelled")),
         ({"error": "ThreadLimit", "code": "thread-limit"}, ("error", "thread-limit")),
         ({"error": "WorkerLost"}, ("error", "WorkerLost")),

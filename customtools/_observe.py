@@ -29,6 +29,7 @@ __all__ = [
     "STEP_MODULE",
     "STEP_TRUST",
     "STEP_WORKER_START",
+    "TRACE_KEYS",
     "CallObservation",
     "LoadStep",
     "Observer",
@@ -104,7 +105,8 @@ class Observer(Protocol):
         ...
 
     def attach(self, carrier: Mapping[str, str]) -> AbstractContextManager[object]:
-        """A context manager making the context in ``carrier`` current."""
+        """A context manager making the context in ``carrier`` current, unless a valid span
+        already is."""
         ...
 
 
@@ -169,8 +171,16 @@ def inject_context() -> dict[str, str]:
         return {}
 
 
-def use_context(carrier: Mapping[str, str] | None) -> AbstractContextManager[object]:
-    """Make the trace context in ``carrier`` current (a no-op without one).
+TRACE_KEYS = ("traceparent", "tracestate", "baggage")
+"""The W3C trace-context keys carried in a message or in MCP's ``_meta`` (SEP-414)."""
+
+
+def use_context(carrier: Mapping[str, Any] | None) -> AbstractContextManager[object]:
+    """Make the trace context in ``carrier`` current, unless a valid span already is.
+
+    ``carrier`` is a message's trace headers or an MCP request's ``_meta`` (only the W3C keys
+    with string values are read). A span already current wins: it was opened by a layer that
+    read the same carrier (the MCP SDK's server span) or is nearer the call.
 
     With no observer registered (an isolation worker), the OpenTelemetry API is used directly
     when it is installed, so tool code in the worker sees the caller's trace: this is the one
@@ -178,11 +188,14 @@ def use_context(carrier: Mapping[str, str] | None) -> AbstractContextManager[obj
     """
     if not carrier:
         return _NULL_STEP
+    headers = {key: value for key in TRACE_KEYS if isinstance(value := carrier.get(key), str)}
+    if "traceparent" not in headers:
+        return _NULL_STEP
     observer = _observer
     try:
         if observer is not None:
-            return observer.attach(carrier)
-        return _api_context(carrier)
+            return observer.attach(headers)
+        return _api_context(headers)
     except Exception:
         return _NULL_STEP
 
@@ -192,6 +205,11 @@ def _api_context(carrier: Mapping[str, str]) -> Iterator[object]:
     try:
         from opentelemetry import context, propagate
     except ImportError:
+        yield None
+        return
+    from opentelemetry import trace
+
+    if trace.get_current_span().get_span_context().is_valid:
         yield None
         return
     token = context.attach(propagate.extract(dict(carrier)))

@@ -288,11 +288,14 @@ class OpenTelemetryObserver:
         return carrier
 
     def attach(self, carrier: Mapping[str, str]) -> AbstractContextManager[object]:
-        """Make the context carried in W3C headers current."""
+        """Make the context carried in W3C headers current, unless a valid span already is."""
         return self._attached(dict(carrier))
 
     @contextmanager
     def _attached(self, carrier: dict[str, str]) -> Iterator[object]:
+        if self._trace.get_current_span().get_span_context().is_valid:
+            yield None  # a span is current: it read the same carrier, or is nearer the call
+            return
         token = self._context.attach(self._propagate.extract(carrier))
         try:
             yield token

@@ -82,13 +82,14 @@ async def run(repeats: int) -> dict[str, Case]:
         )
     _observe.set_observer(None)
     assert type(ns["api_only"]) is CustomToolAdapter
-    await measure(cases, repeats=repeats)
+    # Many short round-robin repeats: the best of each is what a busy machine lets through.
+    await measure(cases, repeats=repeats, target=0.02)
     return {case.name: case for case in cases}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--repeats", type=int, default=60)
     args = parser.parse_args()
     cases = asyncio.run(run(args.repeats))
     base = cases["plain adapter.execute (valid)"].best

@@ -28,7 +28,6 @@ ENRICHED: Final = "customtools.enriched"
 instead of opening its own."""
 VIOLATIONS: Final = "customtools.violations"
 CANCEL_REASON: Final = "customtools.cancel.reason"
-APPROVAL_OUTCOME: Final = "customtools.approval.outcome"
 
 # Events on the call span.
 EVENT_INVALID_ARGUMENTS: Final = "customtools.invalid_arguments"
@@ -41,14 +40,4 @@ SPAN_WAIT: Final = "customtools.wait"  # name: "customtools.wait approval"
 CALL_DURATION: Final = "customtools.tool.call.duration"
 CALL_COUNT: Final = "customtools.tool.calls"
 
-# Load spans (each a step of discover_and_load / load_scan / an isolation pool).
-SPAN_LOAD: Final = "customtools.load"
-SPAN_DISCOVER: Final = "customtools.discover"
-SPAN_TRUST: Final = "customtools.trust"
-SPAN_MODULE: Final = "customtools.load_module"
-SPAN_IMPORT: Final = "customtools.import"
-SPAN_FACTORY: Final = "customtools.factory"
-SPAN_WORKER_START: Final = "customtools.isolation.worker_start"
-SOURCE_PATH: Final = "customtools.source.path"
-SOURCE_PROVIDER: Final = "customtools.source.provider"
-SOURCE_LEVEL: Final = "customtools.source.level"
+# Load spans: named by the loader, which cannot import this module (see customtools._observe).

@@ -51,6 +51,7 @@ from customtools._loading._records import (
     ScanResult,
     ToolSource,
 )
+from customtools._loading._reload import RELOAD_KEPT_PREVIOUS, Reloader
 from customtools._loading._scan import BUILTIN_PROVIDER_IDS, explicit_candidates, scan_sources
 from customtools._loading._trust import (
     PendingSource,
@@ -73,6 +74,7 @@ __all__ = [
     "DEFAULT_LOAD_TIMEOUT",
     "MANIFEST_LOCATIONS",
     "NO_OP_UI",
+    "RELOAD_KEPT_PREVIOUS",
     "TOOL_ENTRY_POINT_GROUP",
     "Candidate",
     "ClaudePluginsProvider",
@@ -88,6 +90,7 @@ __all__ = [
     "PluginRootsProvider",
     "ProjectSource",
     "ProviderItem",
+    "Reloader",
     "ScanContext",
     "ScanResult",
     "SourceFile",

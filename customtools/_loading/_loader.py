@@ -243,7 +243,7 @@ def _check_timeout(load_timeout: float | None) -> None:
         )
 
 
-class _Collected:
+class Collected:
     """What one load gathers: its tools by claimed name, module names, errors, diagnostics."""
 
     def __init__(self, builtin_tool_names: Iterable[str], scanned: ScanResult) -> None:
@@ -366,7 +366,7 @@ async def load_scan(
         cwd=_resolve_cwd(cwd),
         pending_trust=pending,
     )
-    collected = _Collected(builtin_tool_names, scanned)
+    collected = Collected(builtin_tool_names, scanned)
     collected.errors.extend(gate_errors)
     collected.diagnostics.extend(gate_diagnostics)
     generation = new_generation()

@@ -38,6 +38,7 @@ from customtools._loading._import import (
 from customtools._loading._loader import DEFAULT_LOAD_TIMEOUT, Collected, LoadResult, scan
 from customtools._loading._paths import display_path
 from customtools._loading._records import Candidate, Diagnostic, ScanResult, check_trust_policy
+from customtools._observe import STEP_MODULE, STEP_TRUST, load_step
 
 if TYPE_CHECKING:
     from customtools._loading._trust_store import TrustPolicy, TrustStore
@@ -177,7 +178,10 @@ class Reloader:
                     home=self.scan_options.get("home"),
                     app_name=self.scan_options.get("app_name", "customtools"),
                 )
-            gate = await apply_trust(scanned, self.trust, self.trust_store)
+            policy = self.trust if isinstance(self.trust, str) else "callback"
+            with load_step(STEP_TRUST, {"customtools.trust.policy": policy}) as step:
+                gate = await apply_trust(scanned, self.trust, self.trust_store)
+                step.set("customtools.trust.pending", len(gate.pending))
             scanned = gate.scanned
             result.pending_trust = tuple(gate.pending)
             gate_errors, gate_diagnostics = gate.errors, gate.diagnostics
@@ -200,13 +204,23 @@ class Reloader:
                     generation = new_generation()
                     std_fds = StdFds()
                 stem = logger_stem(candidate)
-                outcome = await load_candidate(
-                    candidate,
-                    module_name_for(candidate, generation, stem=stem),
-                    result._api_for(logger_name_for(stem)),
-                    load_timeout=self.load_timeout,
-                    std_fds=std_fds,
-                )
+                attributes: dict[str, str | int | float | bool] = {
+                    "customtools.source.path": candidate.path,
+                    "customtools.source.provider": candidate.source.provider,
+                    "customtools.source.level": candidate.source.level,
+                    "customtools.reload": old is not None,
+                }
+                with load_step(STEP_MODULE, attributes) as step:
+                    outcome = await load_candidate(
+                        candidate,
+                        module_name_for(candidate, generation, stem=stem),
+                        result._api_for(logger_name_for(stem)),
+                        load_timeout=self.load_timeout,
+                        std_fds=std_fds,
+                    )
+                    step.set("customtools.tools", len(outcome.tools))
+                    if outcome.errors:
+                        step.failed(outcome.errors[0].code, outcome.errors[0].error)
                 served = outcome
                 if outcome.errors and not outcome.tools and old is not None and old.served.tools:
                     served = _keep_previous(candidate, old.served, outcome)

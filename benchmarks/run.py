@@ -21,6 +21,7 @@ BENCHMARKS = [
     "bench_mcp.py",
     "bench_isolation.py",
     "bench_telemetry.py",
+    "bench_reload.py",
 ]
 
 

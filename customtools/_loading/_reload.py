@@ -43,7 +43,13 @@ from customtools._observe import STEP_MODULE, STEP_TRUST, load_step
 if TYPE_CHECKING:
     from customtools._loading._trust_store import TrustPolicy, TrustStore
 
-__all__ = ["RELOAD_KEPT_PREVIOUS", "Reloader", "fingerprint", "release_modules"]
+__all__ = [
+    "RELOAD_KEPT_PREVIOUS",
+    "Reloader",
+    "fingerprint",
+    "forget_bytecode",
+    "release_modules",
+]
 
 RELOAD_KEPT_PREVIOUS = "reload-kept-previous"
 """Diagnostic code: a module failed to reload and its previous version is still served."""
@@ -80,6 +86,35 @@ def _digest(path: str) -> str:
             return hashlib.sha256(handle.read()).hexdigest()
     except OSError as exc:
         return f"unreadable: {type(exc).__name__}"
+
+
+def forget_bytecode(candidate: Candidate) -> None:
+    """Delete the cached bytecode of a changed candidate's source files.
+
+    Python trusts a ``.pyc`` whose recorded modification time (whole seconds) and size match
+    the source: an edit within the same second that keeps the size would import the old code.
+    Python writes the file again on import.
+    """
+    if candidate.kind == "entry_point":
+        return
+    import importlib.util
+
+    path = candidate.resolved_path
+    if candidate.kind == "package":
+        sources = [
+            os.path.join(directory, name)
+            for directory, dirs, names in os.walk(path)
+            if "__pycache__" not in directory
+            for name in names
+            if name.endswith(".py")
+        ]
+    else:
+        sources = [path]
+    for source in sources:
+        try:
+            os.remove(importlib.util.cache_from_source(source))
+        except (OSError, ValueError, NotImplementedError):
+            pass  # no cache, or one we cannot remove (Python then checks it as usual)
 
 
 def release_modules(module_name: str) -> None:
@@ -203,6 +238,8 @@ class Reloader:
                 if generation is None:
                     generation = new_generation()
                     std_fds = StdFds()
+                if self.result is not None:
+                    forget_bytecode(candidate)
                 stem = logger_stem(candidate)
                 attributes: dict[str, str | int | float | bool] = {
                     "customtools.source.path": candidate.path,

@@ -171,3 +171,28 @@ async def test_watch_yields_a_result_after_an_edit(tools: Path) -> None:
                 stop.set()
     assert await call(seen[0], "alpha") == "watched"
     reloader.close()
+
+
+async def test_same_second_same_size_edits_are_not_served_from_stale_bytecode(
+    tools: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Python trusts a .pyc whose mtime (whole seconds) and size match: "v10" -> "v11" in
+    # the same second used to import the old code.
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    package = tools / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        "from customtools import CustomTool\n"
+        "from .helper import VALUE\n"
+        "def factory(api):\n"
+        "    return CustomTool(name='pkg', description='d', execute=lambda *a: VALUE)\n"
+    )
+    reloader = Reloader([tools], tools.parent, explicit=True)
+    for index in range(10, 30):
+        (tools / "alpha.py").write_text(tool_source("alpha", f"v{index}"))
+        (package / "helper.py").write_text(f"VALUE = 'p{index}'\n")
+        result = await reloader.load()
+        assert await call(result, "alpha") == f"v{index}"
+        assert await call(result, "pkg") == f"p{index}"
+    assert list(tools.rglob("*.pyc"))  # bytecode was written, and not trusted when stale
+    reloader.close()

@@ -19,6 +19,7 @@ them (a call still running on the old version keeps its tool alive until it retu
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sys
@@ -111,10 +112,9 @@ def forget_bytecode(candidate: Candidate) -> None:
     else:
         sources = [path]
     for source in sources:
-        try:
+        # No cache, or one we cannot remove (Python then checks it as usual).
+        with contextlib.suppress(OSError, ValueError, NotImplementedError):
             os.remove(importlib.util.cache_from_source(source))
-        except (OSError, ValueError, NotImplementedError):
-            pass  # no cache, or one we cannot remove (Python then checks it as usual)
 
 
 def release_modules(module_name: str) -> None:

@@ -813,43 +813,19 @@ class _ObservedAdapter(CustomToolAdapter):
 
     _watcher: _observe.ToolObserver
 
-    async def execute(
-        self,
-        tool_call_id: str,
-        params: Any,
-        *,
-        signal: AbortSignal | None = None,
-        on_update: UpdateCallback | None = None,
-        ctx: ToolContext | None = None,
-        timeout: float | None = None,
-        approver: Approver | None = None,
-    ) -> ToolResult:
+    async def execute(self, tool_call_id: str, params: Any, **options: Any) -> ToolResult:
+        # **options: whatever CustomToolAdapter.execute takes, passed through unchanged.
         try:
             call = self._watcher.start(tool_call_id)
         except Exception:  # an observer never breaks a call
             _log.exception("the observer of tool %r failed to start a call", self._name)
-            return await super().execute(
-                tool_call_id,
-                params,
-                signal=signal,
-                on_update=on_update,
-                ctx=ctx,
-                timeout=timeout,
-                approver=approver,
-            )
+            return await super().execute(tool_call_id, params, **options)
+        approver = options.get("approver")
         asked = approver if approver is not None else self._approver
         if self._asks and asked is not None:
-            approver = _observe.observed_approver(call, asked)
+            options["approver"] = _observe.observed_approver(call, asked)
         try:
-            result = await super().execute(
-                tool_call_id,
-                params,
-                signal=signal,
-                on_update=on_update,
-                ctx=ctx,
-                timeout=timeout,
-                approver=approver,
-            )
+            result = await super().execute(tool_call_id, params, **options)
         except BaseException as exc:
             _finish(call, None, exc)
             raise

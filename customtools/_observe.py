@@ -147,6 +147,35 @@ def current_observer() -> Observer | None:
     return _observer
 
 
+class _GuardedStep:
+    """An observer's step whose own failures never reach the load (nor hide its errors)."""
+
+    __slots__ = ("_manager", "_step")
+
+    def __init__(self, manager: AbstractContextManager[LoadStep]) -> None:
+        self._manager = manager
+        self._step: LoadStep = _NULL_STEP
+
+    def __enter__(self) -> _GuardedStep:
+        try:
+            self._step = self._manager.__enter__()
+        except Exception:
+            self._manager = _NULL_STEP
+        return self
+
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        with contextlib.suppress(Exception):
+            self._manager.__exit__(exc_type, exc, tb)  # never suppresses the load's exception
+
+    def set(self, key: str, value: str | int | float | bool) -> None:
+        with contextlib.suppress(Exception):
+            self._step.set(key, value)
+
+    def failed(self, error_type: str, message: str) -> None:
+        with contextlib.suppress(Exception):
+            self._step.failed(error_type, message)
+
+
 def load_step(
     name: str, attributes: Mapping[str, str | int | float | bool] | None = None
 ) -> AbstractContextManager[LoadStep]:
@@ -155,7 +184,7 @@ def load_step(
     if observer is None:
         return _NULL_STEP
     try:
-        return observer.load_step(name, attributes or {})
+        return _GuardedStep(observer.load_step(name, attributes or {}))
     except Exception:  # an observer never breaks a load
         return _NULL_STEP
 
@@ -226,7 +255,11 @@ def observed_approver(
     """``approver``, with its wait recorded on ``call``."""
 
     async def waited(request: Any) -> Any:
-        with call.waiting("approval"):
+        try:
+            manager: Any = call.waiting("approval")
+        except Exception:  # an observer never breaks a call
+            manager = _NULL_STEP
+        with _GuardedStep(manager):
             return await approver(request)
 
     return waited

@@ -368,8 +368,10 @@ class Reloader:
 def _summary(result: LoadResult | None) -> Any:
     if result is None:
         return None
+    # Module names are unique to the load that imported them: a re-imported module differs.
     return (
-        tuple((loaded.resolved_path, id(loaded.tool)) for loaded in result.tools),
+        tuple((loaded.resolved_path, loaded.tool.name) for loaded in result.tools),
+        result.module_names,
         tuple((e.path, e.code, e.error) for e in result.errors),
         tuple(getattr(p, "root", None) for p in result.pending_trust),
     )

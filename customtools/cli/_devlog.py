@@ -80,7 +80,7 @@ class DevLog:
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
-        self._served: dict[str, int] = {}
+        self._served: dict[str, Any] = {}  # name -> tool of the previous load
         self._loads = 0
 
     def install(self) -> None:
@@ -123,7 +123,7 @@ class DevLog:
 
     def loaded(self, result: LoadResult) -> None:
         """Summarize a load: tools added, removed and replaced since the previous one."""
-        served = {loaded.tool.name: id(loaded.tool) for loaded in result.tools}
+        served = {loaded.tool.name: loaded.tool for loaded in result.tools}
         self._loads += 1
         if self._loads == 1:
             self.write(f"loaded {len(served)} tools: {', '.join(served) or '(none)'}")
@@ -131,7 +131,7 @@ class DevLog:
             added = sorted(set(served) - set(self._served))
             removed = sorted(set(self._served) - set(served))
             changed = sorted(
-                n for n in set(served) & set(self._served) if served[n] != self._served[n]
+                n for n in set(served) & set(self._served) if served[n] is not self._served[n]
             )
             parts = [
                 f"{label} {', '.join(names)}"

@@ -194,6 +194,13 @@ def _reloader(
             f"serve(reload=True) does not support {', '.join(unsupported)}: serve without"
             " reload, or drop those options"
         )
+    import importlib.util
+
+    if importlib.util.find_spec("watchfiles") is None:
+        raise ImportError(
+            "serve(reload=True) needs watchfiles, which is not installed:"
+            " pip install 'customtools[reload]'"
+        )
     kept = {k: v for k, v in options.items() if k not in _RELOAD_UNSUPPORTED}
     return Reloader(configured, cwd, builtins, **kept)
 

@@ -330,7 +330,11 @@ class CustomToolAdapter:
         # Observation (issue 20): decided once per adapter, so an unobserved call pays nothing.
         observer = _observe.current_observer()
         if cls is CustomToolAdapter and observer is not None and isinstance(tool, CustomTool):
-            watcher = observer.tool_observer(tool)
+            try:
+                watcher = observer.tool_observer(tool)
+            except Exception:  # an observer never breaks an adapter
+                _log.exception("the observer failed to watch tool %r", tool.name)
+                watcher = None
             if watcher is not None:
                 adapter = object.__new__(_ObservedAdapter)
                 adapter._watcher = watcher

@@ -28,6 +28,8 @@ class Hostile:
         self.where = where
 
     def tool_observer(self, tool: CustomTool) -> Any:
+        if self.where == "tool_observer":
+            raise RuntimeError("tool_observer")
         return self
 
     def start(self, tool_call_id: str) -> Any:
@@ -66,7 +68,7 @@ class Hostile:
         raise RuntimeError("attach")
 
 
-@pytest.fixture(params=["start", "load_step", "enter", "exit"])
+@pytest.fixture(params=["tool_observer", "start", "load_step", "enter", "exit"])
 def hostile(request: pytest.FixtureRequest) -> Iterator[Hostile]:
     observer = Hostile(str(request.param))
     previous = _observe.set_observer(observer)  # type: ignore[arg-type]

@@ -352,6 +352,9 @@ class Reloader:
                 debounce=debounce_ms,
                 step=step_ms,
                 stop_event=stop_event,
+                # The watcher thread cannot be interrupted: cancelling watch() waits for it
+                # to wake, at most this long (watchfiles' default is 5 s).
+                rust_timeout=250,
                 ignore_permission_denied=True,
             ):
                 before = _summary(self.result)

@@ -196,3 +196,22 @@ async def test_same_second_same_size_edits_are_not_served_from_stale_bytecode(
         assert await call(result, "pkg") == f"p{index}"
     assert list(tools.rglob("*.pyc"))  # bytecode was written, and not trusted when stale
     reloader.close()
+
+
+async def test_cancelling_watch_does_not_wait_for_the_watcher_thread(tools: Path) -> None:
+    # The watcher's thread used to sleep up to watchfiles' 5 s default before a cancelled
+    # watch() returned (`serve --reload` lingered after its client left).
+    pytest.importorskip("watchfiles")
+    reloader = Reloader([tools], tools.parent, explicit=True)
+    await reloader.load()
+
+    async def watch() -> None:
+        async for _ in reloader.watch():
+            pass
+
+    with anyio.fail_after(3):
+        async with anyio.create_task_group() as group:
+            group.start_soon(watch)
+            await anyio.sleep(0.3)
+            group.cancel_scope.cancel()
+    reloader.close()

@@ -152,3 +152,34 @@ async def test_dev_reloads_while_a_client_is_connected(anyio_backend: str, tmp_p
     assert "slow.py failed to reload; its previous version is still served" in logged
     assert "customtools dev: call slow [" in logged
     assert " ok in " in logged
+
+
+async def test_modern_clients_hear_a_reload_on_their_listen_stream(
+    anyio_backend: str, tmp_path: Path
+) -> None:
+    # The 2026-07-28 era has no notifications outside a `subscriptions/listen` stream.
+    from customtools.loading import Reloader
+    from customtools.mcp import ToolServer
+
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "echo.py").write_text(echo_source("echo", "e1"))
+    reloader = Reloader([tools], tmp_path, explicit=True)
+    server = ToolServer([loaded.tool for loaded in (await reloader.load()).tools])
+
+    async def follow() -> None:
+        async for result in reloader.watch():
+            await server.set_tools([loaded.tool for loaded in result.tools])
+
+    with anyio.fail_after(30):
+        async with Client(server.server, mode="auto") as client, anyio.create_task_group() as tg:
+            tg.start_soon(follow)
+            async with client.listen(tools_list_changed=True) as events:
+                await anyio.sleep(0.3)  # the watcher is up
+                (tools / "added.py").write_text(echo_source("added", "new"))
+                async for _event in events:
+                    if "added" in await names(client):
+                        break
+            assert await text(client, "added") == "new"
+            tg.cancel_scope.cancel()
+    reloader.close()

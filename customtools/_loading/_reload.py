@@ -315,6 +315,9 @@ class Reloader:
                 root = getattr(pending, "root", None)
                 if isinstance(root, str):
                     found.add(root)
+            if self.result.pending_trust and self.trust_store is not None:
+                # `customtools trust` writes the store: a grant loads the source at once.
+                found.add(os.path.dirname(self.trust_store.path))
         return sorted(p for p in found if os.path.isdir(p))
 
     async def watch(
@@ -323,7 +326,9 @@ class Reloader:
         """Yield a new :class:`LoadResult` after each change of the watched files.
 
         Loads first when :meth:`load` was never called (that result is not yielded). Changes
-        that leave the tools, errors and pending sources as they were are not yielded.
+        that leave the tools, errors and pending sources as they were are not yielded. To
+        leave the loop early, close the iterator (trio warns about an async generator left
+        open): ``async with contextlib.aclosing(reloader.watch()) as results: ...``.
 
         Args:
             debounce_ms: changes within this many milliseconds make one reload.
@@ -347,7 +352,7 @@ class Reloader:
             if not paths:
                 return
             restart = False
-            async for _changes in awatch(
+            changes = awatch(
                 *paths,
                 debounce=debounce_ms,
                 step=step_ms,
@@ -356,14 +361,16 @@ class Reloader:
                 # to wake, at most this long (watchfiles' default is 5 s).
                 rust_timeout=250,
                 ignore_permission_denied=True,
-            ):
-                before = _summary(self.result)
-                result = await self.load()
-                if _summary(result) != before:
-                    yield result
-                if self.watch_paths() != paths:
-                    restart = True  # a directory appeared or went away: watch the new set
-                    break
+            )
+            async with contextlib.aclosing(changes):
+                async for _changes in changes:
+                    before = _summary(self.result)
+                    result = await self.load()
+                    if _summary(result) != before:
+                        yield result
+                    if self.watch_paths() != paths:
+                        restart = True  # a directory appeared or went away: watch the new set
+                        break
             if not restart:
                 return
 

@@ -6,6 +6,7 @@ that prints at import time cannot corrupt it (its output goes to stderr).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -209,8 +210,9 @@ async def _follow(
     reloader: Reloader, server: ToolServer, on_load: Callable[[LoadResult], Any] | None
 ) -> None:
     """Serve each new load: in-flight calls finish on the tools they started with."""
-    async for result in reloader.watch():
-        await server.set_tools([loaded.tool for loaded in result.tools])
-        report_load(result, server)
-        if on_load is not None:
-            on_load(result)
+    async with contextlib.aclosing(reloader.watch()) as results:
+        async for result in results:
+            await server.set_tools([loaded.tool for loaded in result.tools])
+            report_load(result, server)
+            if on_load is not None:
+                on_load(result)

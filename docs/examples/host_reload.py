@@ -1,3 +1,4 @@
+import contextlib
 import pathlib
 import tempfile
 
@@ -25,10 +26,11 @@ async def main() -> None:
 
     async with anyio.create_task_group() as group:
         group.start_soon(edit)
-        async for result in reloader.watch():  # a new LoadResult after each change
-            registry = {t.tool.name: CustomToolAdapter(t.tool) for t in result.tools}
-            print((await registry["greet"].execute("c2", {})).text)
-            break
+        async with contextlib.aclosing(reloader.watch()) as results:
+            async for result in results:  # a new LoadResult after each change
+                registry = {t.tool.name: CustomToolAdapter(t.tool) for t in result.tools}
+                print((await registry["greet"].execute("c2", {})).text)
+                break
     reloader.close()
 
 

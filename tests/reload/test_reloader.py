@@ -3,6 +3,7 @@ trust is asked again, replaced modules are released, and watch() sees edits on d
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import sys
 import weakref
@@ -214,4 +215,31 @@ async def test_cancelling_watch_does_not_wait_for_the_watcher_thread(tools: Path
             group.start_soon(watch)
             await anyio.sleep(0.3)
             group.cancel_scope.cancel()
+    reloader.close()
+
+
+async def test_a_trust_grant_is_picked_up_by_watch(tmp_path: Path) -> None:
+    pytest.importorskip("watchfiles")
+    project = tmp_path / "project"
+    tools = project / ".customtools" / "tools"
+    tools.mkdir(parents=True)
+    (tools / "alpha.py").write_text(tool_source("alpha", "a1"))
+    home = tmp_path / "home"
+    (home / ".customtools").mkdir(parents=True)
+    store = TrustStore(home=home)
+    reloader = Reloader(cwd=project, home=home, entry_points=False, trust_store=store)
+    first = await reloader.load()
+    [source] = first.pending_trust
+
+    async def grant() -> None:
+        await anyio.sleep(0.3)
+        store.grant(source)  # what `customtools trust` does, from another process
+
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as group:
+            group.start_soon(grant)
+            async with contextlib.aclosing(reloader.watch()) as results:
+                async for result in results:
+                    assert result.tool_names == ("alpha",)
+                    break
     reloader.close()

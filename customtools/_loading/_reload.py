@@ -23,7 +23,7 @@ import contextlib
 import hashlib
 import os
 import sys
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncGenerator, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -322,7 +322,7 @@ class Reloader:
 
     async def watch(
         self, *, debounce_ms: int = 50, step_ms: int = 20, stop_event: Any = None
-    ) -> AsyncIterator[LoadResult]:
+    ) -> AsyncGenerator[LoadResult, None]:
         """Yield a new :class:`LoadResult` after each change of the watched files.
 
         Loads first when :meth:`load` was never called (that result is not yielded). Changes

@@ -20,6 +20,8 @@ BENCHMARKS = [
     "bench_frontmatter.py",
     "bench_mcp.py",
     "bench_isolation.py",
+    "bench_telemetry.py",
+    "bench_reload.py",
 ]
 
 

@@ -41,6 +41,7 @@ import types
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+from customtools import _observe
 from customtools._abort import AbortSignal
 from customtools._approval import (
     DEFAULT_APPROVAL_TIMEOUT,
@@ -324,6 +325,21 @@ class CustomToolAdapter:
         self._engine = engine
         self._validator: CompiledValidator | None = None
         self._fast_check: Callable[[Any], bool] | None = None
+
+    def __new__(cls, tool: CustomTool, **options: Any) -> CustomToolAdapter:
+        # Observation (issue 20): decided once per adapter, so an unobserved call pays nothing.
+        observer = _observe.current_observer()
+        if cls is CustomToolAdapter and observer is not None and isinstance(tool, CustomTool):
+            try:
+                watcher = observer.tool_observer(tool)
+            except Exception:  # an observer never breaks an adapter
+                _log.exception("the observer failed to watch tool %r", tool.name)
+                watcher = None
+            if watcher is not None:
+                adapter = object.__new__(_ObservedAdapter)
+                adapter._watcher = watcher
+                return adapter
+        return object.__new__(cls)
 
     def __repr__(self) -> str:
         return f"<CustomToolAdapter {self._name!r}>"
@@ -788,3 +804,41 @@ def _exit_status(exc: SystemExit) -> Any:
     if code is None or isinstance(code, (int, str)):
         return code
     return safe_str(code) or type(code).__name__
+
+
+# -- observation (issue 20) -------------------------------------------------------------------
+
+
+class _ObservedAdapter(CustomToolAdapter):
+    """The adapter of a tool an observer watches (see :mod:`customtools._observe`): the same
+    call, between the observer's start and finish hooks."""
+
+    __slots__ = ("_watcher",)
+
+    _watcher: _observe.ToolObserver
+
+    async def execute(self, tool_call_id: str, params: Any, **options: Any) -> ToolResult:
+        # **options: whatever CustomToolAdapter.execute takes, passed through unchanged.
+        try:
+            call = self._watcher.start(tool_call_id)
+        except Exception:  # an observer never breaks a call
+            _log.exception("the observer of tool %r failed to start a call", self._name)
+            return await super().execute(tool_call_id, params, **options)
+        approver = options.get("approver")
+        asked = approver if approver is not None else self._approver
+        if self._asks and asked is not None:
+            options["approver"] = _observe.observed_approver(call, asked)
+        try:
+            result = await super().execute(tool_call_id, params, **options)
+        except BaseException as exc:
+            _finish(call, None, exc)
+            raise
+        _finish(call, result, None)
+        return result
+
+
+def _finish(call: _observe.CallObservation, result: ToolResult | None, error: Any) -> None:
+    try:
+        call.finish(result, error)
+    except Exception:
+        _log.exception("a call observer failed to finish a call")

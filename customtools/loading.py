@@ -51,6 +51,7 @@ from customtools._loading._records import (
     ScanResult,
     ToolSource,
 )
+from customtools._loading._reload import RELOAD_KEPT_PREVIOUS, Reloader
 from customtools._loading._scan import BUILTIN_PROVIDER_IDS, explicit_candidates, scan_sources
 from customtools._loading._trust import (
     PendingSource,
@@ -74,6 +75,7 @@ __all__ = [
     "DEFAULT_LOAD_TIMEOUT",
     "MANIFEST_LOCATIONS",
     "NO_OP_UI",
+    "RELOAD_KEPT_PREVIOUS",
     "TOOL_ENTRY_POINT_GROUP",
     "Candidate",
     "ClaudePluginsProvider",
@@ -90,6 +92,7 @@ __all__ = [
     "ProjectSource",
     "ProviderItem",
     "RegisteredTool",
+    "Reloader",
     "ScanContext",
     "ScanResult",
     "SourceFile",

@@ -71,6 +71,15 @@ def test_hosting_doc_shows_the_tested_file() -> None:
     assert (DOCS / "examples" / "host_minimal.py").read_text(encoding="utf-8") in hosting
 
 
+def test_reload_host_example_sees_an_edit(tmp_path: Path) -> None:
+    pytest.importorskip("watchfiles")
+    out = run_python([str(DOCS / "examples" / "host_reload.py")], tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["hello", "hello again"]
+    hosting = (DOCS / "hosting.md").read_text(encoding="utf-8")
+    assert (DOCS / "examples" / "host_reload.py").read_text(encoding="utf-8") in hosting
+
+
 def test_demo_runs(tmp_path: Path) -> None:
     out = run_python([str(ROOT / "examples" / "demo.py")], tmp_path)
     assert out.returncode == 0, out.stderr

@@ -37,6 +37,7 @@ LAYERS: dict[str, int] = {
     "customtools._adapter": 2,
     "customtools._containment": 2,  # which BaseExceptions of tool code are the caller's
     "customtools._runtime": 2,  # sync-tool threads and the driven async call
+    "customtools._observe": 2,  # observer hooks of calls and loads (edges implement them)
     "customtools._exec": 2,
     "customtools._render": 2,
     "customtools._export": 2,
@@ -58,6 +59,7 @@ LAYERS: dict[str, int] = {
     "customtools.testing": 5,
     "customtools.mcp": 5,
     "customtools.integrations": 5,  # framework adapters; each imports its framework
+    "customtools.telemetry": 5,  # OpenTelemetry, imported lazily
     "customtools._isolation": 3,
     "customtools.isolation": 3,
     "customtools.__main__": 5,

@@ -26,6 +26,7 @@ PUBLIC_MODULES = [
     "customtools.loading",
     "customtools.mcp",
     "customtools.rendering",
+    "customtools.telemetry",
     "customtools.testing",
     "customtools.validation",
 ]
@@ -48,6 +49,7 @@ ROOT_NAMES = {
 PINNED = {
     "customtools": ROOT_NAMES,
     "customtools.cli": {"main", "run"},
+    "customtools.telemetry": {"OpenTelemetryObserver", "classify", "instrument", "uninstrument"},
     "customtools.export": {
         "CompatibilityIssue", "anthropic_issues", "openai_issues", "openai_strict_issues",
         "to_anthropic", "to_json_schema", "to_mcp", "to_openai",
@@ -125,6 +127,7 @@ PINNED = {
         "scan_sources", "PendingSource", "ProjectSource", "SourceFile", "file_source",
         "project_sources", "TrustCallback", "TrustGrant", "TrustPolicy", "TrustStore",
         "default_store_path", "TrustStoreError", "RegisteredTool", "ToolConflict",
+        "RELOAD_KEPT_PREVIOUS", "Reloader",
     },
 }  # fmt: skip
 
@@ -203,9 +206,9 @@ def test_every_exported_class_and_function_has_a_docstring(module_name: str) -> 
 
 def test_import_does_not_load_heavy_dependencies() -> None:
     code = (
-        "import sys, customtools\n"
+        "import sys, customtools, customtools.telemetry\n"
         "heavy = [m for m in ('jsonschema', 'jsonschema_rs', 'yaml', 'mcp', 'pydantic',"
-        " 'starlette', 'uvicorn') if m in sys.modules]\n"
+        " 'starlette', 'uvicorn', 'opentelemetry') if m in sys.modules]\n"
         "print(','.join(heavy))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

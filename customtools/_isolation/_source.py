@@ -27,6 +27,7 @@ from customtools._content import ToolResult, text_result
 from customtools._errors import ToolTimeoutError
 from customtools._isolation._options import IsolationOptions
 from customtools._isolation._wire import Channel, MessageTooLargeError
+from customtools._observe import inject_context
 
 __all__ = ["BOOTSTRAP", "IsolatedSource", "WorkerLost", "exit_cause"]
 
@@ -275,7 +276,10 @@ class IsolatedSource:
         Raises:
             WorkerLost: the worker did not start, crashed or hung while importing.
         """
-        _, reply = await self._start()
+        from customtools._observe import STEP_WORKER_START, load_step
+
+        with load_step(STEP_WORKER_START, {"customtools.source.path": self.candidate.path}):
+            _, reply = await self._start()
         return reply
 
     async def _running(self) -> _Process:
@@ -470,6 +474,9 @@ class IsolatedSource:
             "params": params,
             "ctx": _ctx_to_wire(ctx),
         }
+        carrier = inject_context()  # the caller's trace continues in the worker (issue 20)
+        if carrier:
+            message["trace"] = carrier
         try:
             try:
                 await self._send(process, message)

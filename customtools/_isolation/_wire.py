@@ -9,7 +9,7 @@ buffered until the whole message is there).
 Messages (``id`` numbers a request; replies carry the same ``id``)::
 
     host -> worker   {"op": "load", "id", "candidate", "cwd", "loadTimeout"}
-                     {"op": "call", "id", "tool", "callId", "params", "ctx"}
+                     {"op": "call", "id", "tool", "callId", "params", "ctx", "trace"?}
                      {"op": "abort", "id", "reason", "timeout": bool}
                      {"op": "session", "id", "tool", "event"}
     worker -> host   {"op": "ready", "pid"}

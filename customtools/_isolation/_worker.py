@@ -244,6 +244,7 @@ class _Worker:
 
         from customtools._abort import AbortController
         from customtools._content import text_result
+        from customtools._observe import use_context
 
         call_id = message["id"]
         entry = self.tools.lookup(message["tool"])
@@ -263,13 +264,14 @@ class _Worker:
         running = _Running(controller, done)
         self.calls[call_id] = running
         try:
-            result = await entry.adapter.execute(
-                message["callId"],
-                message["params"],
-                signal=controller.signal,
-                on_update=self._updater(call_id, running),
-                ctx=self._context(call_id, message.get("ctx")),
-            )
+            with use_context(message.get("trace")):  # the caller's trace (issue 20)
+                result = await entry.adapter.execute(
+                    message["callId"],
+                    message["params"],
+                    signal=controller.signal,
+                    on_update=self._updater(call_id, running),
+                    ctx=self._context(call_id, message.get("ctx")),
+                )
             if done is not None and not done.is_set():
                 # Abandoned by the adapter but still running: the call is not over until the
                 # thread returns (the host kills the worker if that takes too long).

@@ -47,6 +47,7 @@ from customtools._errors import ToolDefinitionError
 from customtools._format import describe_exception, escape_control, safe_repr, safe_str
 from customtools._loading._paths import display_path
 from customtools._loading._records import Candidate, Diagnostic, LoadError
+from customtools._observe import STEP_FACTORY, STEP_IMPORT, LoadStep, load_step
 from customtools._tool import CustomTool
 
 __all__ = [
@@ -628,9 +629,13 @@ async def load_candidate(
     threads = _thread_ids()
     fds = std_fds if std_fds is not None else StdFds()
     try:
-        factory = _find_factory(candidate, module_name, out)
+        with load_step(STEP_IMPORT, {"customtools.module": module_name}) as step:
+            factory = _find_factory(candidate, module_name, out)
+            _report_step(step, out)
         if factory is not None:
-            await _run_factory(candidate, factory, api, load_timeout, out)
+            with load_step(STEP_FACTORY) as step:
+                await _run_factory(candidate, factory, api, load_timeout, out)
+                _report_step(step, out)
         else:
             out.module_name = None
         replaced = fds.restore()
@@ -652,6 +657,13 @@ async def load_candidate(
             )
         )
     return out
+
+
+def _report_step(step: LoadStep, out: ImportOutcome) -> None:
+    """Mark a load step failed with the candidate's first error (observation, issue 20)."""
+    if out.errors:
+        error = out.errors[0]
+        step.failed(error.code or "load-error", error.error)
 
 
 def _report_replaced_fds(candidate: Candidate, replaced: list[str], out: ImportOutcome) -> None:

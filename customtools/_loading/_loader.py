@@ -52,6 +52,13 @@ from customtools._loading._records import (
     ToolSource,
     check_trust_policy,
 )
+from customtools._observe import (
+    STEP_DISCOVER,
+    STEP_MODULE,
+    STEP_TRUST,
+    LoadStep,
+    load_step,
+)
 
 if TYPE_CHECKING:
     from customtools._isolation._pool import IsolationPool
@@ -236,7 +243,7 @@ def _check_timeout(load_timeout: float | None) -> None:
         )
 
 
-class _Collected:
+class Collected:
     """What one load gathers: its tools by claimed name, module names, errors, diagnostics."""
 
     def __init__(self, builtin_tool_names: Iterable[str], scanned: ScanResult) -> None:
@@ -276,6 +283,25 @@ class _Collected:
                         source=candidate.source,
                     )
                 )
+
+
+def _step_attributes(candidate: Candidate) -> dict[str, str | int | float | bool]:
+    """The attributes of a module's load step (observation, issue 20)."""
+    return {
+        "customtools.source.path": candidate.path,
+        "customtools.source.provider": candidate.source.provider,
+        "customtools.source.level": candidate.source.level,
+    }
+
+
+def _report_module(step: LoadStep, outcome: ImportOutcome) -> None:
+    step.set("customtools.tools", len(outcome.tools))
+    if outcome.errors:
+        step.failed(outcome.errors[0].code or "load-error", outcome.errors[0].error)
+
+
+def _policy_name(trust: Any) -> str:
+    return trust if isinstance(trust, str) else "callback"
 
 
 def _has_project_code(scanned: ScanResult) -> bool:
@@ -329,7 +355,9 @@ async def load_scan(
         # The gate (and hashing, and the store) is imported only when there is project code.
         from customtools._loading._trust_store import apply_trust
 
-        gate = await apply_trust(scanned, trust, trust_store)
+        with load_step(STEP_TRUST, {"customtools.trust.policy": _policy_name(trust)}) as step:
+            gate = await apply_trust(scanned, trust, trust_store)
+            step.set("customtools.trust.pending", len(gate.pending))
         scanned, pending = gate.scanned, gate.pending
         gate_errors, gate_diagnostics = gate.errors, gate.diagnostics
     result = LoadResult(
@@ -338,7 +366,7 @@ async def load_scan(
         cwd=_resolve_cwd(cwd),
         pending_trust=pending,
     )
-    collected = _Collected(builtin_tool_names, scanned)
+    collected = Collected(builtin_tool_names, scanned)
     collected.errors.extend(gate_errors)
     collected.diagnostics.extend(gate_diagnostics)
     generation = new_generation()
@@ -356,13 +384,15 @@ async def load_scan(
                 collected.add(candidate, isolated[index])
                 continue
             stem = logger_stem(candidate)
-            outcome = await load_candidate(
-                candidate,
-                module_name_for(candidate, generation, stem=stem),
-                result._api_for(logger_name_for(stem)),
-                load_timeout=load_timeout,
-                std_fds=std_fds,
-            )
+            with load_step(STEP_MODULE, _step_attributes(candidate)) as step:
+                outcome = await load_candidate(
+                    candidate,
+                    module_name_for(candidate, generation, stem=stem),
+                    result._api_for(logger_name_for(stem)),
+                    load_timeout=load_timeout,
+                    std_fds=std_fds,
+                )
+                _report_module(step, outcome)
             collected.add(candidate, outcome)
     finally:
         std_fds.close()
@@ -395,17 +425,20 @@ def scan(
     """
     from customtools._loading._scan import scan_sources
 
-    return scan_sources(
-        tuple(configured_paths),
-        _resolve_cwd(cwd),
-        home=home,
-        app_name=app_name,
-        native_dirs=native_dirs,
-        plugin_dirs=plugin_dirs,
-        providers=providers,
-        disabled_providers=disabled_providers,
-        entry_points=entry_points,
-    )
+    with load_step(STEP_DISCOVER) as step:
+        scanned = scan_sources(
+            tuple(configured_paths),
+            _resolve_cwd(cwd),
+            home=home,
+            app_name=app_name,
+            native_dirs=native_dirs,
+            plugin_dirs=plugin_dirs,
+            providers=providers,
+            disabled_providers=disabled_providers,
+            entry_points=entry_points,
+        )
+        step.set("customtools.candidates", len(scanned.candidates))
+    return scanned
 
 
 async def discover_and_load(

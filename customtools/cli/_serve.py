@@ -1,4 +1,5 @@
-"""``customtools serve [PATHS...]``: serve the loaded tools over MCP (stdio or streamable HTTP).
+"""``customtools serve [PATHS...]``: serve the loaded tools over MCP (stdio or streamable HTTP);
+``customtools dev``: the same with ``--reload`` and a log of loads and calls on stderr.
 
 Tools load exactly as for ``list`` (discovery options included) plus the positional paths;
 load errors and tools MCP cannot offer go to stderr, and the rest are served. Over stdio,
@@ -21,11 +22,11 @@ from customtools.cli._common import (
     scan_options,
 )
 
-__all__ = ["add_parser", "command", "parse_address"]
+__all__ = ["add_parser", "add_serve_arguments", "command", "parse_address"]
 
 
 def add_parser(subparsers: Any) -> None:
-    """Register ``serve``."""
+    """Register ``serve`` and ``dev``."""
     parser = subparsers.add_parser(
         "serve",
         help="serve the tools to MCP clients (stdio or streamable HTTP)",
@@ -33,6 +34,25 @@ def add_parser(subparsers: Any) -> None:
         " the client disconnects (stdio) or the process is interrupted (HTTP). Diagnostics go"
         " to stderr. Needs the mcp extra: pip install 'customtools[mcp]'. See docs/mcp.md.",
     )
+    add_serve_arguments(parser)
+    parser.add_argument(
+        "--reload",
+        action="store_true",
+        help="watch the loaded sources and serve every change (needs the reload extra)",
+    )
+    parser.set_defaults(handler=command, dev=False)
+    dev = subparsers.add_parser(
+        "dev",
+        help="serve with --reload and a readable log of loads and calls on stderr",
+        description="`serve --reload` for authors: every load, reload and tool call is logged"
+        " to stderr as it happens. Needs the mcp and reload extras. See docs/cli.md.",
+    )
+    add_serve_arguments(dev)
+    dev.set_defaults(handler=command, dev=True, reload=True)
+
+
+def add_serve_arguments(parser: Any) -> None:
+    """The arguments ``serve`` and ``dev`` share."""
     parser.add_argument(
         "served_paths", nargs="*", metavar="PATH", help="tool files or directories to serve"
     )
@@ -57,7 +77,6 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument("--timeout", type=float, metavar="S", help="abort any call after S seconds")
     add_discovery_arguments(parser)
-    parser.set_defaults(handler=command)
 
 
 def parse_address(text: str) -> tuple[str, int]:
@@ -93,13 +112,28 @@ def command(args: argparse.Namespace) -> int:
     def ready(url: str) -> None:
         print(f"customtools serve: listening on {url}", file=sys.stderr, flush=True)
 
+    if args.reload:
+        import importlib.util
+
+        if importlib.util.find_spec("watchfiles") is None:
+            raise UsageError(
+                "--reload and `customtools dev` need watchfiles, which is not installed:"
+                " pip install 'customtools[reload]'"
+            )
     options: dict[str, Any] = {
         "cwd": cwd,
         "builtin_tool_names": tuple(args.builtins),
         "name": args.name,
         "timeout": args.timeout,
+        "reload": args.reload,
         **scan_options(args),
     }
+    if args.dev:
+        from customtools.cli._devlog import DevLog
+
+        log = DevLog(sys.stderr)
+        log.install()
+        options["on_load"] = log.loaded
     paths = absolute_paths(list(args.served_paths) + list(args.paths))
     if address is None:
         anyio.run(lambda: serve(paths, transport="stdio", **options))

@@ -6,13 +6,15 @@ that prints at import time cannot corrupt it (its output goes to stderr).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Literal, TextIO
 
 from customtools._format import escape_control
 from customtools._loading._loader import LoadResult, discover_and_load
+from customtools._loading._reload import RELOAD_KEPT_PREVIOUS, Reloader
 from customtools.mcp._server import ToolServer
 
 __all__ = ["report_load", "serve", "serve_http"]
@@ -26,6 +28,9 @@ def report_load(result: LoadResult, server: ToolServer, stream: TextIO | None = 
     for error in result.errors:
         path = escape_control(str(error.path))
         out.write(f"customtools serve: {path}: {escape_control(error.error)}\n")
+    for diagnostic in result.diagnostics:
+        if diagnostic.code == RELOAD_KEPT_PREVIOUS:
+            out.write(f"customtools serve: {escape_control(diagnostic.message)}\n")
     for problem in server.diagnostics:
         out.write(f"customtools serve: {escape_control(problem.message)}\n")
     pending = getattr(result, "pending_trust", ())
@@ -101,6 +106,8 @@ async def serve(
     name: str = "customtools",
     timeout: float | None = None,
     on_ready: Callable[[str], Any] | None = None,
+    reload: bool = False,
+    on_load: Callable[[LoadResult], Any] | None = None,
     **scan_options: Any,
 ) -> None:
     """Discover and load tools exactly as :func:`~customtools.discover_and_load` does, and
@@ -120,27 +127,92 @@ async def serve(
         name: the server name announced to clients.
         timeout: seconds any call may run.
         on_ready: HTTP only: called with the endpoint URL once it listens.
+        reload: watch the loaded sources and serve each change (the ``reload`` extra): only
+            the modules whose files changed are imported again, a module that fails keeps
+            its previous version, clients get ``notifications/tools/list_changed``; not with
+            ``isolation``, ``mcp_servers`` or ``strict``.
+        on_load: called with each :class:`~customtools.LoadResult` served (the first load
+            and every reload).
         **scan_options: discovery options, as for ``discover_and_load``.
     """
+    if transport not in ("stdio", "http"):
+        raise ValueError(f"transport must be 'stdio' or 'http', got {transport!r}")
     configured = list(paths)
+    reloader = _reloader(configured, cwd, builtin_tool_names, scan_options) if reload else None
 
     async def load() -> ToolServer:
-        result = await discover_and_load(configured, cwd, builtin_tool_names, **scan_options)
+        if reloader is not None:
+            result = await reloader.load()
+        else:
+            result = await discover_and_load(configured, cwd, builtin_tool_names, **scan_options)
         server = ToolServer([loaded.tool for loaded in result.tools], name=name, timeout=timeout)
         report_load(result, server)
+        if on_load is not None:
+            on_load(result)
         return server
 
-    if transport == "stdio":
-        from mcp.server.stdio import stdio_server
+    async def run(server: ToolServer, serving: Callable[[], Awaitable[Any]]) -> None:
+        if reloader is None:
+            await serving()
+            return
+        import anyio
 
-        # Claim the protocol stream first: tool modules imported below may print.
-        async with stdio_server() as (read_stream, write_stream):
+        async with anyio.create_task_group() as group:
+            group.start_soon(_follow, reloader, server, on_load)
+            await serving()
+            group.cancel_scope.cancel()  # the client left (stdio): stop watching
+
+    try:
+        if transport == "stdio":
+            from mcp.server.stdio import stdio_server
+
+            # Claim the protocol stream first: tool modules imported below may print.
+            async with stdio_server() as (read_stream, write_stream):
+                server = await load()
+                await run(server, lambda: server.run_streams(read_stream, write_stream))
+        else:
             server = await load()
-            await server.run_streams(read_stream, write_stream)
-    elif transport == "http":
-        server = await load()
-        await serve_http(
-            server, host=host, port=port, path=path, stateless=stateless, on_ready=on_ready
+            await run(
+                server,
+                lambda: serve_http(
+                    server, host=host, port=port, path=path, stateless=stateless, on_ready=on_ready
+                ),
+            )
+    finally:
+        if reloader is not None:
+            reloader.close()
+
+
+_RELOAD_UNSUPPORTED = ("isolation", "mcp_servers", "project_mcp_servers", "strict")
+
+
+def _reloader(
+    configured: list[str], cwd: str | None, builtins: Sequence[str], options: dict[str, Any]
+) -> Reloader:
+    unsupported = sorted(key for key in _RELOAD_UNSUPPORTED if options.get(key))
+    if unsupported:
+        raise ValueError(
+            f"serve(reload=True) does not support {', '.join(unsupported)}: serve without"
+            " reload, or drop those options"
         )
-    else:
-        raise ValueError(f"transport must be 'stdio' or 'http', got {transport!r}")
+    import importlib.util
+
+    if importlib.util.find_spec("watchfiles") is None:
+        raise ImportError(
+            "serve(reload=True) needs watchfiles, which is not installed:"
+            " pip install 'customtools[reload]'"
+        )
+    kept = {k: v for k, v in options.items() if k not in _RELOAD_UNSUPPORTED}
+    return Reloader(configured, cwd, builtins, **kept)
+
+
+async def _follow(
+    reloader: Reloader, server: ToolServer, on_load: Callable[[LoadResult], Any] | None
+) -> None:
+    """Serve each new load: in-flight calls finish on the tools they started with."""
+    async with contextlib.aclosing(reloader.watch()) as results:
+        async for result in results:
+            await server.set_tools([loaded.tool for loaded in result.tools])
+            report_load(result, server)
+            if on_load is not None:
+                on_load(result)

@@ -38,6 +38,7 @@ from customtools._abort import AbortController
 from customtools._content import ToolResult
 from customtools._context import DEFAULT_CONTEXT, ToolContext
 from customtools._registry import RegisteredTool, ToolRegistry
+from customtools._observe import use_context
 from customtools._session import SessionEvent, dispatch_session_event
 from customtools._tool import CustomTool
 from customtools.mcp._results import progress_message, to_call_result
@@ -425,7 +426,7 @@ class ToolServer:
             progress = _Progress(ctx.session, self._interval, tg, signal)
 
             async def run() -> None:
-                with inner:
+                with inner, use_context(meta):  # the client's trace, SEP-414 (issue 20)
                     box.append(
                         await entry.adapter.execute(
                             call_id, arguments, signal=signal, on_update=progress, ctx=tool_ctx

@@ -41,5 +41,26 @@ def test_list_json_example_matches_the_report(cli):
 
 
 def test_every_subcommand_has_a_section():
-    for command in ("list", "validate", "run", "schema", "init"):
+    for command in ("list", "validate", "run", "schema", "init", "serve", "dev"):
         assert f"## `customtools {command}`" in DOC
+
+
+def test_serve_and_dev_options_are_documented():
+    import argparse
+
+    from customtools.cli import _parser
+
+    subparsers = next(
+        action for action in _parser()._actions if isinstance(action, argparse._SubParsersAction)
+    )
+    for command in ("serve", "dev"):
+        section = DOC.split(f"## `customtools {command}`", 1)[1].split("\n## ", 1)[0]
+        options = {
+            option
+            for action in subparsers.choices[command]._actions
+            for option in action.option_strings
+            if option.startswith("--") and option != "--help"
+        }
+        shared = {"--cwd", "--path", "--builtin", "--plugin-dir", "--disable", "--app-name"}
+        missing = sorted(o for o in options - shared - {"--no-entry-points"} if o not in section)
+        assert missing == [], f"{command}: {missing}"

@@ -1,0 +1,43 @@
+"""Every OpenTelemetry name customtools emits, pinned in one place.
+
+The GenAI names follow the semantic conventions' "Execute tool span" (Development stability;
+they moved to the ``semantic-conventions-genai`` repository in 2026): if they are renamed,
+this is the only module to change. The ``customtools.*`` names are ours.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+INSTRUMENTATION_NAME: Final = "customtools"
+
+# GenAI semantic conventions (execute_tool span).
+OPERATION_NAME: Final = "gen_ai.operation.name"
+EXECUTE_TOOL: Final = "execute_tool"
+TOOL_NAME: Final = "gen_ai.tool.name"
+TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
+TOOL_TYPE: Final = "gen_ai.tool.type"
+TOOL_DESCRIPTION: Final = "gen_ai.tool.description"
+ERROR_TYPE: Final = "error.type"
+
+# customtools attributes.
+OUTCOME: Final = "customtools.outcome"
+"""``ok``, ``invalid_arguments``, ``error``, ``timeout``, ``cancelled`` or ``refused``."""
+ENRICHED: Final = "customtools.enriched"
+"""Set on an enclosing ``execute_tool`` span (MCP server, framework) that customtools enriched
+instead of opening its own."""
+VIOLATIONS: Final = "customtools.violations"
+CANCEL_REASON: Final = "customtools.cancel.reason"
+
+# Events on the call span.
+EVENT_INVALID_ARGUMENTS: Final = "customtools.invalid_arguments"
+EVENT_CANCELLED: Final = "customtools.cancelled"
+
+# Child spans.
+SPAN_WAIT: Final = "customtools.wait"  # name: "customtools.wait approval"
+
+# Metrics.
+CALL_DURATION: Final = "customtools.tool.call.duration"
+CALL_COUNT: Final = "customtools.tool.calls"
+
+# Load spans: named by the loader, which cannot import this module (see customtools._observe).

@@ -1,0 +1,346 @@
+"""The OpenTelemetry observer: spans and metrics for tool calls and load steps.
+
+Uses only ``opentelemetry-api`` (the ``otel`` extra), imported when an observer is built.
+Providers and exporters are the application's: this module never configures them.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING, Any
+
+from customtools import _observe
+from customtools.telemetry import _names as n
+
+if TYPE_CHECKING:
+    from customtools._content import ToolResult
+    from customtools._tool import CustomTool
+
+__all__ = ["OpenTelemetryObserver", "instrument", "uninstrument"]
+
+_log = logging.getLogger("customtools.telemetry")
+
+
+def _api() -> Any:
+    try:
+        from opentelemetry import context, metrics, propagate, trace
+    except ImportError as exc:
+        raise ImportError(
+            "customtools.telemetry needs the OpenTelemetry API, which is not installed:"
+            " pip install 'customtools[otel]'"
+        ) from exc
+    return context, metrics, propagate, trace
+
+
+def classify(result: ToolResult | None, error: BaseException | None) -> tuple[str, str | None]:
+    """``(outcome, error.type)`` of a call's result, or of the exception that ended it.
+
+    Outcomes: ``ok``, ``invalid_arguments``, ``error``, ``timeout``, ``cancelled``,
+    ``refused``. ``error.type`` is ``None`` for ``ok``; otherwise a low-cardinality value (see
+    ``docs/observability.md``).
+    """
+    if result is None:
+        # Only the caller's own cancellation (or Ctrl-C) propagates out of the adapter.
+        return "cancelled", type(error).__qualname__ if error is not None else "_OTHER"
+    if not result.is_error:
+        return "ok", None
+    details = result.details if isinstance(result.details, Mapping) else {}
+    kind = details.get("error")
+    if details.get("timed_out") is True:
+        return "timeout", "timeout"
+    if details.get("cancelled") is True:
+        return "cancelled", "cancelled"
+    if kind == "ToolArgumentsError":
+        return "invalid_arguments", "ToolArgumentsError"
+    if kind == "ApprovalDenied":
+        code = details.get("code")
+        return "refused", code if isinstance(code, str) else "ApprovalDenied"
+    code = details.get("code")
+    if isinstance(code, str):
+        return "error", code
+    if isinstance(kind, str):
+        return "error", kind
+    return "error", "tool_error"
+
+
+class _Call:
+    """One observed call: its span (own or enclosing), its context token, its clock."""
+
+    __slots__ = ("_enriched", "_observer", "_span", "_started", "_token", "_tool")
+
+    def __init__(
+        self, observer: OpenTelemetryObserver, tool: _Tool, span: Any, token: Any, enriched: bool
+    ) -> None:
+        self._observer = observer
+        self._tool = tool
+        self._span = span
+        self._token = token
+        self._enriched = enriched
+        self._started = time.perf_counter()
+
+    def waiting(self, what: str) -> AbstractContextManager[object]:
+        return self._observer._wait(what, self._tool.name)
+
+    def finish(self, result: ToolResult | None, error: BaseException | None) -> None:
+        elapsed = time.perf_counter() - self._started
+        outcome, error_type = classify(result, error)
+        span = self._span
+        observer = self._observer
+        try:
+            if span.is_recording():
+                span.set_attribute(n.OUTCOME, outcome)
+                if error_type is not None:
+                    details = result.details if result is not None else None
+                    details = details if isinstance(details, Mapping) else {}
+                    if outcome == "invalid_arguments":
+                        violations = details.get("violations")
+                        count = len(violations) if isinstance(violations, list) else 0
+                        span.add_event(n.EVENT_INVALID_ARGUMENTS, {n.VIOLATIONS: count})
+                    elif outcome in ("cancelled", "timeout"):
+                        reason = details.get("reason")
+                        attributes = {n.CANCEL_REASON: reason} if isinstance(reason, str) else {}
+                        span.add_event(n.EVENT_CANCELLED, attributes)
+                    span.set_attribute(n.ERROR_TYPE, error_type)
+                    span.set_status(observer._status_error(_status_text(result, error_type)))
+        finally:
+            if self._token is not None:
+                observer._context.detach(self._token)
+            if not self._enriched:
+                span.end()
+        attributes = {n.TOOL_NAME: self._tool.name, n.OUTCOME: outcome}
+        if error_type is not None:
+            attributes[n.ERROR_TYPE] = error_type
+        observer._duration.record(elapsed, attributes)
+        observer._calls.add(1, attributes)
+
+
+def _status_text(result: ToolResult | None, error_type: str) -> str:
+    """A span status description: the error kind, never the tool's text (it may carry data)."""
+    return error_type
+
+
+class _Tool:
+    """The :class:`~customtools._observe.ToolObserver` of one tool."""
+
+    __slots__ = ("_attributes", "_observer", "_span_name", "name")
+
+    def __init__(self, observer: OpenTelemetryObserver, tool: CustomTool) -> None:
+        self._observer = observer
+        self.name = tool.name
+        self._span_name = f"{n.EXECUTE_TOOL} {tool.name}"
+        self._attributes = {
+            n.OPERATION_NAME: n.EXECUTE_TOOL,
+            n.TOOL_NAME: tool.name,
+            n.TOOL_TYPE: "function",
+        }
+
+    def start(self, tool_call_id: str) -> _Call:
+        observer = self._observer
+        trace = observer._trace
+        current = trace.get_current_span()
+        if observer._enrich and _is_enclosing_tool_span(current):
+            # The MCP SDK's server span or a framework's execute_tool span already traces this
+            # call: add what only customtools knows to it instead of nesting a duplicate.
+            current.set_attribute(n.TOOL_CALL_ID, tool_call_id)
+            current.set_attribute(n.TOOL_TYPE, "function")
+            current.set_attribute(n.ENRICHED, True)
+            return _Call(observer, self, current, None, True)
+        attributes = dict(self._attributes)
+        attributes[n.TOOL_CALL_ID] = tool_call_id
+        span = observer._tracer.start_span(
+            self._span_name, kind=trace.SpanKind.INTERNAL, attributes=attributes
+        )
+        token = observer._context.attach(trace.set_span_in_context(span))
+        return _Call(observer, self, span, token, False)
+
+
+def _is_enclosing_tool_span(span: Any) -> bool:
+    """Whether ``span`` is a live ``execute_tool`` span opened by another layer.
+
+    Only SDK spans expose their attributes; a span this process cannot read is never enriched.
+    A span customtools already enriched or opened (a tool calling another tool) is not reused.
+    """
+    if not span.is_recording():
+        return False
+    attributes = getattr(span, "attributes", None)
+    if not isinstance(attributes, Mapping):
+        return False
+    if attributes.get(n.OPERATION_NAME) != n.EXECUTE_TOOL or n.ENRICHED in attributes:
+        return False
+    scope = getattr(span, "instrumentation_scope", None)
+    return getattr(scope, "name", None) != n.INSTRUMENTATION_NAME
+
+
+class _Step:
+    """A load step's span, current while the step runs."""
+
+    __slots__ = ("_observer", "_span", "_token")
+
+    def __init__(self, observer: OpenTelemetryObserver, span: Any) -> None:
+        self._observer = observer
+        self._span = span
+        self._token: Any = None
+
+    def __enter__(self) -> _Step:
+        self._token = self._observer._context.attach(
+            self._observer._trace.set_span_in_context(self._span)
+        )
+        return self
+
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        try:
+            if exc is not None and self._span.is_recording():
+                self._span.set_attribute(n.ERROR_TYPE, type(exc).__qualname__)
+                self._span.set_status(self._observer._status_error(type(exc).__qualname__))
+        finally:
+            self._observer._context.detach(self._token)
+            self._span.end()
+
+    def set(self, key: str, value: str | int | float | bool) -> None:
+        self._span.set_attribute(key, value)
+
+    def failed(self, error_type: str, message: str) -> None:
+        self._span.set_attribute(n.ERROR_TYPE, error_type)
+        self._span.set_status(self._observer._status_error(message))
+
+
+class OpenTelemetryObserver:
+    """Traces tool calls and load steps, and records call metrics, with OpenTelemetry.
+
+    Register one with :func:`instrument` (or ``customtools._observe.set_observer``). Spans:
+    ``execute_tool {tool}`` per call (or the enclosing layer's span, enriched), load steps
+    (``customtools.discover``, ``customtools.trust``, ``customtools.load_module`` with
+    ``customtools.import`` and ``customtools.factory``, ``customtools.isolation.worker_start``).
+    Metrics: ``customtools.tool.call.duration`` (histogram, seconds) and
+    ``customtools.tool.calls`` (counter), both by tool, outcome and ``error.type``.
+
+    Args:
+        tracer_provider: the provider to use (default: the global one).
+        meter_provider: the meter provider to use (default: the global one).
+        enrich: when a call runs inside another layer's ``execute_tool`` span (the MCP
+            SDK's server span, a framework's tool span), add customtools' attributes to that
+            span instead of opening a nested one.
+    """
+
+    def __init__(
+        self,
+        *,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
+        enrich: bool = True,
+    ) -> None:
+        from customtools import __version__
+
+        context, metrics, propagate, trace = _api()
+        self._context = context
+        self._propagate = propagate
+        self._trace = trace
+        self._enrich = enrich
+        self._tracer_provider = tracer_provider
+        self._meter_provider = meter_provider
+        self._tracer = trace.get_tracer(
+            n.INSTRUMENTATION_NAME, __version__, tracer_provider=tracer_provider
+        )
+        meter = metrics.get_meter(n.INSTRUMENTATION_NAME, __version__, meter_provider)
+        self._duration = meter.create_histogram(
+            n.CALL_DURATION, unit="s", description="Duration of customtools tool calls."
+        )
+        self._calls = meter.create_counter(
+            n.CALL_COUNT, unit="{call}", description="customtools tool calls, by outcome."
+        )
+
+    def _status_error(self, description: str) -> Any:
+        return self._trace.Status(self._trace.StatusCode.ERROR, description)
+
+    def enabled(self) -> bool:
+        """Whether anything would be recorded: a provider was given, or one is set globally.
+
+        While neither the global tracer provider nor the global meter provider is set (the API
+        without an SDK), adapters are left unobserved, so calls cost nothing.
+        """
+        if self._tracer_provider is not None or self._meter_provider is not None:
+            return True
+        if not isinstance(self._trace.get_tracer_provider(), self._trace.ProxyTracerProvider):
+            return True
+        from opentelemetry import metrics
+
+        # The API's placeholder until an SDK sets a provider; it has no public name.
+        return type(metrics.get_meter_provider()).__name__ != "_ProxyMeterProvider"
+
+    def tool_observer(self, tool: CustomTool) -> _Tool | None:
+        """The observer of ``tool``'s calls (``None`` while nothing would be recorded)."""
+        return _Tool(self, tool) if self.enabled() else None
+
+    def load_step(
+        self, name: str, attributes: Mapping[str, str | int | float | bool]
+    ) -> AbstractContextManager[_observe.LoadStep]:
+        """A span around one load step, current while it runs."""
+        span = self._tracer.start_span(name, attributes=dict(attributes))
+        return _Step(self, span)
+
+    def inject(self) -> dict[str, str]:
+        """The current trace context as W3C headers (empty without a recording span)."""
+        carrier: dict[str, str] = {}
+        self._propagate.inject(carrier)
+        return carrier
+
+    def attach(self, carrier: Mapping[str, str]) -> AbstractContextManager[object]:
+        """Make the context carried in W3C headers current, unless a valid span already is."""
+        return self._attached(dict(carrier))
+
+    @contextmanager
+    def _attached(self, carrier: dict[str, str]) -> Iterator[object]:
+        if self._trace.get_current_span().get_span_context().is_valid:
+            yield None  # a span is current: it read the same carrier, or is nearer the call
+            return
+        token = self._context.attach(self._propagate.extract(carrier))
+        try:
+            yield token
+        finally:
+            self._context.detach(token)
+
+    @contextmanager
+    def _wait(self, what: str, tool_name: str) -> Iterator[object]:
+        with self._tracer.start_as_current_span(
+            f"{n.SPAN_WAIT} {what}", attributes={n.TOOL_NAME: tool_name}
+        ) as span:
+            yield span
+
+
+def instrument(
+    *,
+    tracer_provider: Any = None,
+    meter_provider: Any = None,
+    enrich: bool = True,
+) -> OpenTelemetryObserver:
+    """Trace and measure tool calls and loads with OpenTelemetry from now on.
+
+    Call it after the application configured its SDK: adapters built before, and adapters
+    built while neither a provider was passed nor a global one is set, stay unobserved
+    (nothing is recorded, and a call costs nothing extra). Calling it again replaces the
+    earlier observer for adapters built afterwards.
+
+    Args:
+        tracer_provider: the tracer provider (default: the global one).
+        meter_provider: the meter provider (default: the global one).
+        enrich: enrich an enclosing ``execute_tool`` span instead of nesting one.
+
+    Returns:
+        The registered observer.
+
+    Raises:
+        ImportError: ``opentelemetry-api`` is not installed (``pip install 'customtools[otel]'``).
+    """
+    observer = OpenTelemetryObserver(
+        tracer_provider=tracer_provider, meter_provider=meter_provider, enrich=enrich
+    )
+    _observe.set_observer(observer)
+    return observer
+
+
+def uninstrument() -> None:
+    """Stop observing adapters built and loads run from now on."""
+    _observe.set_observer(None)

@@ -325,7 +325,13 @@ async def load_scan(
     pending: tuple[PendingSource, ...] = ()
     gate_errors: tuple[LoadError, ...] = ()
     gate_diagnostics: tuple[Diagnostic, ...] = ()
-    if trust != "all" and _has_project_code(scanned):
+    if trust == "all" and _has_project_code(scanned):
+        # Nothing hashed, but project code still never runs from bytecode caches.
+        from customtools._loading._reviewed import register_root
+
+        for root in {c.root or c.path for c in scanned.candidates if c.source.level == "project"}:
+            register_root(root)
+    elif _has_project_code(scanned):
         # The gate (and hashing, and the store) is imported only when there is project code.
         from customtools._loading._trust_store import apply_trust
 

@@ -21,9 +21,11 @@ The full story, with the store and the policies, is ``docs/trust.md``.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import importlib.util
 import os
+import stat
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -35,6 +37,7 @@ from customtools._loading._plugins import MANIFEST_LOCATIONS
 from customtools._loading._records import Candidate, MetadataFile, ScanResult, ToolSource
 
 __all__ = [
+    "DATA_SUFFIXES",
     "MAX_SOURCE_BYTES",
     "MAX_SOURCE_FILES",
     "PendingSource",
@@ -43,7 +46,9 @@ __all__ = [
     "SourceFile",
     "StatCache",
     "StatKey",
+    "bytecode_warnings",
     "file_source",
+    "is_data_file",
     "printable",
     "project_sources",
     "with_warnings",
@@ -200,33 +205,70 @@ def printable(text: str) -> str:
     return escape_control(display_path(text))
 
 
-_O_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOINHERIT", 0)
+_O_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_BINARY", 0)
+    | getattr(os, "O_NOINHERIT", 0)
+    # A FIFO swapped in after the scan must not block the open; a symlink swapped in for the
+    # real path (already resolved) must not be followed.
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+)
 
 
-def _hash_file(path: str) -> tuple[str, int, os.stat_result]:
+class _NotRegularError(OSError):
+    """A file of a source is not a regular file (a FIFO, a device, a socket, ...)."""
+
+
+class _TooLargeError(OSError):
+    """A file would take a source past :data:`MAX_SOURCE_BYTES`."""
+
+
+def _hash_file(path: str, budget: int = MAX_SOURCE_BYTES) -> tuple[str, int, os.stat_result]:
     """SHA-256 of the file's bytes, their count, and the ``fstat`` of the file read.
 
+    Only a regular file is read (checked with ``fstat`` on the open descriptor, opened
+    non-blocking, so a FIFO or a device never blocks), and never more than ``budget`` bytes
+    (:class:`_TooLargeError` past it: ``/dev/zero`` behind a swapped link cannot spin).
     Unbuffered ``os.read`` into one buffer sized from ``fstat``: four times quicker than
     ``open().read()`` for small files, which is most of what a tools directory holds.
     """
     fd = os.open(path, _O_FLAGS)
     try:
         st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _NotRegularError(errno.EINVAL, _kind(st.st_mode))
+        if st.st_size > budget:
+            raise _TooLargeError(errno.EFBIG, "too large")
         digest = hashlib.sha256()
         size = 0
         want = st.st_size + 1  # a short read of a regular file is the end of it
         while True:
-            chunk = os.read(fd, want)
+            chunk = os.read(fd, min(want, budget - size + 1))
             if not chunk:
                 break
             digest.update(chunk)
             size += len(chunk)
+            if size > budget:
+                raise _TooLargeError(errno.EFBIG, "too large")
             if len(chunk) < want:
                 break
             want = 1 << 20
     finally:
         os.close(fd)
     return digest.hexdigest(), size, st
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return "not a regular file"
 
 
 def _name_under(path: str, root: str) -> str:
@@ -262,6 +304,7 @@ class _Collector:
         self.root = root
         self.files: dict[str, SourceFile] = {}
         self.problems: list[str] = []
+        self.stopped = False  # a limit was reached: nothing more is read
         self.total = 0
         self.cache = cache if _STAT_CACHE else None
         self.fresh_after = time.time_ns() - _RACY_NS
@@ -274,22 +317,38 @@ class _Collector:
                 name = name.replace(os.sep, "/")
         else:
             name = _name_under(path, self.root)
-        if name in self.files or self.problems:
+        if name in self.files or self.stopped:
             return
         if len(self.files) >= MAX_SOURCE_FILES:
             self.problems.append(f"more than {MAX_SOURCE_FILES} files")
+            self.stopped = True
             return
         try:
             real_path = real if real is not None else os.path.realpath(path)
             cached = self.cache.get(real_path) if self.cache else None
             st = os.stat(real_path) if cached is not None else None
-            if st is not None and cached is not None and cached[0] == _key(st):
+            if (
+                st is not None
+                and cached is not None
+                and cached[0] == _key(st)
+                and stat.S_ISREG(st.st_mode)
+            ):
                 digest, size = cached[1], st.st_size
             else:
                 # The key of the bytes actually read (fstat), so a file swapped between a
                 # stat and the read can never lend its key to other content.
-                digest, size, st = _hash_file(real_path)
+                digest, size, st = _hash_file(real_path, MAX_SOURCE_BYTES - self.total)
             key = _key(st)
+        except _NotRegularError as exc:
+            self.problems.append(
+                f"{printable(name)} is {exc.strerror}, not a regular file; remove it (a tool"
+                " source may hold only regular files and directories)"
+            )
+            return
+        except _TooLargeError:
+            self.problems.append(f"more than {MAX_SOURCE_BYTES // (1024 * 1024)} MiB of files")
+            self.stopped = True
+            return
         except OSError as exc:
             self.problems.append(
                 f"{printable(name)} cannot be read ({exc.strerror or type(exc).__name__})"
@@ -298,15 +357,25 @@ class _Collector:
         self.total += size
         if self.total > MAX_SOURCE_BYTES:
             self.problems.append(f"more than {MAX_SOURCE_BYTES // (1024 * 1024)} MiB of files")
+            self.stopped = True
             return
         cacheable = _STAT_CACHE and max(st.st_ctime_ns, st.st_mtime_ns) < self.fresh_after
         self.files[name] = SourceFile(
             name=name, real_path=real_path, sha256=digest, stat=key if cacheable else None
         )
 
-    def add_package(self, directory: str) -> None:
-        """Every file below a package directory, ``__pycache__`` excepted, following
-        directory links once each (the package may import any of them)."""
+    def add_tree(
+        self, directory: str, *, everything: bool = False, dangling: bool = True
+    ) -> None:
+        """Every regular file below ``directory`` that Python could run, following directory
+        links once each (the code may import any of them).
+
+        Left out: ``__pycache__`` (project code is never run from bytecode caches: see
+        :mod:`customtools._loading._reviewed`), version-control directories, and, unless
+        ``everything``, the non-executable files of :func:`is_data_file`. A dangling symbolic
+        link is a problem when ``dangling`` is true, else skipped (it runs nothing; once its
+        target exists, it is hashed and the digest changes).
+        """
         seen: set[tuple[int, int]] = set()
         for current, dirs, names in os.walk(directory, followlinks=True):
             try:
@@ -317,11 +386,19 @@ class _Collector:
                 dirs[:] = []
                 continue
             seen.add((st.st_dev, st.st_ino))
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS)
             for name in sorted(names):
-                self.add(os.path.join(current, name))
-            if self.problems:
+                if everything or not is_data_file(name):
+                    path = os.path.join(current, name)
+                    if not dangling and os.path.islink(path) and not os.path.exists(path):
+                        continue
+                    self.add(path)
+            if self.stopped:
                 return
+
+    def add_package(self, directory: str) -> None:
+        """Every file below a package directory that Python could run (see :meth:`add_tree`)."""
+        self.add_tree(directory)
 
     def source(
         self, *, provider: str, source: ToolSource | None, candidates: Sequence[Candidate]
@@ -343,6 +420,32 @@ class _Collector:
             digest="sha256:" + digest.hexdigest(),
             problems=tuple(self.problems),
         )
+
+
+_SKIPPED_DIRS = frozenset({"__pycache__", ".git", ".hg", ".svn"})
+
+DATA_SUFFIXES = frozenset(
+    {".md", ".markdown", ".rst", ".txt", ".json", ".yaml", ".yml", ".csv", ".lock"}
+    | {".png", ".jpg", ".jpeg", ".gif", ".svg", ".ico", ".webp"}
+)
+"""Suffixes of files that are data, not code: they are not hashed, so editing them never
+asks again (tool metadata, READMEs, images). Plugin manifests are hashed all the same."""
+
+_DATA_NAMES = frozenset({"readme", "license", "licence", "copying", "changelog", "authors"})
+_DATA_FILES = frozenset({".gitignore", ".gitattributes", ".DS_Store"})
+
+
+def is_data_file(name: str) -> bool:
+    """Whether a file of a project source is data Python never runs (see
+    :data:`DATA_SUFFIXES`): ``README``/``LICENSE`` with any suffix or none, ``.gitignore``.
+    """
+    base = os.path.basename(name)
+    stem, suffix = os.path.splitext(base)
+    return (
+        suffix.lower() in DATA_SUFFIXES
+        or stem.lower() in _DATA_NAMES
+        or base in _DATA_FILES
+    )
 
 
 def _root_of(candidate: Candidate) -> str:
@@ -373,11 +476,14 @@ def _hash_group(root: str, members: list[Candidate], cache: StatCache | None) ->
             manifest = os.path.join(root, *relative.split("/"))
             if os.path.isfile(manifest):
                 collector.add(manifest)
+        # Everything under the root a tool could import or run: sibling helpers, folders
+        # without __init__.py, packages (the scan lists only the candidates).
+        collector.add_tree(root, dangling=False)
     for candidate in members:
         if candidate.kind == "module":
             collector.add(candidate.path, candidate.resolved_path)
         elif candidate.kind == "package":
-            collector.add_package(candidate.path)
+            collector.add_tree(candidate.path)
         else:
             collector.problems.append(
                 f"entry point {candidate.entry_point or candidate.path!r} has no files to hash"
@@ -414,23 +520,30 @@ def file_source(
 
 
 def _used_bytecode(source: str) -> str | None:
-    """The ``__pycache__`` file Python would run instead of ``source``, when one exists.
+    """The ``__pycache__`` file stock Python would run instead of ``source``, when one exists.
 
-    A timestamp ``.pyc`` is used when the mtime and size in its header match the source; an
-    unchecked hash-based one always. ``__pycache__`` is not hashed (Python rewrites it), so a
-    ``.pyc`` shipped with a project is code nobody reviewed.
+    A timestamp ``.pyc`` is used when the mtime and size in its header match the source; a
+    hash-based one when it is unchecked, or checked and its source hash matches (not worked
+    out here: any checked one is reported). customtools never runs these for project code
+    (it compiles the reviewed bytes), but a ``.pyc`` shipped with a project is code nobody
+    reviewed that another Python process in the checkout would run.
     """
     try:
         cache = importlib.util.cache_from_source(source)
-        with open(cache, "rb") as handle:
-            header = handle.read(16)
+        fd = os.open(cache, _O_FLAGS)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            header = os.read(fd, 16)
+        finally:
+            os.close(fd)
         st = os.stat(source)
     except (OSError, ValueError, NotImplementedError):
         return None
     if len(header) < 16 or header[:4] != importlib.util.MAGIC_NUMBER:
         return None
     flags = int.from_bytes(header[4:8], "little")
-    if flags == 1:  # hash-based, unchecked
+    if flags in (1, 3):  # hash-based
         return cache
     if flags == 0:
         mtime = int.from_bytes(header[8:12], "little")
@@ -438,6 +551,23 @@ def _used_bytecode(source: str) -> str | None:
         if mtime == int(st.st_mtime) & 0xFFFFFFFF and size == st.st_size & 0xFFFFFFFF:
             return cache
     return None
+
+
+def bytecode_warnings(source: ProjectSource) -> tuple[str, ...]:
+    """One line per ``__pycache__`` file beside a source's ``.py`` files that stock Python
+    would run instead of the source (see :func:`_used_bytecode`): customtools ignores it."""
+    out: list[str] = []
+    for item in source.files:
+        if item.name.endswith(".py"):
+            cached = _used_bytecode(item.real_path)
+            if cached is not None:
+                out.append(
+                    f"{printable(cached)} holds bytecode for {printable(item.name)} that was not"
+                    " reviewed; customtools never runs it (project code is compiled from the"
+                    " reviewed source), but plain `python` would: delete the __pycache__"
+                    " directories unless you created them"
+                )
+    return tuple(out)
 
 
 def with_warnings(pending: PendingSource, metadata: Sequence[MetadataFile]) -> PendingSource:
@@ -454,14 +584,7 @@ def with_warnings(pending: PendingSource, metadata: Sequence[MetadataFile]) -> P
     root = pending.source.root
     for item in pending.source.files:
         flag("file name", item.name)
-        if pending.status == "untrusted" and item.name.endswith(".py"):
-            cached = _used_bytecode(item.real_path)
-            if cached is not None:
-                warnings.append(
-                    f"{printable(cached)} would run instead of {printable(item.name)} (its header"
-                    " matches the source) and was not reviewed; delete the __pycache__"
-                    " directories unless you created them"
-                )
+    warnings.extend(bytecode_warnings(pending.source))
     prefix = root.rstrip(os.sep) + os.sep
     for meta in metadata:
         if meta.path.startswith(prefix):

@@ -1,0 +1,217 @@
+"""Project code runs from the bytes that were reviewed, never from a bytecode cache.
+
+The decision (``docs/trust.md``, "Bytecode"): a trust grant hashes source files, so project
+code is compiled from exactly those source bytes. Python's own ``SourceFileLoader`` would run
+``__pycache__/<name>.cpython-3XX.pyc`` instead when its header matches the source, and an
+*unchecked-hash* ``.pyc`` (PEP 552) always: a committed one would run unreviewed code in a
+trusted project. So:
+
+* :class:`ReviewedSourceLoader` is a ``SourceFileLoader`` whose ``get_code`` reads the source
+  (a regular file, bounded), checks its SHA-256 against the hash the trust gate just
+  recorded, and compiles those bytes. It never reads or writes ``__pycache__``. A file that
+  changed since it was hashed (or appeared since: nothing under a hashed root goes unhashed)
+  is an ``ImportError`` naming it: the window between the check and the import is closed.
+* :class:`_ProjectFinder` sits in ``sys.meta_path`` just before ``PathFinder`` (installed on
+  the first project load, never at ``import customtools``). It asks ``PathFinder`` as usual
+  and, when the module found is a source file under a registered project root, hands it to
+  a :class:`ReviewedSourceLoader` instead: package submodules and sibling helpers a tool
+  imports (``_helpers.py``, ``lib/x.py``) are covered, however they are imported.
+
+Compiling a small module takes well under a millisecond; ``docs/performance.md`` has figures.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.machinery
+import os
+import stat
+import sys
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from types import CodeType, ModuleType
+from typing import Any
+
+from customtools._loading._paths import display_path
+
+__all__ = [
+    "ReviewedSourceLoader",
+    "UnreviewedCodeError",
+    "register_root",
+    "reviewed_spec",
+]
+
+_MAX_SOURCE = 64 * 1024 * 1024
+_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
+_UNKNOWN = object()
+
+
+class UnreviewedCodeError(ImportError):
+    """A project file about to be imported is not the one that was hashed and trusted."""
+
+
+class _Registry:
+    """Project roots (as found and real) and, when the gate hashed them, each file's hash."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.prefixes: dict[str, str] = {}  # root + sep (as found or real) -> real root
+        self.hashed: dict[str, dict[str, str] | None] = {}  # real root -> {real path: sha}
+
+    def register(self, root: str, real_root: str, files: dict[str, str] | None) -> None:
+        with self.lock:
+            for item in (root, real_root):
+                self.prefixes[item.rstrip(os.sep) + os.sep] = real_root
+            self.hashed[real_root] = files
+
+    def covers(self, path: str) -> bool:
+        return any(path.startswith(prefix) for prefix in self.prefixes)
+
+    def expected(self, path: str) -> object:
+        """The SHA-256 ``path`` must have; ``None``: any content (not hashed); ``_UNKNOWN``:
+        under a hashed root but not among its files (it appeared after the review)."""
+        real = os.path.realpath(path)
+        under_hashed = False
+        with self.lock:
+            for files in self.hashed.values():
+                if files is not None and real in files:
+                    return files[real]
+            for prefix, real_root in self.prefixes.items():
+                if self.hashed.get(real_root) is not None and (
+                    path.startswith(prefix) or real.startswith(prefix)
+                ):
+                    under_hashed = True
+        return _UNKNOWN if under_hashed else None
+
+
+_REGISTRY = _Registry()
+
+
+def _read_source(path: str) -> bytes:
+    fd = os.open(path, _FLAGS)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnreviewedCodeError(
+                f"{display_path(path)} is not a regular file; it cannot be imported", path=path
+            )
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            chunk = os.read(fd, max(st.st_size + 1, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > _MAX_SOURCE:
+                raise UnreviewedCodeError(
+                    f"{display_path(path)} is larger than {_MAX_SOURCE} bytes", path=path
+                )
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
+class ReviewedSourceLoader(importlib.machinery.SourceFileLoader):
+    """Compiles a project source file from the bytes the trust gate hashed (see the module
+    docstring); never reads or writes ``__pycache__``."""
+
+    def get_code(self, fullname: str) -> CodeType:
+        """Read the source, check it against its reviewed hash, compile it."""
+        path = self.get_filename(fullname)
+        data = _read_source(path)
+        expected = _REGISTRY.expected(path)
+        if expected is _UNKNOWN:
+            raise UnreviewedCodeError(
+                f"{display_path(path)} was not part of the project source when it was"
+                " reviewed (it appeared since); run `customtools trust` to review it",
+                name=fullname,
+                path=path,
+            )
+        if expected is not None and hashlib.sha256(data).hexdigest() != expected:
+            raise UnreviewedCodeError(
+                f"{display_path(path)} changed after it was reviewed and trusted; reload to"
+                " be asked again (`customtools trust`)",
+                name=fullname,
+                path=path,
+            )
+        code: CodeType = self.source_to_code(data, path)  # type: ignore[arg-type]
+        return code
+
+    def set_data(self, path: str, data: bytes, *, _mode: int = 0o666) -> None:
+        """Never write bytecode for project code."""
+
+
+class _ProjectFinder:
+    """``PathFinder``, with project source files handed to :class:`ReviewedSourceLoader`."""
+
+    @classmethod
+    def find_spec(
+        cls,
+        fullname: str,
+        path: Sequence[str] | None = None,
+        target: ModuleType | None = None,
+    ) -> importlib.machinery.ModuleSpec | None:
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
+        if (
+            spec is not None
+            and type(spec.loader) is importlib.machinery.SourceFileLoader
+            and spec.origin
+            and _REGISTRY.covers(spec.origin)
+        ):
+            spec.loader = ReviewedSourceLoader(fullname, spec.origin)
+            spec.cached = None
+        return spec
+
+    @classmethod
+    def invalidate_caches(cls) -> None:
+        """Nothing cached here (``PathFinder`` keeps its own)."""
+
+
+_install_lock = threading.Lock()
+
+
+def _install() -> None:
+    with _install_lock:
+        meta: list[Any] = sys.meta_path
+        if _ProjectFinder in meta:
+            return
+        try:
+            index = meta.index(importlib.machinery.PathFinder)
+        except ValueError:
+            index = len(meta)
+        meta.insert(index, _ProjectFinder)
+
+
+def register_root(
+    root: str, *, files: Mapping[str, str] | Iterable[tuple[str, str]] | None = None
+) -> None:
+    """Run every Python source under ``root`` through :class:`ReviewedSourceLoader`.
+
+    Args:
+        root: a project source root (a directory, or a single file).
+        files: ``{real path: sha256}`` of the files reviewed under it (a file under ``root``
+            that is not listed cannot be imported); ``None``: any content (``trust="all"``).
+    """
+    real_root = os.path.realpath(root)
+    table = dict(files) if files is not None else None
+    _REGISTRY.register(os.path.abspath(root), real_root, table)
+    _install()
+
+
+def reviewed_spec(
+    name: str, path: str, *, package_dir: str | None = None
+) -> importlib.machinery.ModuleSpec:
+    """The spec of a project candidate: a module file, or a package's ``__init__.py`` with
+    ``package_dir`` as its search location, loaded by :class:`ReviewedSourceLoader`."""
+    import importlib.util
+
+    loader = ReviewedSourceLoader(name, path)
+    locations = [package_dir] if package_dir is not None else None
+    spec = importlib.util.spec_from_file_location(
+        name, path, loader=loader, submodule_search_locations=locations
+    )
+    if spec is None:  # pragma: no cover - a loader was given
+        raise ImportError(f"Python cannot import {path!r} as a module")
+    spec.cached = None
+    return spec

@@ -471,7 +471,7 @@ def project_sources(
 
 def _hash_group(root: str, members: list[Candidate], cache: StatCache | None) -> ProjectSource:
     collector = _Collector(root, cache)
-    if os.path.isdir(root):
+    if os.path.isdir(root) and not all(c.kind == "entry_point" for c in members):
         for relative in MANIFEST_LOCATIONS:
             manifest = os.path.join(root, *relative.split("/"))
             if os.path.isfile(manifest):
@@ -486,7 +486,10 @@ def _hash_group(root: str, members: list[Candidate], cache: StatCache | None) ->
             collector.add_tree(candidate.path)
         else:
             collector.problems.append(
-                f"entry point {candidate.entry_point or candidate.path!r} has no files to hash"
+                f"entry point {candidate.entry_point or candidate.path!r} of distribution"
+                f" {candidate.source.distribution or '?'!r} comes from a sys.path entry inside"
+                " the project, and a project entry point cannot be trusted: install the"
+                " distribution, or keep the project off sys.path (`python -P -m customtools`)"
             )
     source = members[0].source
     return collector.source(provider=source.provider, source=source, candidates=members)

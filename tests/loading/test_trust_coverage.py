@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from customtools import CustomToolAdapter
-from customtools._loading._loader import discover_and_load
+from customtools._loading._loader import discover_and_load, scan
 from customtools._loading._reviewed import UnreviewedCodeError, register_root
 from customtools._loading._trust_store import TrustStore
 
@@ -365,3 +365,66 @@ async def test_isolation_loads_what_the_host_trusted(home: Path, project: Path) 
         )
         assert untrusted.tool_names == ()
         assert len(untrusted.pending_trust) == 1
+
+
+# -- M4: entry points found through the project on sys.path ----------------------------------------
+
+
+def fake_distribution(project: Path, marker: Path) -> None:
+    info = project / "evil-1.0.dist-info"
+    write(info / "METADATA", "Metadata-Version: 2.1\nName: evil\nVersion: 1.0\n")
+    write(info / "entry_points.txt", "[customtools.tools]\nevil = evilmod_m4:factory\n")
+    write(project / "evilmod_m4.py", evil(marker) + "def factory(api):\n    return []\n")
+
+
+def run_python_m(args: list[str], project: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HOME": str(home)}
+    env.pop("PYTHONPATH", None)
+    return subprocess.run(
+        [sys.executable, "-m", "customtools", *args],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+async def test_python_m_does_not_run_a_project_distribution(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "PWNED_EP"
+    fake_distribution(project, marker)
+    out = run_python_m(["list"], project, home)
+    assert out.returncode in (0, 1), out.stderr
+    assert not marker.exists()
+    listing = run_python_m(["list", "--scan-only"], project, home)
+    assert "evilmod_m4" not in listing.stdout  # the project is not on sys.path at all
+
+
+async def test_a_distribution_on_a_project_sys_path_entry_is_project_scope(
+    home: Path, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from customtools._loading._entrypoints import EntryPointsProvider
+
+    marker = tmp_path / "PWNED_EP2"
+    fake_distribution(project, marker)
+    monkeypatch.chdir(project)
+    for entry in ("", str(project)):
+        monkeypatch.setattr(sys, "path", [entry, *sys.path])
+        result = await discover_and_load(
+            (), project, home=home, providers=(), entry_points=True
+        )
+        monkeypatch.undo()
+        monkeypatch.chdir(project)
+        assert not marker.exists()
+        (pending,) = [p for p in result.pending_trust if p.source.provider == "entry-points"]
+        assert pending.source.candidates[0].source.level == "project"
+        assert not pending.source.trustable
+        assert "python -P" in pending.message()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    host_path = EntryPointsProvider(path=[str(project)])  # the host's choice, outside cwd
+    scanned = scan((), elsewhere, home=home, providers=(host_path,), entry_points=False)
+    assert [c.source.level for c in scanned.candidates] == ["user"]

@@ -21,6 +21,7 @@ The full story, with the store and the policies, is ``docs/trust.md``.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import hashlib
 import importlib.util
@@ -101,6 +102,7 @@ class ProjectSource:
         digest: ``"sha256:<hex>"`` over the real root and every file.
         problems: why it cannot be trusted (a file that cannot be read, too many files);
             empty when it can.
+        notes: what runs but is not covered by a grant (programs outside the project).
     """
 
     root: str
@@ -111,6 +113,7 @@ class ProjectSource:
     candidates: tuple[Candidate, ...] = ()
     digest: str = ""
     problems: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
     @property
     def trustable(self) -> bool:
@@ -130,6 +133,8 @@ class ProjectSource:
             out["source"] = self.source.to_dict()
         if self.problems:
             out["problems"] = list(self.problems)
+        if self.notes:
+            out["notes"] = list(self.notes)
         return out
 
 
@@ -179,6 +184,8 @@ class PendingSource:
         text += f"; {len(self.files)} file(s) would run: {names}"
         if self.source.problems:
             text += "; cannot be trusted: " + "; ".join(self.source.problems)
+        if self.source.notes:
+            text += "; " + "; ".join(self.source.notes)
         if self.warnings:
             text += "; WARNING: " + "; ".join(self.warnings)
         if self.status != "blocked" and self.source.trustable:
@@ -365,7 +372,12 @@ class _Collector:
         )
 
     def add_tree(
-        self, directory: str, *, everything: bool = False, dangling: bool = True
+        self,
+        directory: str,
+        *,
+        everything: bool = False,
+        dangling: bool = True,
+        installed: bool = True,
     ) -> None:
         """Every regular file below ``directory`` that Python could run, following directory
         links once each (the code may import any of them).
@@ -374,7 +386,8 @@ class _Collector:
         :mod:`customtools._loading._reviewed`), version-control directories, and, unless
         ``everything``, the non-executable files of :func:`is_data_file`. A dangling symbolic
         link is a problem when ``dangling`` is true, else skipped (it runs nothing; once its
-        target exists, it is hashed and the digest changes).
+        target exists, it is hashed and the digest changes). ``installed=False`` also leaves
+        out installed dependency trees (a directory holding ``pyvenv.cfg``, ``node_modules``).
         """
         seen: set[tuple[int, int]] = set()
         for current, dirs, names in os.walk(directory, followlinks=True):
@@ -386,7 +399,12 @@ class _Collector:
                 dirs[:] = []
                 continue
             seen.add((st.st_dev, st.st_ino))
-            dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS)
+            dirs[:] = sorted(
+                d
+                for d in dirs
+                if d not in _SKIPPED_DIRS
+                and (installed or not _installed_tree(os.path.join(current, d)))
+            )
             for name in sorted(names):
                 if everything or not is_data_file(name):
                     path = os.path.join(current, name)
@@ -433,6 +451,12 @@ asks again (tool metadata, READMEs, images). Plugin manifests are hashed all the
 
 _DATA_NAMES = frozenset({"readme", "license", "licence", "copying", "changelog", "authors"})
 _DATA_FILES = frozenset({".gitignore", ".gitattributes", ".DS_Store"})
+
+
+def _installed_tree(directory: str) -> bool:
+    return os.path.basename(directory) == "node_modules" or os.path.isfile(
+        os.path.join(directory, "pyvenv.cfg")
+    )
 
 
 def is_data_file(name: str) -> bool:
@@ -500,6 +524,8 @@ def file_source(
     *,
     provider: str,
     files: Iterable[str | os.PathLike[str]] = (),
+    trees: Iterable[str | os.PathLike[str]] = (),
+    notes: Iterable[str] = (),
     source: ToolSource | None = None,
 ) -> ProjectSource:
     """A project source that is one file plus, optionally, files it would run.
@@ -512,6 +538,10 @@ def file_source(
         path: the file (its path as found; the grant is keyed by its real path).
         provider: the id shown to people (``"mcp"``).
         files: further files that would run (scripts the file names), hashed too.
+        trees: directories whose code would run (a server's working directory): every
+            file below them Python could run, as for a tools directory, except installed
+            dependency trees (virtual environments, ``node_modules``).
+        notes: what the grant does not cover, shown with the listing.
         source: a :class:`ToolSource` to attach, if any.
     """
     root = os.path.abspath(os.fspath(path))
@@ -519,7 +549,11 @@ def file_source(
     collector.add(root)
     for item in files:
         collector.add(os.path.abspath(os.fspath(item)))
-    return collector.source(provider=provider, source=source, candidates=())
+    for tree in trees:
+        collector.add_tree(os.path.abspath(os.fspath(tree)), dangling=False, installed=False)
+    made = collector.source(provider=provider, source=source, candidates=())
+    notes = tuple(notes)
+    return dataclasses.replace(made, notes=notes) if notes else made
 
 
 def _used_bytecode(source: str) -> str | None:

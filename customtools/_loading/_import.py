@@ -367,14 +367,14 @@ def _exec_file(candidate: Candidate, module_name: str) -> ModuleType:
 
         if candidate.kind == "package":
             directory = candidate.resolved_path
-            spec = reviewed_spec(
+            reviewed = reviewed_spec(
                 module_name, os.path.join(directory, "__init__.py"), package_dir=directory
             )
         else:
-            spec = reviewed_spec(module_name, candidate.resolved_path)
-        module = importlib.util.module_from_spec(spec)
+            reviewed = reviewed_spec(module_name, candidate.resolved_path)
+        module = importlib.util.module_from_spec(reviewed)
         sys.modules[module_name] = module
-        spec.loader.exec_module(module)  # type: ignore[union-attr]
+        reviewed.loader.exec_module(module)  # type: ignore[union-attr]
         return module
     if candidate.kind == "package":
         directory = candidate.resolved_path

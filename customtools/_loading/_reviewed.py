@@ -135,10 +135,10 @@ class ReviewedSourceLoader(importlib.machinery.SourceFileLoader):
                 name=fullname,
                 path=path,
             )
-        code: CodeType = self.source_to_code(data, path)  # type: ignore[arg-type]
+        code: CodeType = self.source_to_code(data, path)
         return code
 
-    def set_data(self, path: str, data: bytes, *, _mode: int = 0o666) -> None:
+    def set_data(self, path: str, data: Any, *, _mode: int = 0o666) -> None:
         """Never write bytecode for project code."""
 
 

@@ -465,11 +465,7 @@ def is_data_file(name: str) -> bool:
     """
     base = os.path.basename(name)
     stem, suffix = os.path.splitext(base)
-    return (
-        suffix.lower() in DATA_SUFFIXES
-        or stem.lower() in _DATA_NAMES
-        or base in _DATA_FILES
-    )
+    return suffix.lower() in DATA_SUFFIXES or stem.lower() in _DATA_NAMES or base in _DATA_FILES
 
 
 def _root_of(candidate: Candidate) -> str:

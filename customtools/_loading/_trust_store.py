@@ -554,9 +554,7 @@ def _register_trusted(sources: Iterable[ProjectSource], pending: Iterable[Pendin
     held = {id(item.source) for item in pending}
     for source in sources:
         if id(source) not in held and source.candidates:
-            register_root(
-                source.root, files={item.real_path: item.sha256 for item in source.files}
-            )
+            register_root(source.root, files={item.real_path: item.sha256 for item in source.files})
 
 
 async def gate_source(

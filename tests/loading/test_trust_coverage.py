@@ -413,9 +413,7 @@ async def test_a_distribution_on_a_project_sys_path_entry_is_project_scope(
     monkeypatch.chdir(project)
     for entry in ("", str(project)):
         monkeypatch.setattr(sys, "path", [entry, *sys.path])
-        result = await discover_and_load(
-            (), project, home=home, providers=(), entry_points=True
-        )
+        result = await discover_and_load((), project, home=home, providers=(), entry_points=True)
         monkeypatch.undo()
         monkeypatch.chdir(project)
         assert not marker.exists()

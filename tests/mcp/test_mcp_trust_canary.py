@@ -135,7 +135,7 @@ async def test_a_data_file_beside_a_server_does_not_ask_again(tmp_path: Path) ->
     from customtools._loading._trust import file_source
 
     def source() -> object:
-        files, trees, notes = _project_code(str(project / ".mcp.json"))
+        files, trees, _notes = _project_code(str(project / ".mcp.json"))
         return file_source(project / ".mcp.json", provider="mcp", files=files, trees=trees)
 
     first = source()

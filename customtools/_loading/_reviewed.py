@@ -57,15 +57,20 @@ class _Registry:
         self.lock = threading.Lock()
         self.prefixes: dict[str, str] = {}  # root + sep (as found or real) -> real root
         self.hashed: dict[str, dict[str, str] | None] = {}  # real root -> {real path: sha}
+        # Directories of hashed files that lie outside their root (a linked package).
+        self.dirs: set[str] = set()
 
     def register(self, root: str, real_root: str, files: dict[str, str] | None) -> None:
         with self.lock:
             for item in (root, real_root):
                 self.prefixes[item.rstrip(os.sep) + os.sep] = real_root
             self.hashed[real_root] = files
+            self.dirs.update(os.path.dirname(path) for path in files or ())
 
     def covers(self, path: str) -> bool:
-        return any(path.startswith(prefix) for prefix in self.prefixes)
+        return os.path.dirname(path) in self.dirs or any(
+            path.startswith(prefix) for prefix in self.prefixes
+        )
 
     def expected(self, path: str) -> object:
         """The SHA-256 ``path`` must have; ``None``: any content (not hashed); ``_UNKNOWN``:
@@ -142,6 +147,19 @@ class ReviewedSourceLoader(importlib.machinery.SourceFileLoader):
         """Never write bytecode for project code."""
 
 
+def _check_binary(fullname: str, path: str) -> None:
+    expected = _REGISTRY.expected(path)
+    if expected is None:
+        return
+    if expected is _UNKNOWN or hashlib.sha256(_read_source(path)).hexdigest() != expected:
+        raise UnreviewedCodeError(
+            f"{display_path(path)} is not the file that was reviewed and trusted; reload to"
+            " be asked again (`customtools trust`)",
+            name=fullname,
+            path=path,
+        )
+
+
 class _ProjectFinder:
     """``PathFinder``, with project source files handed to :class:`ReviewedSourceLoader`."""
 
@@ -153,14 +171,16 @@ class _ProjectFinder:
         target: ModuleType | None = None,
     ) -> importlib.machinery.ModuleSpec | None:
         spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
-        if (
-            spec is not None
-            and type(spec.loader) is importlib.machinery.SourceFileLoader
-            and spec.origin
-            and _REGISTRY.covers(spec.origin)
-        ):
+        if spec is None or not spec.origin or not _REGISTRY.covers(spec.origin):
+            return spec
+        if type(spec.loader) is importlib.machinery.SourceFileLoader:
             spec.loader = ReviewedSourceLoader(fullname, spec.origin)
             spec.cached = None
+        elif isinstance(
+            spec.loader,
+            (importlib.machinery.SourcelessFileLoader, importlib.machinery.ExtensionFileLoader),
+        ):
+            _check_binary(fullname, spec.origin)  # a bare .pyc or .so: hashed like any file
         return spec
 
     @classmethod

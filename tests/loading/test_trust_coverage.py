@@ -426,3 +426,37 @@ async def test_a_distribution_on_a_project_sys_path_entry_is_project_scope(
     host_path = EntryPointsProvider(path=[str(project)])  # the host's choice, outside cwd
     scanned = scan((), elsewhere, home=home, providers=(host_path,), entry_points=False)
     assert [c.source.level for c in scanned.candidates] == ["user"]
+
+
+async def test_a_linked_package_outside_the_root_never_runs_its_bytecode(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside_pkg"
+    write(outside / "__init__.py", "from . import helper\n" + TOOL.format(name="linked"))
+    helper = write(outside / "helper.py", "X = 1\n")
+    tools = project / ".claude" / "tools"
+    tools.mkdir(parents=True)
+    (tools / "linked").symlink_to(outside, target_is_directory=True)
+    await trust_everything(project, home)
+    marker = tmp_path / "PWNED_LINKED"
+    forge_pyc(helper, evil(marker) + "X = 1\n", tmp_path)
+    result = await discover_and_load((), project, home=home, entry_points=False)
+    assert result.tool_names == ("linked",)
+    assert not marker.exists()
+
+
+async def test_a_bare_pyc_added_after_the_gate_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "bare_root"
+    root.mkdir()
+    name = f"_bare_{os.getpid()}"
+    forged = write(tmp_path / "forged.py", evil(tmp_path / "PWNED_BARE"))
+    py_compile.compile(str(forged), cfile=str(root / f"{name}.pyc"), doraise=True)
+    register_root(str(root), files={})
+    sys.path.insert(0, str(root))
+    try:
+        with pytest.raises(UnreviewedCodeError, match="is not the file that was reviewed"):
+            importlib.import_module(name)
+    finally:
+        sys.path.remove(str(root))
+        sys.modules.pop(name, None)
+    assert not (tmp_path / "PWNED_BARE").exists()

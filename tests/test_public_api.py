@@ -116,7 +116,7 @@ PINNED = {
         "default_providers", "explicit_candidates", "load_scan", "native_provider", "scan",
         "scan_sources", "PendingSource", "ProjectSource", "SourceFile", "file_source",
         "project_sources", "TrustCallback", "TrustGrant", "TrustPolicy", "TrustStore",
-        "default_store_path", "TrustStoreError",
+        "default_store_path", "TrustStoreError", "DiscoveryOptions",
     },
 }  # fmt: skip
 

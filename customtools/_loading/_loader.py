@@ -41,6 +41,7 @@ from customtools._loading._import import (
     module_name_for,
     new_generation,
 )
+from customtools._loading._options import DiscoveryOptions, merge_options
 from customtools._loading._paths import display_path
 from customtools._loading._records import (
     Candidate,
@@ -386,6 +387,7 @@ def scan(
     configured_paths: Iterable[PathArg] = (),
     cwd: PathArg | None = None,
     *,
+    options: DiscoveryOptions | None = None,
     home: PathArg | None = None,
     app_name: str = "customtools",
     native_dirs: tuple[Sequence[PathArg], Sequence[PathArg]] | None = None,
@@ -396,14 +398,12 @@ def scan(
 ) -> ScanResult:
     """List what :func:`discover_and_load` would import, without running any tool code.
 
-    Takes the same scan options as :func:`discover_and_load`; see ``docs/discovery.md`` for
-    the sources and their order.
+    Takes the same scan options as :func:`discover_and_load`, as keywords or as a
+    :class:`~customtools.loading.DiscoveryOptions` (a keyword left at its default takes the
+    value from ``options``); see ``docs/discovery.md`` for the sources and their order.
     """
-    from customtools._loading._scan import scan_sources
-
-    return scan_sources(
-        tuple(configured_paths),
-        _resolve_cwd(cwd),
+    opts = merge_options(
+        options,
         home=home,
         app_name=app_name,
         native_dirs=native_dirs,
@@ -412,6 +412,25 @@ def scan(
         disabled_providers=disabled_providers,
         entry_points=entry_points,
     )
+    return _scan(configured_paths, cwd, opts)
+
+
+def _scan(
+    configured_paths: Iterable[PathArg], cwd: PathArg | None, opts: DiscoveryOptions
+) -> ScanResult:
+    from customtools._loading._scan import scan_sources
+
+    return scan_sources(
+        tuple(configured_paths),
+        _resolve_cwd(cwd),
+        home=opts.home,
+        app_name=opts.app_name,
+        native_dirs=opts.native_dirs,
+        plugin_dirs=opts.plugin_dirs,
+        providers=opts.providers,
+        disabled_providers=opts.disabled_providers,
+        entry_points=opts.entry_points,
+    )
 
 
 async def discover_and_load(
@@ -419,6 +438,7 @@ async def discover_and_load(
     cwd: PathArg | None = None,
     builtin_tool_names: Iterable[str] = (),
     *,
+    options: DiscoveryOptions | None = None,
     strict: bool = False,
     load_timeout: float | None = DEFAULT_LOAD_TIMEOUT,
     pending_actions: PendingActionStore | None = None,
@@ -449,6 +469,9 @@ async def discover_and_load(
             ``file://`` URLs accepted); the host's explicit choice, so user scope.
         cwd: the project directory (default: the process's working directory).
         builtin_tool_names: names the host already uses; no tool may take them.
+        options: the discovery and trust options below as one
+            :class:`~customtools.loading.DiscoveryOptions`; a keyword left at its default
+            takes the value from it.
         strict: raise :class:`~customtools.LoadFailedError` listing every error (for CI).
         load_timeout: seconds an awaitable factory may take (``None``: no limit).
         pending_actions: share a pending-action store across loads (default: a new one).
@@ -480,10 +503,8 @@ async def discover_and_load(
         ValueError: an option is not valid (``load_timeout``, ``trust``, ``app_name``).
     """
     _check_timeout(load_timeout)
-    check_trust_policy(trust)
-    scanned = scan(
-        configured_paths,
-        cwd,
+    opts = merge_options(
+        options,
         home=home,
         app_name=app_name,
         native_dirs=native_dirs,
@@ -491,16 +512,21 @@ async def discover_and_load(
         providers=providers,
         disabled_providers=disabled_providers,
         entry_points=entry_points,
+        trust=trust,
+        trust_store=trust_store,
+        project_mcp_servers=project_mcp_servers,
     )
+    scanned = _scan(configured_paths, cwd, opts)
     builtins = tuple(builtin_tool_names)
+    store = opts.trust_store
     if (
-        trust_store is None
-        and trust != "all"
+        store is None
+        and opts.trust != "all"
         and (mcp_servers is not None or _has_project_code(scanned))
     ):
         from customtools._loading._trust_store import TrustStore
 
-        trust_store = TrustStore(home=home, app_name=app_name)
+        store = TrustStore(home=opts.home, app_name=opts.app_name)
     result = await load_scan(
         scanned,
         cwd,
@@ -508,8 +534,8 @@ async def discover_and_load(
         strict=strict and mcp_servers is None,
         load_timeout=load_timeout,
         pending_actions=pending_actions,
-        trust=trust,
-        trust_store=trust_store,
+        trust=opts.trust,
+        trust_store=store,
         isolation=isolation,
     )
     if mcp_servers is not None:
@@ -519,11 +545,11 @@ async def discover_and_load(
         mounted, errors, diagnostics = await load_mcp_json_tools(
             mcp_servers,
             cwd=_resolve_cwd(cwd),
-            plugin_dirs=plugin_dirs,
+            plugin_dirs=opts.plugin_dirs,
             taken={**dict.fromkeys(builtins), **result._by_name},
-            trust_project=project_mcp_servers or trust == "all",
-            trust=trust,
-            trust_store=trust_store,
+            trust_project=opts.project_mcp_servers or opts.trust == "all",
+            trust=opts.trust,
+            trust_store=store,
             pending=held,
         )
         result.pending_trust += tuple(held)

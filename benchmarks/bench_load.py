@@ -13,7 +13,11 @@ Trust variant (``--trust``): the same 1,000 modules as *project* directories (un
 loaded with the trust gate on (every source trusted beforehand) against the gate off
 (``trust="all"``), warm, in the same run: ``gate_on`` checks each file by its stat key (the
 stat cache, see docs/trust.md), ``gate_on_hash`` reads and hashes every file
-(``TrustStore(stat_cache=False)``). Target: on/off <= 1.1x.
+(``TrustStore(stat_cache=False)``). Target: on/off <= 1.1x. Each directory also holds a
+``_helpers.py``, a ``lib/util.py`` and a ``notes.json``, which the grant covers (the first
+two) or leaves out (data). ``user_cached`` loads the same modules as user scope, from
+their ``__pycache__``: ``gate_off/user_cached`` is the cost of compiling project code from
+the reviewed source (project code never runs from bytecode caches).
 
 ``warm``: valid ``__pycache__``; ``cold``: every ``__pycache__`` deleted before the run (so the
 run compiles and writes ``.pyc`` files). Times are measured inside the child process around the
@@ -140,7 +144,8 @@ CHILD = textwrap.dedent(
         anyio.run(_noop)
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t0 = time.perf_counter()
-    run = {"bare": bare, "loader": loader, "gate_on": lambda: project("prompt"),
+    run = {"bare": bare, "loader": loader, "user_cached": loader,
+           "gate_on": lambda: project("prompt"),
            "gate_on_hash": lambda: project("prompt", stat_cache=False),
            "gate_off": lambda: project("all")}[mode]
     tools, errors = run()
@@ -245,15 +250,21 @@ def main() -> None:
 
 def trust_benchmark(repeats: int, as_json: bool) -> None:
     """Gate on (trusted, hashed) vs gate off, warm, same run, round-robin."""
-    modes = ("gate_off", "gate_on", "gate_on_hash")
+    modes = ("user_cached", "gate_off", "gate_on", "gate_on_hash")
     times: dict[str, list[float]] = {mode: [] for mode in modes}
     with tempfile.TemporaryDirectory(prefix="ct-bench-trust-") as tmp:
         root, home = Path(tmp) / "tools", Path(tmp) / "home"
         home.mkdir()
         generate(root)
+        for directory in sorted(root.iterdir()):  # helpers the wider hashing covers too
+            (directory / "_helpers.py").write_text("def greet(name):\n    return name\n")
+            (directory / "lib").mkdir()
+            (directory / "lib" / "util.py").write_text("X = 1\n")
+            (directory / "notes.json").write_text("{}\n")
         time.sleep(2.1)  # files changed in the last 2 s are never stat-cached (docs/trust.md)
         run_child("grant", root, home)
-        run_child("gate_off", root, home)  # populate __pycache__ and the page cache
+        run_child("gate_off", root, home)  # the page cache
+        run_child("user_cached", root, home)  # populate __pycache__ (user scope uses it)
         for _ in range(repeats):
             for mode in modes:
                 times[mode].append(run_child(mode, root, home)["s"])
@@ -265,6 +276,8 @@ def trust_benchmark(repeats: int, as_json: bool) -> None:
     for mode in modes:
         best = min(times[mode]) * 1000
         print(f"{mode:<14} median {median[mode] * 1000:7.1f}ms  min {best:7.1f}ms")
+    compile_cost = median["gate_off"] / median["user_cached"]
+    print(f"gate_off/user_cached (compiling project code, no bytecode cache): {compile_cost:.2f}x")
     for mode in ("gate_on", "gate_on_hash"):
         ratio = median[mode] / median["gate_off"]
         best = min(times[mode]) / min(times["gate_off"])

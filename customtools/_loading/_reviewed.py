@@ -22,6 +22,7 @@ Compiling a small module takes well under a millisecond; ``docs/performance.md``
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.machinery
 import os
@@ -75,6 +76,12 @@ class _Registry:
     def expected(self, path: str) -> object:
         """The SHA-256 ``path`` must have; ``None``: any content (not hashed); ``_UNKNOWN``:
         under a hashed root but not among its files (it appeared after the review)."""
+        with self.lock:
+            # The path is usually already real (a candidate's resolved path, a module under
+            # an unlinked root): no realpath() syscalls then. The content is compared anyway.
+            for files in self.hashed.values():
+                if files is not None and path in files:
+                    return files[path]
         real = os.path.realpath(path)
         under_hashed = False
         with self.lock:
@@ -117,6 +124,86 @@ def _read_source(path: str) -> bytes:
     return b"".join(chunks)
 
 
+# -- the code cache: the user's, keyed by the reviewed bytes ---------------------------------------
+#
+# Compiling costs about as much as the rest of a warm load, so compiled code is kept, but never
+# in the project: in the user's cache directory (~/.cache/customtools/bytecode, or under
+# $XDG_CACHE_HOME), mode 0700, used only when owned by the user and not writable by others,
+# one file per SHA-256 of (interpreter magic, optimisation level, path, source SHA-256). A
+# project can neither choose nor forge an entry: the key is the hash of the bytes just
+# checked, and the directory is the user's own (like the trust store).
+
+_cache_state: dict[str, str | None] = {}
+
+
+def _cache_dir() -> str | None:
+    if "dir" in _cache_state:
+        return _cache_state["dir"]
+    found: str | None = None
+    if os.name == "posix" and not sys.dont_write_bytecode:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        path = os.path.join(base, "customtools", "bytecode")
+        try:
+            os.makedirs(path, mode=0o700, exist_ok=True)
+            st = os.lstat(path)
+            if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077:
+                found = path
+        except OSError:
+            found = None
+    _cache_state["dir"] = found
+    return found
+
+
+def _code_key(path: str, sha: str) -> str:
+    import importlib.util
+
+    text = f"{importlib.util.MAGIC_NUMBER.hex()}\0{sys.flags.optimize}\0{path}\0{sha}"
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _cached_code(key: str) -> CodeType | None:
+    directory = _cache_dir()
+    if directory is None:
+        return None
+    import marshal
+
+    try:
+        fd = os.open(os.path.join(directory, key), _FLAGS | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_size > _MAX_SOURCE:
+            return None
+        code = marshal.loads(os.read(fd, st.st_size + 1))
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+    finally:
+        os.close(fd)
+    return code if isinstance(code, CodeType) else None
+
+
+def _store_code(key: str, code: CodeType) -> None:
+    directory = _cache_dir()
+    if directory is None:
+        return
+    import marshal
+    import tempfile
+
+    try:
+        fd, temp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(marshal.dumps(code))
+            os.replace(temp, os.path.join(directory, key))
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise
+    except OSError:
+        return  # a cache that cannot be written only costs time
+
+
 class ReviewedSourceLoader(importlib.machinery.SourceFileLoader):
     """Compiles a project source file from the bytes the trust gate hashed (see the module
     docstring); never reads or writes ``__pycache__``."""
@@ -133,14 +220,19 @@ class ReviewedSourceLoader(importlib.machinery.SourceFileLoader):
                 name=fullname,
                 path=path,
             )
-        if expected is not None and hashlib.sha256(data).hexdigest() != expected:
+        sha = hashlib.sha256(data).hexdigest()
+        if expected is not None and sha != expected:
             raise UnreviewedCodeError(
                 f"{display_path(path)} changed after it was reviewed and trusted; reload to"
                 " be asked again (`customtools trust`)",
                 name=fullname,
                 path=path,
             )
-        code: CodeType = self.source_to_code(data, path)
+        key = _code_key(path, sha)
+        code = _cached_code(key)
+        if code is None:
+            code = self.source_to_code(data, path)
+            _store_code(key, code)
         return code
 
     def set_data(self, path: str, data: Any, *, _mode: int = 0o666) -> None:

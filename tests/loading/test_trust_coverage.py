@@ -460,3 +460,56 @@ async def test_a_bare_pyc_added_after_the_gate_is_refused(tmp_path: Path) -> Non
         sys.path.remove(str(root))
         sys.modules.pop(name, None)
     assert not (tmp_path / "PWNED_BARE").exists()
+
+
+# -- the user's code cache --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def code_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    from customtools._loading import _reviewed
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr(_reviewed, "_cache_state", {})
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    return tmp_path / "xdg" / "customtools" / "bytecode"
+
+
+def import_fresh(root: Path, name: str) -> object:
+    sys.path.insert(0, str(root))
+    try:
+        sys.modules.pop(name, None)
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(root))
+        sys.modules.pop(name, None)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the code cache is POSIX-only")
+def test_the_code_cache_is_keyed_by_the_reviewed_bytes(tmp_path: Path, code_cache: Path) -> None:
+    import hashlib
+
+    root = tmp_path / "cached_root"
+    name = f"_cached_{os.getpid()}"
+    module = write(root / f"{name}.py", "X = 1\n")
+    register_root(str(root), files={str(module): hashlib.sha256(b"X = 1\n").hexdigest()})
+    assert import_fresh(root, name).X == 1  # type: ignore[attr-defined]
+    assert len(list(code_cache.iterdir())) == 1
+    assert oct(code_cache.stat().st_mode & 0o777) == "0o700"
+    assert import_fresh(root, name).X == 1  # type: ignore[attr-defined]  # from the cache
+    write(module, "X = 2\n")
+    register_root(str(root), files={str(module): hashlib.sha256(b"X = 2\n").hexdigest()})
+    assert import_fresh(root, name).X == 2  # type: ignore[attr-defined]
+    assert len(list(code_cache.iterdir())) == 2
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the code cache is POSIX-only")
+def test_a_code_cache_writable_by_others_is_not_used(tmp_path: Path, code_cache: Path) -> None:
+    code_cache.mkdir(parents=True)
+    code_cache.chmod(0o777)
+    root = tmp_path / "open_root"
+    name = f"_open_{os.getpid()}"
+    write(root / f"{name}.py", "X = 3\n")
+    register_root(str(root))
+    assert import_fresh(root, name).X == 3  # type: ignore[attr-defined]
+    assert list(code_cache.iterdir()) == []

@@ -462,7 +462,7 @@ async def test_a_bare_pyc_added_after_the_gate_is_refused(tmp_path: Path) -> Non
     assert not (tmp_path / "PWNED_BARE").exists()
 
 
-# -- the user's code cache --------------------------------------------------------------------------
+# -- the user's code cache -------------------------------------------------------------------------
 
 
 @pytest.fixture

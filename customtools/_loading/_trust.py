@@ -390,29 +390,47 @@ class _Collector:
         out installed dependency trees (a directory holding ``pyvenv.cfg``, ``node_modules``).
         """
         seen: set[tuple[int, int]] = set()
-        for current, dirs, names in os.walk(directory, followlinks=True):
+        # (directory as found, its real path or None when it must be resolved)
+        stack: list[tuple[str, str | None]] = [(directory, None)]
+        while stack and not self.stopped:
+            current, real_current = stack.pop()
             try:
                 st = os.stat(current)
+                if real_current is None:
+                    real_current = os.path.realpath(current)
+                with os.scandir(current) as listing:
+                    entries = sorted(listing, key=lambda entry: entry.name)
             except OSError:
                 continue
             if (st.st_dev, st.st_ino) in seen:
-                dirs[:] = []
                 continue
             seen.add((st.st_dev, st.st_ino))
-            dirs[:] = sorted(
-                d
-                for d in dirs
-                if d not in _SKIPPED_DIRS
-                and (installed or not _installed_tree(os.path.join(current, d)))
-            )
-            for name in sorted(names):
-                if everything or not is_data_file(name):
-                    path = os.path.join(current, name)
-                    if not dangling and os.path.islink(path) and not os.path.exists(path):
+            subdirs: list[tuple[str, str | None]] = []
+            for entry in entries:
+                name = entry.name
+                try:
+                    link = entry.is_symlink()
+                    is_dir = entry.is_dir()  # follows links, as the import system does
+                except OSError:
+                    link, is_dir = True, False
+                if is_dir:
+                    if name not in _SKIPPED_DIRS and (
+                        installed or not _installed_tree(entry.path)
+                    ):
+                        real = None if link else os.path.join(real_current, name)
+                        subdirs.append((entry.path, real))
+                    continue
+                if not everything and is_data_file(name):
+                    continue
+                if link:
+                    if not dangling and not os.path.exists(entry.path):
                         continue
-                    self.add(path)
-            if self.stopped:
-                return
+                    self.add(entry.path)
+                else:  # no realpath() syscalls for a plain file in a resolved directory
+                    self.add(entry.path, os.path.join(real_current, name))
+                if self.stopped:
+                    return
+            stack.extend(reversed(subdirs))
 
     def add_package(self, directory: str) -> None:
         """Every file below a package directory that Python could run (see :meth:`add_tree`)."""

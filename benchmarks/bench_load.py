@@ -277,7 +277,9 @@ def trust_benchmark(repeats: int, as_json: bool) -> None:
         best = min(times[mode]) * 1000
         print(f"{mode:<14} median {median[mode] * 1000:7.1f}ms  min {best:7.1f}ms")
     compile_cost = median["gate_off"] / median["user_cached"]
-    print(f"gate_off/user_cached (compiling project code, no bytecode cache): {compile_cost:.2f}x")
+    print(
+        f"gate_off/user_cached (reviewed loader + user code cache vs __pycache__): {compile_cost:.2f}x"
+    )
     for mode in ("gate_on", "gate_on_hash"):
         ratio = median[mode] / median["gate_off"]
         best = min(times[mode]) / min(times["gate_off"])

@@ -79,9 +79,14 @@ class _Registry:
         with self.lock:
             # The path is usually already real (a candidate's resolved path, a module under
             # an unlinked root): no realpath() syscalls then. The content is compared anyway.
+            hashed = False
             for files in self.hashed.values():
-                if files is not None and path in files:
-                    return files[path]
+                if files is not None:
+                    hashed = True
+                    if path in files:
+                        return files[path]
+        if not hashed:
+            return None  # trust="all" everywhere: nothing to compare with
         real = os.path.realpath(path)
         under_hashed = False
         with self.lock:

@@ -414,9 +414,7 @@ class _Collector:
                 except OSError:
                     link, is_dir = True, False
                 if is_dir:
-                    if name not in _SKIPPED_DIRS and (
-                        installed or not _installed_tree(entry.path)
-                    ):
+                    if name not in _SKIPPED_DIRS and (installed or not _installed_tree(entry.path)):
                         real = None if link else os.path.join(real_current, name)
                         subdirs.append((entry.path, real))
                     continue
@@ -481,9 +479,12 @@ def is_data_file(name: str) -> bool:
     """Whether a file of a project source is data Python never runs (see
     :data:`DATA_SUFFIXES`): ``README``/``LICENSE`` with any suffix or none, ``.gitignore``.
     """
-    base = os.path.basename(name)
-    stem, suffix = os.path.splitext(base)
-    return suffix.lower() in DATA_SUFFIXES or stem.lower() in _DATA_NAMES or base in _DATA_FILES
+    if name.endswith(".py"):
+        return False  # the common case, first
+    base = name.rpartition("/")[2].rpartition(os.sep)[2]
+    dot = base.rfind(".")
+    stem, suffix = (base[:dot], base[dot:].lower()) if dot > 0 else (base, "")
+    return suffix in DATA_SUFFIXES or stem.lower() in _DATA_NAMES or base in _DATA_FILES
 
 
 def _root_of(candidate: Candidate) -> str:
@@ -517,9 +518,11 @@ def _hash_group(root: str, members: list[Candidate], cache: StatCache | None) ->
         # Everything under the root a tool could import or run: sibling helpers, folders
         # without __init__.py, packages (the scan lists only the candidates).
         collector.add_tree(root, dangling=False)
+    walked = collector.prefix if os.path.isdir(root) else None
     for candidate in members:
         if candidate.kind == "module":
-            collector.add(candidate.path, candidate.resolved_path)
+            if walked is None or not candidate.path.startswith(walked):
+                collector.add(candidate.path, candidate.resolved_path)
         elif candidate.kind == "package":
             collector.add_tree(candidate.path)
         else:

@@ -137,6 +137,9 @@ CHILD = textwrap.dedent(
         # A host calls discover_and_load from a running event loop: import the loader and
         # start anyio's backend once outside the timed region.
         import anyio, customtools._loading._loader, customtools._loading._scan  # noqa
+        # ... and the gate's modules, imported once per process by a host that loads project
+        # code (both modes: the comparison is the per-load cost of the check).
+        import customtools._loading._trust_store, customtools._loading._reviewed  # noqa
 
         async def _noop():
             pass

@@ -293,6 +293,8 @@ def _project_code(path: str) -> tuple[list[str], list[str], list[str]]:
     says what is not covered: programs outside the project and installed dependency trees
     (virtual environments, ``node_modules``), which the user installs like any program.
     """
+    from customtools._loading._trust import is_data_file
+
     project = os.path.dirname(os.path.abspath(path))
     configs, _problems = read_mcp_json(path)
     files: list[str] = []
@@ -308,7 +310,12 @@ def _project_code(path: str) -> tuple[list[str], list[str], list[str]]:
             if not word:
                 continue
             if word == "-m" and index > 0 and index + 1 < len(words):
-                runs_project = runs_project or _under(base, project)
+                top = words[index + 1].split(".", 1)[0]
+                if top and (
+                    os.path.isdir(os.path.join(base, top))
+                    or os.path.isfile(os.path.join(base, top + ".py"))
+                ):
+                    runs_project = runs_project or _under(base, project)
                 continue
             if word.startswith("-"):
                 continue
@@ -316,6 +323,8 @@ def _project_code(path: str) -> tuple[list[str], list[str], list[str]]:
             if _under(named, project) and os.path.isfile(named):
                 if named not in files:
                     files.append(named)
+                if is_data_file(named):
+                    continue  # a config file a server reads: hashed, but it runs nothing
                 runs_project = True
                 tree = os.path.dirname(named)
                 if tree not in trees:

@@ -144,3 +144,22 @@ async def test_a_data_file_beside_a_server_does_not_ask_again(tmp_path: Path) ->
     assert store.check(source()) is None  # type: ignore[arg-type]
     (project / "srvlib.py").write_text("X = 2\n")
     assert store.check(source()) is not None  # type: ignore[arg-type]
+
+
+def test_a_stdlib_module_or_a_config_file_does_not_widen_the_grant(tmp_path: Path) -> None:
+    from customtools._loading._mcpjson import _project_code
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "cfg.json").write_text("{}")
+    config = {
+        "mcpServers": {
+            "web": {"command": sys.executable, "args": ["-m", "http.server"]},
+            "cfg": {"command": "npx", "args": ["some-server", "--config", "cfg.json"]},
+        }
+    }
+    (project / ".mcp.json").write_text(json.dumps(config))
+    files, trees, notes = _project_code(str(project / ".mcp.json"))
+    assert files == [str(project / "cfg.json")]
+    assert trees == []
+    assert "'npx'" in notes[0]

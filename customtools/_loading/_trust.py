@@ -426,9 +426,13 @@ class _Collector:
                     self.add(entry.path)
                 else:  # no realpath() syscalls for a plain file in a resolved directory
                     self.add(entry.path, os.path.join(real_current, name))
-                if self.stopped:
+                if self.full():
                     return
             stack.extend(reversed(subdirs))
+
+    def full(self) -> bool:
+        """Whether a limit was reached (nothing more is read)."""
+        return self.stopped
 
     def add_package(self, directory: str) -> None:
         """Every file below a package directory that Python could run (see :meth:`add_tree`)."""

@@ -27,7 +27,7 @@ runs; ``tracemalloc`` is not used because it would slow the timed runs several-f
 
 Usage::
 
-    python benchmarks/bench_load.py [--repeats 7] [--json] [--trust]
+    python benchmarks/bench_load.py [--repeats 7] [--json] [--trust | --trust-check]
 """
 
 from __future__ import annotations
@@ -197,9 +197,17 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--json", action="store_true")
     parser.add_argument(
+        "--trust-check",
+        action="store_true",
+        help="time the trust check alone, in process (best of 30)",
+    )
+    parser.add_argument(
         "--trust", action="store_true", help="time the trust gate (on vs off) instead"
     )
     args = parser.parse_args()
+    if args.trust_check:
+        trust_check_benchmark()
+        return
     if args.trust:
         trust_benchmark(args.repeats, args.json)
         return
@@ -259,11 +267,7 @@ def trust_benchmark(repeats: int, as_json: bool) -> None:
         root, home = Path(tmp) / "tools", Path(tmp) / "home"
         home.mkdir()
         generate(root)
-        for directory in sorted(root.iterdir()):  # helpers the wider hashing covers too
-            (directory / "_helpers.py").write_text("def greet(name):\n    return name\n")
-            (directory / "lib").mkdir()
-            (directory / "lib" / "util.py").write_text("X = 1\n")
-            (directory / "notes.json").write_text("{}\n")
+        add_helpers(root)
         time.sleep(2.1)  # files changed in the last 2 s are never stat-cached (docs/trust.md)
         run_child("grant", root, home)
         run_child("gate_off", root, home)  # the page cache
@@ -288,6 +292,42 @@ def trust_benchmark(repeats: int, as_json: bool) -> None:
         best = min(times[mode]) / min(times["gate_off"])
         verdict = "ok" if ratio <= 1.1 else "MISSED"
         print(f"{mode}/gate_off: median {ratio:.2f}x, min {best:.2f}x (target <= 1.1x) {verdict}")
+
+
+def add_helpers(root: Path) -> None:
+    """Files the wider hashing covers (``_helpers.py``, ``lib/util.py``) or leaves out."""
+    for directory in sorted(root.iterdir()):
+        (directory / "_helpers.py").write_text("def greet(name):\n    return name\n")
+        (directory / "lib").mkdir()
+        (directory / "lib" / "util.py").write_text("X = 1\n")
+        (directory / "notes.json").write_text("{}\n")
+
+
+def trust_check_benchmark() -> None:
+    """The trust check alone (store read, walk, stat or hash per file), in process."""
+    from customtools._loading._loader import scan
+    from customtools._loading._trust import project_sources
+    from customtools._loading._trust_store import TrustStore
+
+    with tempfile.TemporaryDirectory(prefix="ct-bench-check-") as tmp:
+        root, home = Path(tmp) / "tools", Path(tmp) / "home"
+        home.mkdir()
+        generate(root)
+        add_helpers(root)
+        time.sleep(2.1)  # files changed in the last 2 s are never stat-cached
+        dirs = sorted(str(path) for path in root.iterdir())
+        scanned = scan((), root, home=home, entry_points=False, native_dirs=((), dirs))
+        for source in project_sources(scanned):
+            TrustStore(home=home).grant(source)
+        for label, stat_cache in (("stat cache", True), ("hash every file", False)):
+            store = TrustStore(home=home, stat_cache=stat_cache)
+            best = float("inf")
+            for _ in range(30):
+                t0 = time.perf_counter()
+                pending = store.pending(scanned)
+                best = min(best, time.perf_counter() - t0)
+                assert pending == ()
+            print(f"trust check, {label:<15} best of 30: {best * 1000:6.1f} ms")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,11 @@ Trust variant (``--trust``): the same 1,000 modules as *project* directories (un
 loaded with the trust gate on (every source trusted beforehand) against the gate off
 (``trust="all"``), warm, in the same run: ``gate_on`` checks each file by its stat key (the
 stat cache, see docs/trust.md), ``gate_on_hash`` reads and hashes every file
-(``TrustStore(stat_cache=False)``). Target: on/off <= 1.1x.
+(``TrustStore(stat_cache=False)``). Target: on/off <= 1.1x. Each directory also holds a
+``_helpers.py``, a ``lib/util.py`` and a ``notes.json``, which the grant covers (the first
+two) or leaves out (data). ``user_cached`` loads the same modules as user scope, from
+their ``__pycache__``: ``gate_off/user_cached`` is the cost of compiling project code from
+the reviewed source (project code never runs from bytecode caches).
 
 ``warm``: valid ``__pycache__``; ``cold``: every ``__pycache__`` deleted before the run (so the
 run compiles and writes ``.pyc`` files). Times are measured inside the child process around the
@@ -23,7 +27,7 @@ runs; ``tracemalloc`` is not used because it would slow the timed runs several-f
 
 Usage::
 
-    python benchmarks/bench_load.py [--repeats 7] [--json] [--trust]
+    python benchmarks/bench_load.py [--repeats 7] [--json] [--trust | --trust-check]
 """
 
 from __future__ import annotations
@@ -133,6 +137,9 @@ CHILD = textwrap.dedent(
         # A host calls discover_and_load from a running event loop: import the loader and
         # start anyio's backend once outside the timed region.
         import anyio, customtools._loading._loader, customtools._loading._scan  # noqa
+        # ... and the gate's modules, imported once per process by a host that loads project
+        # code (both modes: the comparison is the per-load cost of the check).
+        import customtools._loading._trust_store, customtools._loading._reviewed  # noqa
 
         async def _noop():
             pass
@@ -140,7 +147,8 @@ CHILD = textwrap.dedent(
         anyio.run(_noop)
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t0 = time.perf_counter()
-    run = {"bare": bare, "loader": loader, "gate_on": lambda: project("prompt"),
+    run = {"bare": bare, "loader": loader, "user_cached": loader,
+           "gate_on": lambda: project("prompt"),
            "gate_on_hash": lambda: project("prompt", stat_cache=False),
            "gate_off": lambda: project("all")}[mode]
     tools, errors = run()
@@ -189,9 +197,17 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--json", action="store_true")
     parser.add_argument(
+        "--trust-check",
+        action="store_true",
+        help="time the trust check alone, in process (best of 30)",
+    )
+    parser.add_argument(
         "--trust", action="store_true", help="time the trust gate (on vs off) instead"
     )
     args = parser.parse_args()
+    if args.trust_check:
+        trust_check_benchmark()
+        return
     if args.trust:
         trust_benchmark(args.repeats, args.json)
         return
@@ -245,15 +261,17 @@ def main() -> None:
 
 def trust_benchmark(repeats: int, as_json: bool) -> None:
     """Gate on (trusted, hashed) vs gate off, warm, same run, round-robin."""
-    modes = ("gate_off", "gate_on", "gate_on_hash")
+    modes = ("user_cached", "gate_off", "gate_on", "gate_on_hash")
     times: dict[str, list[float]] = {mode: [] for mode in modes}
     with tempfile.TemporaryDirectory(prefix="ct-bench-trust-") as tmp:
         root, home = Path(tmp) / "tools", Path(tmp) / "home"
         home.mkdir()
         generate(root)
+        add_helpers(root)
         time.sleep(2.1)  # files changed in the last 2 s are never stat-cached (docs/trust.md)
         run_child("grant", root, home)
-        run_child("gate_off", root, home)  # populate __pycache__ and the page cache
+        run_child("gate_off", root, home)  # the page cache
+        run_child("user_cached", root, home)  # populate __pycache__ (user scope uses it)
         for _ in range(repeats):
             for mode in modes:
                 times[mode].append(run_child(mode, root, home)["s"])
@@ -265,11 +283,51 @@ def trust_benchmark(repeats: int, as_json: bool) -> None:
     for mode in modes:
         best = min(times[mode]) * 1000
         print(f"{mode:<14} median {median[mode] * 1000:7.1f}ms  min {best:7.1f}ms")
+    compile_cost = median["gate_off"] / median["user_cached"]
+    print(
+        f"gate_off/user_cached (reviewed loader + user code cache vs __pycache__): {compile_cost:.2f}x"
+    )
     for mode in ("gate_on", "gate_on_hash"):
         ratio = median[mode] / median["gate_off"]
         best = min(times[mode]) / min(times["gate_off"])
         verdict = "ok" if ratio <= 1.1 else "MISSED"
         print(f"{mode}/gate_off: median {ratio:.2f}x, min {best:.2f}x (target <= 1.1x) {verdict}")
+
+
+def add_helpers(root: Path) -> None:
+    """Files the wider hashing covers (``_helpers.py``, ``lib/util.py``) or leaves out."""
+    for directory in sorted(root.iterdir()):
+        (directory / "_helpers.py").write_text("def greet(name):\n    return name\n")
+        (directory / "lib").mkdir()
+        (directory / "lib" / "util.py").write_text("X = 1\n")
+        (directory / "notes.json").write_text("{}\n")
+
+
+def trust_check_benchmark() -> None:
+    """The trust check alone (store read, walk, stat or hash per file), in process."""
+    from customtools._loading._loader import scan
+    from customtools._loading._trust import project_sources
+    from customtools._loading._trust_store import TrustStore
+
+    with tempfile.TemporaryDirectory(prefix="ct-bench-check-") as tmp:
+        root, home = Path(tmp) / "tools", Path(tmp) / "home"
+        home.mkdir()
+        generate(root)
+        add_helpers(root)
+        time.sleep(2.1)  # files changed in the last 2 s are never stat-cached
+        dirs = sorted(str(path) for path in root.iterdir())
+        scanned = scan((), root, home=home, entry_points=False, native_dirs=((), dirs))
+        for source in project_sources(scanned):
+            TrustStore(home=home).grant(source)
+        for label, stat_cache in (("stat cache", True), ("hash every file", False)):
+            store = TrustStore(home=home, stat_cache=stat_cache)
+            best = float("inf")
+            for _ in range(30):
+                t0 = time.perf_counter()
+                pending = store.pending(scanned)
+                best = min(best, time.perf_counter() - t0)
+                assert pending == ()
+            print(f"trust check, {label:<15} best of 30: {best * 1000:6.1f} ms")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
 """Loader plumbing for hosts that need more than :func:`customtools.discover_and_load`.
 
+- Options: :class:`DiscoveryOptions`, every discovery and trust option of
+  :func:`customtools.discover_and_load` and :func:`scan` as one frozen value.
 - Two-step loading: :func:`scan` finds candidates without running any code, a host filters
   or shows them, then :func:`load_scan` imports the chosen ones.
 - Providers: where tools are looked for (:func:`default_providers`, :func:`native_provider`,
@@ -30,6 +32,7 @@ from customtools._loading._api import (
 )
 from customtools._loading._entrypoints import TOOL_ENTRY_POINT_GROUP, EntryPointsProvider
 from customtools._loading._loader import DEFAULT_LOAD_TIMEOUT, load_scan, scan
+from customtools._loading._options import DiscoveryOptions
 from customtools._loading._plugins import MANIFEST_LOCATIONS, PluginRootsProvider
 from customtools._loading._providers import (
     ClaudePluginsProvider,
@@ -82,6 +85,7 @@ __all__ = [
     "ConfiguredPathsProvider",
     "Diagnostic",
     "DirectoryProvider",
+    "DiscoveryOptions",
     "EntryPointsProvider",
     "MetadataFile",
     "NoOpUIContext",

@@ -128,6 +128,7 @@ PINNED = {
         "project_sources", "TrustCallback", "TrustGrant", "TrustPolicy", "TrustStore",
         "default_store_path", "TrustStoreError", "RegisteredTool", "ToolConflict",
         "RELOAD_KEPT_PREVIOUS", "Reloader",
+        "DiscoveryOptions",
     },
 }  # fmt: skip
 

@@ -161,6 +161,9 @@ class _Worker:
                 ScanResult(candidates=(candidate,)),
                 message["cwd"],
                 load_timeout=message.get("loadTimeout"),
+                # The host already applied its own trust policy and store to this candidate:
+                # re-deciding here against the worker's default store would drop it.
+                trust="all",
             )
         except Exception as exc:
             self.send(

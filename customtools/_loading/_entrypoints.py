@@ -13,6 +13,7 @@ the first one on ``sys.path`` wins, as it does for ``import``.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata as ilm
 import os
 import re
@@ -62,6 +63,40 @@ def _location(dist: ilm.Distribution) -> str:
     return display_path(str(location)) if location is not None else "<unknown location>"
 
 
+def _installed_dirs() -> frozenset[str]:
+    """The interpreter's own installation directories (site-packages, the standard library):
+    distributions there were installed, wherever the environment lives."""
+    import site
+    import sysconfig
+
+    found: set[str] = set()
+    for key in ("purelib", "platlib", "stdlib", "platstdlib"):
+        with contextlib.suppress(KeyError):
+            found.add(sysconfig.get_paths()[key])
+    with contextlib.suppress(Exception):
+        found.update(site.getsitepackages())
+    with contextlib.suppress(Exception):
+        found.add(site.getusersitepackages())
+    return frozenset(os.path.realpath(item) for item in found if item)
+
+
+def _in_project(dist: ilm.Distribution, cwd: str, installed: frozenset[str]) -> bool:
+    """Whether ``dist`` was found through a ``sys.path`` entry inside the project: a relative
+    entry (``''``, ``'.'``: the process's working directory) or a directory under ``cwd``
+    that is not one of the interpreter's installation directories."""
+    location = getattr(dist, "_path", None)
+    if location is None:
+        return False
+    text = os.fspath(location) if isinstance(location, os.PathLike) else str(location)
+    if not os.path.isabs(text):
+        return True
+    entry = os.path.realpath(os.path.dirname(text))
+    if entry in installed:
+        return False
+    root = os.path.realpath(cwd)
+    return entry == root or entry.startswith(root.rstrip(os.sep) + os.sep)
+
+
 def _guarded(dists: Iterable[ilm.Distribution]) -> Iterator[ilm.Distribution]:
     """Iterate distributions; a path entry that breaks the iteration ends it, not the scan."""
     iterator = iter(dists)
@@ -100,6 +135,7 @@ class EntryPointsProvider:
         dists = ilm.distributions() if self.path is None else ilm.distributions(path=[*self.path])
         seen: set[str] = set()
         batches: list[tuple[str, list[ProviderItem]]] = []
+        installed = _installed_dirs()
         for dist in _guarded(dists):
             stem = _stem_name(dist)
             if stem is not None:
@@ -112,14 +148,15 @@ class EntryPointsProvider:
                 text = None
             if not text or self.group not in text:
                 continue  # cheap filter: most distributions declare no tools
-            items = list(self._from_distribution(dist, stem, seen))
+            project = _in_project(dist, context.cwd, installed)
+            items = list(self._from_distribution(dist, stem, seen, project=project))
             batches.append((_normalize(stem or _first_distribution(items)), items))
         batches.sort(key=lambda batch: batch[0])
         for _key, items in batches:
             yield from items
 
     def _from_distribution(
-        self, dist: ilm.Distribution, stem: str | None, seen: set[str]
+        self, dist: ilm.Distribution, stem: str | None, seen: set[str], *, project: bool = False
     ) -> Iterator[ProviderItem]:
         where = _location(dist)
         name: str | None = None
@@ -149,7 +186,9 @@ class EntryPointsProvider:
         base = ToolSource(
             provider=self.id,
             provider_name=self.display_name,
-            level="user",
+            # Found through the project directory on sys.path (`python -m`, a host started
+            # in the checkout): project code, gated by trust like any other.
+            level="project" if project else "user",
             plugin_version=version if isinstance(version, str) else None,
             distribution=name,
         )
@@ -197,6 +236,7 @@ class EntryPointsProvider:
                 kind="entry_point",
                 source=source,
                 entry_point=ep.value,
+                root=os.path.abspath(str(getattr(dist, "_path", ""))) if project else None,
             )
 
 

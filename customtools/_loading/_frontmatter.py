@@ -271,7 +271,7 @@ def _guarded_loaders() -> tuple[Any, Any]:
         pass
     else:
 
-        class CLoader(GuardedComposer, parser, SafeConstructor, Resolver):  # type: ignore[misc,valid-type]
+        class CLoader(GuardedComposer, parser, SafeConstructor, Resolver):  # type: ignore[misc]
             def __init__(self, stream: str) -> None:
                 parser.__init__(self, stream)
                 SafeConstructor.__init__(self)

@@ -362,6 +362,21 @@ def _drop_modules(module_name: str) -> None:
 
 
 def _exec_file(candidate: Candidate, module_name: str) -> ModuleType:
+    if candidate.source.level == "project":
+        # Compiled from the bytes the trust gate hashed, never from __pycache__ (_reviewed).
+        from customtools._loading._reviewed import reviewed_spec
+
+        if candidate.kind == "package":
+            directory = candidate.resolved_path
+            reviewed = reviewed_spec(
+                module_name, os.path.join(directory, "__init__.py"), package_dir=directory
+            )
+        else:
+            reviewed = reviewed_spec(module_name, candidate.resolved_path)
+        module = importlib.util.module_from_spec(reviewed)
+        sys.modules[module_name] = module
+        reviewed.loader.exec_module(module)  # type: ignore[union-attr]
+        return module
     if candidate.kind == "package":
         directory = candidate.resolved_path
         spec = importlib.util.spec_from_file_location(

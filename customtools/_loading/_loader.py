@@ -41,6 +41,7 @@ from customtools._loading._import import (
     module_name_for,
     new_generation,
 )
+from customtools._loading._options import DiscoveryOptions, merge_options
 from customtools._loading._paths import display_path
 from customtools._loading._records import (
     Candidate,
@@ -351,7 +352,13 @@ async def load_scan(
     pending: tuple[PendingSource, ...] = ()
     gate_errors: tuple[LoadError, ...] = ()
     gate_diagnostics: tuple[Diagnostic, ...] = ()
-    if trust != "all" and _has_project_code(scanned):
+    if trust == "all" and _has_project_code(scanned):
+        # Nothing hashed, but project code still never runs from bytecode caches.
+        from customtools._loading._reviewed import register_root
+
+        for root in {c.root or c.path for c in scanned.candidates if c.source.level == "project"}:
+            register_root(root)
+    elif _has_project_code(scanned):
         # The gate (and hashing, and the store) is imported only when there is project code.
         from customtools._loading._trust_store import apply_trust
 
@@ -410,6 +417,7 @@ def scan(
     configured_paths: Iterable[PathArg] = (),
     cwd: PathArg | None = None,
     *,
+    options: DiscoveryOptions | None = None,
     home: PathArg | None = None,
     app_name: str = "customtools",
     native_dirs: tuple[Sequence[PathArg], Sequence[PathArg]] | None = None,
@@ -420,22 +428,39 @@ def scan(
 ) -> ScanResult:
     """List what :func:`discover_and_load` would import, without running any tool code.
 
-    Takes the same scan options as :func:`discover_and_load`; see ``docs/discovery.md`` for
-    the sources and their order.
+    Takes the same scan options as :func:`discover_and_load`, as keywords or as a
+    :class:`~customtools.loading.DiscoveryOptions` (a keyword left at its default takes the
+    value from ``options``); see ``docs/discovery.md`` for the sources and their order.
     """
+    opts = merge_options(
+        options,
+        home=home,
+        app_name=app_name,
+        native_dirs=native_dirs,
+        plugin_dirs=plugin_dirs,
+        providers=providers,
+        disabled_providers=disabled_providers,
+        entry_points=entry_points,
+    )
+    return _scan(configured_paths, cwd, opts)
+
+
+def _scan(
+    configured_paths: Iterable[PathArg], cwd: PathArg | None, opts: DiscoveryOptions
+) -> ScanResult:
     from customtools._loading._scan import scan_sources
 
     with load_step(STEP_DISCOVER) as step:
         scanned = scan_sources(
             tuple(configured_paths),
             _resolve_cwd(cwd),
-            home=home,
-            app_name=app_name,
-            native_dirs=native_dirs,
-            plugin_dirs=plugin_dirs,
-            providers=providers,
-            disabled_providers=disabled_providers,
-            entry_points=entry_points,
+            home=opts.home,
+            app_name=opts.app_name,
+            native_dirs=opts.native_dirs,
+            plugin_dirs=opts.plugin_dirs,
+            providers=opts.providers,
+            disabled_providers=opts.disabled_providers,
+            entry_points=opts.entry_points,
         )
         step.set("customtools.candidates", len(scanned.candidates))
     return scanned
@@ -446,6 +471,7 @@ async def discover_and_load(
     cwd: PathArg | None = None,
     builtin_tool_names: Iterable[str] = (),
     *,
+    options: DiscoveryOptions | None = None,
     strict: bool = False,
     load_timeout: float | None = DEFAULT_LOAD_TIMEOUT,
     pending_actions: PendingActionStore | None = None,
@@ -476,6 +502,9 @@ async def discover_and_load(
             ``file://`` URLs accepted); the host's explicit choice, so user scope.
         cwd: the project directory (default: the process's working directory).
         builtin_tool_names: names the host already uses; no tool may take them.
+        options: the discovery and trust options below as one
+            :class:`~customtools.loading.DiscoveryOptions`; a keyword left at its default
+            takes the value from it.
         strict: raise :class:`~customtools.LoadFailedError` listing every error (for CI).
         load_timeout: seconds an awaitable factory may take (``None``: no limit).
         pending_actions: share a pending-action store across loads (default: a new one).
@@ -507,10 +536,8 @@ async def discover_and_load(
         ValueError: an option is not valid (``load_timeout``, ``trust``, ``app_name``).
     """
     _check_timeout(load_timeout)
-    check_trust_policy(trust)
-    scanned = scan(
-        configured_paths,
-        cwd,
+    opts = merge_options(
+        options,
         home=home,
         app_name=app_name,
         native_dirs=native_dirs,
@@ -518,16 +545,21 @@ async def discover_and_load(
         providers=providers,
         disabled_providers=disabled_providers,
         entry_points=entry_points,
+        trust=trust,
+        trust_store=trust_store,
+        project_mcp_servers=project_mcp_servers,
     )
+    scanned = _scan(configured_paths, cwd, opts)
     builtins = tuple(builtin_tool_names)
+    store = opts.trust_store
     if (
-        trust_store is None
-        and trust != "all"
+        store is None
+        and opts.trust != "all"
         and (mcp_servers is not None or _has_project_code(scanned))
     ):
         from customtools._loading._trust_store import TrustStore
 
-        trust_store = TrustStore(home=home, app_name=app_name)
+        store = TrustStore(home=opts.home, app_name=opts.app_name)
     result = await load_scan(
         scanned,
         cwd,
@@ -535,8 +567,8 @@ async def discover_and_load(
         strict=strict and mcp_servers is None,
         load_timeout=load_timeout,
         pending_actions=pending_actions,
-        trust=trust,
-        trust_store=trust_store,
+        trust=opts.trust,
+        trust_store=store,
         isolation=isolation,
     )
     if mcp_servers is not None:
@@ -546,11 +578,11 @@ async def discover_and_load(
         mounted, errors, diagnostics = await load_mcp_json_tools(
             mcp_servers,
             cwd=_resolve_cwd(cwd),
-            plugin_dirs=plugin_dirs,
+            plugin_dirs=opts.plugin_dirs,
             taken={**dict.fromkeys(builtins), **result._by_name},
-            trust_project=project_mcp_servers or trust == "all",
-            trust=trust,
-            trust_store=trust_store,
+            trust_project=opts.project_mcp_servers or opts.trust == "all",
+            trust=opts.trust,
+            trust_store=store,
             pending=held,
         )
         result.pending_trust += tuple(held)

@@ -279,22 +279,72 @@ def mcp_json_files(cwd: str, plugin_dirs: Sequence[str | os.PathLike[str]]) -> l
     return files
 
 
-def _project_files_named(path: str) -> list[str]:
-    """Files inside the project that the servers of ``path`` would run (a ``command`` or an
-    argument naming an existing file there, such as ``node ./tools/server.js``): hashed with
-    the ``.mcp.json`` so that editing a server script asks for trust again."""
+def _project_code(path: str) -> tuple[list[str], list[str], list[str]]:
+    """What the servers of the project ``.mcp.json`` at ``path`` would run from the project:
+    ``(files, trees, notes)``.
+
+    A stdio server runs project code when its ``command`` or an argument names a file inside
+    the project (``python srv.py``, ``node ./tools/server.js``), when it runs a module with
+    ``-m`` (Python imports it, and whatever it imports, from its working directory), or when
+    its ``cwd`` lies inside the project. What such a script may import or ``require`` is not
+    knowable, so the grant covers the whole directory it starts in (``cwd``, else the
+    project root) and the directory of each named script: every file there Python, node or a
+    shell could run (``DATA_SUFFIXES`` aside), bounded like any project source. ``notes``
+    says what is not covered: programs outside the project and installed dependency trees
+    (virtual environments, ``node_modules``), which the user installs like any program.
+    """
+    from customtools._loading._trust import is_data_file
+
     project = os.path.dirname(os.path.abspath(path))
     configs, _problems = read_mcp_json(path)
-    found: list[str] = []
+    files: list[str] = []
+    trees: list[str] = []
+    outside: list[str] = []
     for config in configs:
-        base = os.path.join(project, config.cwd) if config.cwd else project
-        for word in (config.command, *config.args):
-            if not word or word.startswith("-"):
+        if config.command is None:
+            continue  # an HTTP server: nothing is started here
+        base = os.path.abspath(os.path.join(project, config.cwd) if config.cwd else project)
+        runs_project = _under(base, project) and config.cwd is not None
+        words = (config.command, *config.args)
+        for index, word in enumerate(words):
+            if not word:
                 continue
-            candidate = os.path.normpath(os.path.join(base, os.path.expanduser(word)))
-            if _under(candidate, project) and os.path.isfile(candidate) and candidate not in found:
-                found.append(candidate)
-    return found
+            if word == "-m" and index > 0 and index + 1 < len(words):
+                top = words[index + 1].split(".", 1)[0]
+                if top and (
+                    os.path.isdir(os.path.join(base, top))
+                    or os.path.isfile(os.path.join(base, top + ".py"))
+                ):
+                    runs_project = runs_project or _under(base, project)
+                continue
+            if word.startswith("-"):
+                continue
+            named = os.path.normpath(os.path.join(base, os.path.expanduser(word)))
+            if _under(named, project) and os.path.isfile(named):
+                if named not in files:
+                    files.append(named)
+                if is_data_file(named):
+                    continue  # a config file a server reads: hashed, but it runs nothing
+                runs_project = True
+                tree = os.path.dirname(named)
+                if tree not in trees:
+                    trees.append(tree)
+            elif index == 0 and word not in outside:
+                outside.append(word)
+        if runs_project and _under(base, project) and base not in trees:
+            trees.append(base)
+    notes: list[str] = []
+    if outside:
+        notes.append(
+            "programs outside the project are not covered by this grant: "
+            + ", ".join(repr(item) for item in outside)
+        )
+    if trees:
+        notes.append(
+            "installed dependency trees (virtual environments, node_modules) and data files"
+            " (.md, .json, ...) are not covered"
+        )
+    return files, trees, notes
 
 
 async def _held_back(path: str, source: Any, trust: Any, store: Any, errors: list[Any]) -> Any:
@@ -305,8 +355,9 @@ async def _held_back(path: str, source: Any, trust: Any, store: Any, errors: lis
     from customtools._loading._trust import PendingSource, file_source
     from customtools._loading._trust_store import gate_source
 
+    files, trees, notes = _project_code(path)
     project_file = file_source(
-        path, provider="mcp", source=source, files=_project_files_named(path)
+        path, provider="mcp", source=source, files=files, trees=trees, notes=notes
     )
     try:
         return await gate_source(project_file, trust, store)

@@ -21,9 +21,12 @@ The full story, with the store and the policies, is ``docs/trust.md``.
 
 from __future__ import annotations
 
+import dataclasses
+import errno
 import hashlib
 import importlib.util
 import os
+import stat
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -35,6 +38,7 @@ from customtools._loading._plugins import MANIFEST_LOCATIONS
 from customtools._loading._records import Candidate, MetadataFile, ScanResult, ToolSource
 
 __all__ = [
+    "DATA_SUFFIXES",
     "MAX_SOURCE_BYTES",
     "MAX_SOURCE_FILES",
     "PendingSource",
@@ -43,7 +47,9 @@ __all__ = [
     "SourceFile",
     "StatCache",
     "StatKey",
+    "bytecode_warnings",
     "file_source",
+    "is_data_file",
     "printable",
     "project_sources",
     "with_warnings",
@@ -96,6 +102,7 @@ class ProjectSource:
         digest: ``"sha256:<hex>"`` over the real root and every file.
         problems: why it cannot be trusted (a file that cannot be read, too many files);
             empty when it can.
+        notes: what runs but is not covered by a grant (programs outside the project).
     """
 
     root: str
@@ -106,6 +113,7 @@ class ProjectSource:
     candidates: tuple[Candidate, ...] = ()
     digest: str = ""
     problems: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
     @property
     def trustable(self) -> bool:
@@ -125,6 +133,8 @@ class ProjectSource:
             out["source"] = self.source.to_dict()
         if self.problems:
             out["problems"] = list(self.problems)
+        if self.notes:
+            out["notes"] = list(self.notes)
         return out
 
 
@@ -174,6 +184,8 @@ class PendingSource:
         text += f"; {len(self.files)} file(s) would run: {names}"
         if self.source.problems:
             text += "; cannot be trusted: " + "; ".join(self.source.problems)
+        if self.source.notes:
+            text += "; " + "; ".join(self.source.notes)
         if self.warnings:
             text += "; WARNING: " + "; ".join(self.warnings)
         if self.status != "blocked" and self.source.trustable:
@@ -200,33 +212,70 @@ def printable(text: str) -> str:
     return escape_control(display_path(text))
 
 
-_O_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOINHERIT", 0)
+_O_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_BINARY", 0)
+    | getattr(os, "O_NOINHERIT", 0)
+    # A FIFO swapped in after the scan must not block the open; a symlink swapped in for the
+    # real path (already resolved) must not be followed.
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+)
 
 
-def _hash_file(path: str) -> tuple[str, int, os.stat_result]:
+class _NotRegularError(OSError):
+    """A file of a source is not a regular file (a FIFO, a device, a socket, ...)."""
+
+
+class _TooLargeError(OSError):
+    """A file would take a source past :data:`MAX_SOURCE_BYTES`."""
+
+
+def _hash_file(path: str, budget: int = MAX_SOURCE_BYTES) -> tuple[str, int, os.stat_result]:
     """SHA-256 of the file's bytes, their count, and the ``fstat`` of the file read.
 
+    Only a regular file is read (checked with ``fstat`` on the open descriptor, opened
+    non-blocking, so a FIFO or a device never blocks), and never more than ``budget`` bytes
+    (:class:`_TooLargeError` past it: ``/dev/zero`` behind a swapped link cannot spin).
     Unbuffered ``os.read`` into one buffer sized from ``fstat``: four times quicker than
     ``open().read()`` for small files, which is most of what a tools directory holds.
     """
     fd = os.open(path, _O_FLAGS)
     try:
         st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _NotRegularError(errno.EINVAL, _kind(st.st_mode))
+        if st.st_size > budget:
+            raise _TooLargeError(errno.EFBIG, "too large")
         digest = hashlib.sha256()
         size = 0
         want = st.st_size + 1  # a short read of a regular file is the end of it
         while True:
-            chunk = os.read(fd, want)
+            chunk = os.read(fd, min(want, budget - size + 1))
             if not chunk:
                 break
             digest.update(chunk)
             size += len(chunk)
+            if size > budget:
+                raise _TooLargeError(errno.EFBIG, "too large")
             if len(chunk) < want:
                 break
             want = 1 << 20
     finally:
         os.close(fd)
     return digest.hexdigest(), size, st
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return "not a regular file"
 
 
 def _name_under(path: str, root: str) -> str:
@@ -262,6 +311,7 @@ class _Collector:
         self.root = root
         self.files: dict[str, SourceFile] = {}
         self.problems: list[str] = []
+        self.stopped = False  # a limit was reached: nothing more is read
         self.total = 0
         self.cache = cache if _STAT_CACHE else None
         self.fresh_after = time.time_ns() - _RACY_NS
@@ -274,22 +324,38 @@ class _Collector:
                 name = name.replace(os.sep, "/")
         else:
             name = _name_under(path, self.root)
-        if name in self.files or self.problems:
+        if name in self.files or self.stopped:
             return
         if len(self.files) >= MAX_SOURCE_FILES:
             self.problems.append(f"more than {MAX_SOURCE_FILES} files")
+            self.stopped = True
             return
         try:
             real_path = real if real is not None else os.path.realpath(path)
             cached = self.cache.get(real_path) if self.cache else None
             st = os.stat(real_path) if cached is not None else None
-            if st is not None and cached is not None and cached[0] == _key(st):
+            if (
+                st is not None
+                and cached is not None
+                and cached[0] == _key(st)
+                and stat.S_ISREG(st.st_mode)
+            ):
                 digest, size = cached[1], st.st_size
             else:
                 # The key of the bytes actually read (fstat), so a file swapped between a
                 # stat and the read can never lend its key to other content.
-                digest, size, st = _hash_file(real_path)
+                digest, size, st = _hash_file(real_path, MAX_SOURCE_BYTES - self.total)
             key = _key(st)
+        except _NotRegularError as exc:
+            self.problems.append(
+                f"{printable(name)} is {exc.strerror}, not a regular file; remove it (a tool"
+                " source may hold only regular files and directories)"
+            )
+            return
+        except _TooLargeError:
+            self.problems.append(f"more than {MAX_SOURCE_BYTES // (1024 * 1024)} MiB of files")
+            self.stopped = True
+            return
         except OSError as exc:
             self.problems.append(
                 f"{printable(name)} cannot be read ({exc.strerror or type(exc).__name__})"
@@ -298,30 +364,79 @@ class _Collector:
         self.total += size
         if self.total > MAX_SOURCE_BYTES:
             self.problems.append(f"more than {MAX_SOURCE_BYTES // (1024 * 1024)} MiB of files")
+            self.stopped = True
             return
         cacheable = _STAT_CACHE and max(st.st_ctime_ns, st.st_mtime_ns) < self.fresh_after
         self.files[name] = SourceFile(
             name=name, real_path=real_path, sha256=digest, stat=key if cacheable else None
         )
 
-    def add_package(self, directory: str) -> None:
-        """Every file below a package directory, ``__pycache__`` excepted, following
-        directory links once each (the package may import any of them)."""
+    def add_tree(
+        self,
+        directory: str,
+        *,
+        everything: bool = False,
+        dangling: bool = True,
+        installed: bool = True,
+    ) -> None:
+        """Every regular file below ``directory`` that Python could run, following directory
+        links once each (the code may import any of them).
+
+        Left out: ``__pycache__`` (project code is never run from bytecode caches: see
+        :mod:`customtools._loading._reviewed`), version-control directories, and, unless
+        ``everything``, the non-executable files of :func:`is_data_file`. A dangling symbolic
+        link is a problem when ``dangling`` is true, else skipped (it runs nothing; once its
+        target exists, it is hashed and the digest changes). ``installed=False`` also leaves
+        out installed dependency trees (a directory holding ``pyvenv.cfg``, ``node_modules``).
+        """
         seen: set[tuple[int, int]] = set()
-        for current, dirs, names in os.walk(directory, followlinks=True):
+        # (directory as found, its real path or None when it must be resolved)
+        stack: list[tuple[str, str | None]] = [(directory, None)]
+        while stack and not self.stopped:
+            current, real_current = stack.pop()
             try:
                 st = os.stat(current)
+                if real_current is None:
+                    real_current = os.path.realpath(current)
+                with os.scandir(current) as listing:
+                    entries = sorted(listing, key=lambda entry: entry.name)
             except OSError:
                 continue
             if (st.st_dev, st.st_ino) in seen:
-                dirs[:] = []
                 continue
             seen.add((st.st_dev, st.st_ino))
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            for name in sorted(names):
-                self.add(os.path.join(current, name))
-            if self.problems:
-                return
+            subdirs: list[tuple[str, str | None]] = []
+            for entry in entries:
+                name = entry.name
+                try:
+                    link = entry.is_symlink()
+                    is_dir = entry.is_dir()  # follows links, as the import system does
+                except OSError:
+                    link, is_dir = True, False
+                if is_dir:
+                    if name not in _SKIPPED_DIRS and (installed or not _installed_tree(entry.path)):
+                        real = None if link else os.path.join(real_current, name)
+                        subdirs.append((entry.path, real))
+                    continue
+                if not everything and is_data_file(name):
+                    continue
+                if link:
+                    if not dangling and not os.path.exists(entry.path):
+                        continue
+                    self.add(entry.path)
+                else:  # no realpath() syscalls for a plain file in a resolved directory
+                    self.add(entry.path, os.path.join(real_current, name))
+                if self.full():
+                    return
+            stack.extend(reversed(subdirs))
+
+    def full(self) -> bool:
+        """Whether a limit was reached (nothing more is read)."""
+        return self.stopped
+
+    def add_package(self, directory: str) -> None:
+        """Every file below a package directory that Python could run (see :meth:`add_tree`)."""
+        self.add_tree(directory)
 
     def source(
         self, *, provider: str, source: ToolSource | None, candidates: Sequence[Candidate]
@@ -343,6 +458,37 @@ class _Collector:
             digest="sha256:" + digest.hexdigest(),
             problems=tuple(self.problems),
         )
+
+
+_SKIPPED_DIRS = frozenset({"__pycache__", ".git", ".hg", ".svn"})
+
+DATA_SUFFIXES = frozenset(
+    {".md", ".markdown", ".rst", ".txt", ".json", ".yaml", ".yml", ".csv", ".lock"}
+    | {".png", ".jpg", ".jpeg", ".gif", ".svg", ".ico", ".webp"}
+)
+"""Suffixes of files that are data, not code: they are not hashed, so editing them never
+asks again (tool metadata, READMEs, images). Plugin manifests are hashed all the same."""
+
+_DATA_NAMES = frozenset({"readme", "license", "licence", "copying", "changelog", "authors"})
+_DATA_FILES = frozenset({".gitignore", ".gitattributes", ".DS_Store"})
+
+
+def _installed_tree(directory: str) -> bool:
+    return os.path.basename(directory) == "node_modules" or os.path.isfile(
+        os.path.join(directory, "pyvenv.cfg")
+    )
+
+
+def is_data_file(name: str) -> bool:
+    """Whether a file of a project source is data Python never runs (see
+    :data:`DATA_SUFFIXES`): ``README``/``LICENSE`` with any suffix or none, ``.gitignore``.
+    """
+    if name.endswith(".py"):
+        return False  # the common case, first
+    base = name.rpartition("/")[2].rpartition(os.sep)[2]
+    dot = base.rfind(".")
+    stem, suffix = (base[:dot], base[dot:].lower()) if dot > 0 else (base, "")
+    return suffix in DATA_SUFFIXES or stem.lower() in _DATA_NAMES or base in _DATA_FILES
 
 
 def _root_of(candidate: Candidate) -> str:
@@ -368,19 +514,27 @@ def project_sources(
 
 def _hash_group(root: str, members: list[Candidate], cache: StatCache | None) -> ProjectSource:
     collector = _Collector(root, cache)
-    if os.path.isdir(root):
+    if os.path.isdir(root) and not all(c.kind == "entry_point" for c in members):
         for relative in MANIFEST_LOCATIONS:
             manifest = os.path.join(root, *relative.split("/"))
             if os.path.isfile(manifest):
                 collector.add(manifest)
+        # Everything under the root a tool could import or run: sibling helpers, folders
+        # without __init__.py, packages (the scan lists only the candidates).
+        collector.add_tree(root, dangling=False)
+    walked = collector.prefix if os.path.isdir(root) else None
     for candidate in members:
         if candidate.kind == "module":
-            collector.add(candidate.path, candidate.resolved_path)
+            if walked is None or not candidate.path.startswith(walked):
+                collector.add(candidate.path, candidate.resolved_path)
         elif candidate.kind == "package":
-            collector.add_package(candidate.path)
+            collector.add_tree(candidate.path)
         else:
             collector.problems.append(
-                f"entry point {candidate.entry_point or candidate.path!r} has no files to hash"
+                f"entry point {candidate.entry_point or candidate.path!r} of distribution"
+                f" {candidate.source.distribution or '?'!r} comes from a sys.path entry inside"
+                " the project, and a project entry point cannot be trusted: install the"
+                " distribution, or keep the project off sys.path (`python -P -m customtools`)"
             )
     source = members[0].source
     return collector.source(provider=source.provider, source=source, candidates=members)
@@ -391,6 +545,8 @@ def file_source(
     *,
     provider: str,
     files: Iterable[str | os.PathLike[str]] = (),
+    trees: Iterable[str | os.PathLike[str]] = (),
+    notes: Iterable[str] = (),
     source: ToolSource | None = None,
 ) -> ProjectSource:
     """A project source that is one file plus, optionally, files it would run.
@@ -403,6 +559,10 @@ def file_source(
         path: the file (its path as found; the grant is keyed by its real path).
         provider: the id shown to people (``"mcp"``).
         files: further files that would run (scripts the file names), hashed too.
+        trees: directories whose code would run (a server's working directory): every
+            file below them Python could run, as for a tools directory, except installed
+            dependency trees (virtual environments, ``node_modules``).
+        notes: what the grant does not cover, shown with the listing.
         source: a :class:`ToolSource` to attach, if any.
     """
     root = os.path.abspath(os.fspath(path))
@@ -410,27 +570,38 @@ def file_source(
     collector.add(root)
     for item in files:
         collector.add(os.path.abspath(os.fspath(item)))
-    return collector.source(provider=provider, source=source, candidates=())
+    for tree in trees:
+        collector.add_tree(os.path.abspath(os.fspath(tree)), dangling=False, installed=False)
+    made = collector.source(provider=provider, source=source, candidates=())
+    notes = tuple(notes)
+    return dataclasses.replace(made, notes=notes) if notes else made
 
 
 def _used_bytecode(source: str) -> str | None:
-    """The ``__pycache__`` file Python would run instead of ``source``, when one exists.
+    """The ``__pycache__`` file stock Python would run instead of ``source``, when one exists.
 
-    A timestamp ``.pyc`` is used when the mtime and size in its header match the source; an
-    unchecked hash-based one always. ``__pycache__`` is not hashed (Python rewrites it), so a
-    ``.pyc`` shipped with a project is code nobody reviewed.
+    A timestamp ``.pyc`` is used when the mtime and size in its header match the source; a
+    hash-based one when it is unchecked, or checked and its source hash matches (not worked
+    out here: any checked one is reported). customtools never runs these for project code
+    (it compiles the reviewed bytes), but a ``.pyc`` shipped with a project is code nobody
+    reviewed that another Python process in the checkout would run.
     """
     try:
         cache = importlib.util.cache_from_source(source)
-        with open(cache, "rb") as handle:
-            header = handle.read(16)
+        fd = os.open(cache, _O_FLAGS)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            header = os.read(fd, 16)
+        finally:
+            os.close(fd)
         st = os.stat(source)
     except (OSError, ValueError, NotImplementedError):
         return None
     if len(header) < 16 or header[:4] != importlib.util.MAGIC_NUMBER:
         return None
     flags = int.from_bytes(header[4:8], "little")
-    if flags == 1:  # hash-based, unchecked
+    if flags in (1, 3):  # hash-based
         return cache
     if flags == 0:
         mtime = int.from_bytes(header[8:12], "little")
@@ -438,6 +609,23 @@ def _used_bytecode(source: str) -> str | None:
         if mtime == int(st.st_mtime) & 0xFFFFFFFF and size == st.st_size & 0xFFFFFFFF:
             return cache
     return None
+
+
+def bytecode_warnings(source: ProjectSource) -> tuple[str, ...]:
+    """One line per ``__pycache__`` file beside a source's ``.py`` files that stock Python
+    would run instead of the source (see :func:`_used_bytecode`): customtools ignores it."""
+    out: list[str] = []
+    for item in source.files:
+        if item.name.endswith(".py"):
+            cached = _used_bytecode(item.real_path)
+            if cached is not None:
+                out.append(
+                    f"{printable(cached)} holds bytecode for {printable(item.name)} that was not"
+                    " reviewed; customtools never runs it (project code is compiled from the"
+                    " reviewed source), but plain `python` would: delete the __pycache__"
+                    " directories unless you created them"
+                )
+    return tuple(out)
 
 
 def with_warnings(pending: PendingSource, metadata: Sequence[MetadataFile]) -> PendingSource:
@@ -454,14 +642,7 @@ def with_warnings(pending: PendingSource, metadata: Sequence[MetadataFile]) -> P
     root = pending.source.root
     for item in pending.source.files:
         flag("file name", item.name)
-        if pending.status == "untrusted" and item.name.endswith(".py"):
-            cached = _used_bytecode(item.real_path)
-            if cached is not None:
-                warnings.append(
-                    f"{printable(cached)} would run instead of {printable(item.name)} (its header"
-                    " matches the source) and was not reviewed; delete the __pycache__"
-                    " directories unless you created them"
-                )
+    warnings.extend(bytecode_warnings(pending.source))
     prefix = root.rstrip(os.sep) + os.sep
     for meta in metadata:
         if meta.path.startswith(prefix):

@@ -332,16 +332,26 @@ class TrustStore:
         Raises:
             TrustStoreError: the store cannot be read or parsed.
         """
+        return self._pending(scanned, metadata=metadata)[1]
+
+    def _pending(
+        self,
+        scanned: ScanResult | Iterable[ProjectSource],
+        *,
+        metadata: Iterable[MetadataFile] = (),
+    ) -> tuple[tuple[ProjectSource, ...], tuple[PendingSource, ...]]:
+        """Every project source as hashed, and those that are pending."""
         grants = self._read()
         if isinstance(scanned, ScanResult):
             cache = self._cache_from(grants)
-            sources: Iterable[ProjectSource] = project_sources(scanned, cache=cache)
+            sources = project_sources(scanned, cache=cache)
             metadata = scanned.metadata
         else:
-            sources = scanned
+            sources = tuple(scanned)
         found = (self._check(source, grants) for source in sources)
         metadata = tuple(metadata)
-        return tuple(with_warnings(item, metadata) for item in found if item is not None)
+        pending = tuple(with_warnings(item, metadata) for item in found if item is not None)
+        return sources, pending
 
     def _check(self, source: ProjectSource, grants: dict[str, TrustGrant]) -> PendingSource | None:
         grant = grants.get(source.real_root)
@@ -492,9 +502,11 @@ async def apply_trust(
     if policy != "none":
         store = store if store is not None else TrustStore()
         try:
-            pending = list(store.pending(scanned))
+            sources, found = store._pending(scanned)
+            pending = list(found)
             if callable(policy):
                 pending = await _ask(policy, pending, store)
+            _register_trusted(sources, pending)
         except TrustStoreError as exc:
             errors.append(LoadError(path=exc.path, error=str(exc), code="trust-store-error"))
     if policy == "none" or errors:
@@ -532,6 +544,17 @@ async def apply_trust(
         diagnostics=diagnostics,
         errors=tuple(errors),
     )
+
+
+def _register_trusted(sources: Iterable[ProjectSource], pending: Iterable[PendingSource]) -> None:
+    """Hand the hashes of the sources about to load to the import machinery, so their code
+    is compiled from exactly the bytes that were trusted (``_reviewed``)."""
+    from customtools._loading._reviewed import register_root
+
+    held = {id(item.source) for item in pending}
+    for source in sources:
+        if id(source) not in held and source.candidates:
+            register_root(source.root, files={item.real_path: item.sha256 for item in source.files})
 
 
 async def gate_source(

@@ -193,7 +193,7 @@ def _confirm(count: int) -> bool:
 def _text(
     project: str, sources: Any, waiting: dict[str, Any], granted: list[str], here: str
 ) -> str:
-    from customtools._loading._trust import printable
+    from customtools._loading._trust import bytecode_warnings, printable
 
     lines = [f"project tool sources under {display_path(project, here) or '.'}:"]
     if not sources:
@@ -211,4 +211,6 @@ def _text(
             lines += [f"    changed: {change}" for change in item.changes]
             lines += [f"    cannot be trusted: {problem}" for problem in source.problems]
             lines += [f"    WARNING: {warning}" for warning in item.warnings]
+        else:
+            lines += [f"    note: {warning}" for warning in bytecode_warnings(source)]
     return "\n".join(lines) + "\n"

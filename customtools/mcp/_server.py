@@ -37,8 +37,8 @@ from mcp.shared.subscriptions import ToolsListChanged
 from customtools._abort import AbortController
 from customtools._content import ToolResult
 from customtools._context import DEFAULT_CONTEXT, ToolContext
-from customtools._registry import RegisteredTool, ToolRegistry
 from customtools._observe import use_context
+from customtools._registry import RegisteredTool, ToolRegistry
 from customtools._session import SessionEvent, dispatch_session_event
 from customtools._tool import CustomTool
 from customtools.mcp._results import progress_message, to_call_result

@@ -272,9 +272,9 @@ async def test_the_stat_cache_skips_unchanged_files_and_sees_same_size_edits(
     reads: list[str] = []
     real_hash = trust_module._hash_file
 
-    def counting(path: str) -> tuple[str, int, os.stat_result]:
+    def counting(path: str, budget: int) -> tuple[str, int, os.stat_result]:
         reads.append(path)
-        return real_hash(path)
+        return real_hash(path, budget)
 
     monkeypatch.setattr(trust_module, "_hash_file", counting)
     scanned = scan((), project, home=home, entry_points=False)
@@ -315,7 +315,7 @@ async def test_a_shipped_bytecode_cache_is_flagged_before_trust(
     (pending,) = result.pending_trust
     (warning,) = pending.warnings
     assert cache.name in warning
-    assert "would run instead of one.py" in warning
+    assert "holds bytecode for one.py that was not reviewed" in warning
 
 
 async def test_options_are_explicit_keywords_so_a_misspelling_fails(

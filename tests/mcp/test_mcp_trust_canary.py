@@ -83,3 +83,83 @@ async def test_a_project_mcp_json_symlinked_elsewhere_is_still_gated(tmp_path: P
 
     assert not marker.exists()
     assert len(result.pending_trust) == 1
+
+
+def write_project_servers(project: Path, marker: Path) -> None:
+    """The review's M3 layout: a script importing a project module, and a ``-m`` package."""
+    (project / "srvpkg").mkdir(parents=True)
+    (project / "srv.py").write_text("import srvlib\n")
+    (project / "srvlib.py").write_text("X = 1\n")
+    (project / "srvpkg" / "__main__.py").write_text("X = 1\n")
+    (project / "README.md").write_text("# servers\n")
+    config = {
+        "mcpServers": {
+            "local": {"command": sys.executable, "args": ["srv.py"]},
+            "modsrv": {"command": sys.executable, "args": ["-m", "srvpkg"]},
+        }
+    }
+    (project / ".mcp.json").write_text(json.dumps(config))
+
+
+@pytest.mark.parametrize("edit", ["srvlib.py", "srvpkg/__init__.py", "srvpkg/__main__.py"])
+async def test_code_a_server_imports_from_the_project_is_covered(tmp_path: Path, edit: str) -> None:
+    project, marker = tmp_path / "project", tmp_path / "PWNED_MCP"
+    write_project_servers(project, marker)
+    store = TrustStore(home=tmp_path / "home")
+    options = {"home": str(tmp_path / "home"), "entry_points": False, "trust_store": store}
+    async with McpMount(backoff=30) as mount:
+        first = await discover_and_load([], project, mcp_servers=mount, **options)
+    [pending] = first.pending_trust
+    names = {Path(f.real_path).name for f in pending.files}
+    assert {".mcp.json", "srv.py", "srvlib.py", "__main__.py"} <= names
+    assert "README.md" not in names
+    assert "programs outside the project are not covered" in pending.message()
+    assert sys.executable in pending.message()
+    store.grant(pending)
+    target = project / edit
+    code = f"import pathlib; pathlib.Path({str(marker)!r}).write_text('ran')\n"
+    target.write_text(code + (target.read_text() if target.exists() else ""))
+    async with McpMount(backoff=30) as mount:
+        edited = await discover_and_load([], project, mcp_servers=mount, **options)
+    assert not marker.exists()
+    [changed] = edited.pending_trust
+    assert changed.status == "changed"
+    assert edited.tools == ()
+
+
+async def test_a_data_file_beside_a_server_does_not_ask_again(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    write_project_servers(project, tmp_path / "marker")
+    store = TrustStore(home=tmp_path / "home")
+    from customtools._loading._mcpjson import _project_code
+    from customtools._loading._trust import file_source
+
+    def source() -> object:
+        files, trees, _notes = _project_code(str(project / ".mcp.json"))
+        return file_source(project / ".mcp.json", provider="mcp", files=files, trees=trees)
+
+    first = source()
+    store.grant(first)  # type: ignore[arg-type]
+    (project / "README.md").write_text("# edited\n")
+    assert store.check(source()) is None  # type: ignore[arg-type]
+    (project / "srvlib.py").write_text("X = 2\n")
+    assert store.check(source()) is not None  # type: ignore[arg-type]
+
+
+def test_a_stdlib_module_or_a_config_file_does_not_widen_the_grant(tmp_path: Path) -> None:
+    from customtools._loading._mcpjson import _project_code
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "cfg.json").write_text("{}")
+    config = {
+        "mcpServers": {
+            "web": {"command": sys.executable, "args": ["-m", "http.server"]},
+            "cfg": {"command": "npx", "args": ["some-server", "--config", "cfg.json"]},
+        }
+    }
+    (project / ".mcp.json").write_text(json.dumps(config))
+    files, trees, notes = _project_code(str(project / ".mcp.json"))
+    assert files == [str(project / "cfg.json")]
+    assert trees == []
+    assert "'npx'" in notes[0]

@@ -1,0 +1,335 @@
+"""Project code runs from the bytes that were reviewed, never from a bytecode cache.
+
+The decision (``docs/trust.md``, "Bytecode"): a trust grant hashes source files, so project
+code is compiled from exactly those source bytes. Python's own ``SourceFileLoader`` would run
+``__pycache__/<name>.cpython-3XX.pyc`` instead when its header matches the source, and an
+*unchecked-hash* ``.pyc`` (PEP 552) always: a committed one would run unreviewed code in a
+trusted project. So:
+
+* :class:`ReviewedSourceLoader` is a ``SourceFileLoader`` whose ``get_code`` reads the source
+  (a regular file, bounded), checks its SHA-256 against the hash the trust gate just
+  recorded, and compiles those bytes. It never reads or writes ``__pycache__``. A file that
+  changed since it was hashed (or appeared since: nothing under a hashed root goes unhashed)
+  is an ``ImportError`` naming it: the window between the check and the import is closed.
+* :class:`_ProjectFinder` sits in ``sys.meta_path`` just before ``PathFinder`` (installed on
+  the first project load, never at ``import customtools``). It asks ``PathFinder`` as usual
+  and, when the module found is a source file under a registered project root, hands it to
+  a :class:`ReviewedSourceLoader` instead: package submodules and sibling helpers a tool
+  imports (``_helpers.py``, ``lib/x.py``) are covered, however they are imported.
+
+Compiling a small module takes well under a millisecond; ``docs/performance.md`` has figures.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.machinery
+import os
+import stat
+import sys
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from types import CodeType, ModuleType
+from typing import Any
+
+from customtools._loading._paths import display_path
+
+__all__ = [
+    "ReviewedSourceLoader",
+    "UnreviewedCodeError",
+    "register_root",
+    "reviewed_spec",
+]
+
+_MAX_SOURCE = 64 * 1024 * 1024
+_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
+_UNKNOWN = object()
+
+
+class UnreviewedCodeError(ImportError):
+    """A project file about to be imported is not the one that was hashed and trusted."""
+
+
+class _Registry:
+    """Project roots (as found and real) and, when the gate hashed them, each file's hash."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.prefixes: dict[str, str] = {}  # root + sep (as found or real) -> real root
+        self.hashed: dict[str, dict[str, str] | None] = {}  # real root -> {real path: sha}
+        # Directories of hashed files that lie outside their root (a linked package).
+        self.dirs: set[str] = set()
+
+    def register(self, root: str, real_root: str, files: dict[str, str] | None) -> None:
+        with self.lock:
+            for item in (root, real_root):
+                self.prefixes[item.rstrip(os.sep) + os.sep] = real_root
+            self.hashed[real_root] = files
+            self.dirs.update(os.path.dirname(path) for path in files or ())
+
+    def covers(self, path: str) -> bool:
+        return os.path.dirname(path) in self.dirs or any(
+            path.startswith(prefix) for prefix in self.prefixes
+        )
+
+    def expected(self, path: str) -> object:
+        """The SHA-256 ``path`` must have; ``None``: any content (not hashed); ``_UNKNOWN``:
+        under a hashed root but not among its files (it appeared after the review)."""
+        with self.lock:
+            # The path is usually already real (a candidate's resolved path, a module under
+            # an unlinked root): no realpath() syscalls then. The content is compared anyway.
+            hashed = False
+            for files in self.hashed.values():
+                if files is not None:
+                    hashed = True
+                    if path in files:
+                        return files[path]
+        if not hashed:
+            return None  # trust="all" everywhere: nothing to compare with
+        real = os.path.realpath(path)
+        under_hashed = False
+        with self.lock:
+            for files in self.hashed.values():
+                if files is not None and real in files:
+                    return files[real]
+            for prefix, real_root in self.prefixes.items():
+                if self.hashed.get(real_root) is not None and (
+                    path.startswith(prefix) or real.startswith(prefix)
+                ):
+                    under_hashed = True
+        return _UNKNOWN if under_hashed else None
+
+
+_REGISTRY = _Registry()
+
+
+def _read_source(path: str) -> bytes:
+    fd = os.open(path, _FLAGS)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnreviewedCodeError(
+                f"{display_path(path)} is not a regular file; it cannot be imported", path=path
+            )
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            chunk = os.read(fd, max(st.st_size + 1, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > _MAX_SOURCE:
+                raise UnreviewedCodeError(
+                    f"{display_path(path)} is larger than {_MAX_SOURCE} bytes", path=path
+                )
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
+# -- the code cache: the user's, keyed by the reviewed bytes ---------------------------------------
+#
+# Compiling costs about as much as the rest of a warm load, so compiled code is kept, but never
+# in the project: in the user's cache directory (~/.cache/customtools/bytecode, or under
+# $XDG_CACHE_HOME), mode 0700, used only when owned by the user and not writable by others,
+# one file per SHA-256 of (interpreter magic, optimisation level, path, source SHA-256). A
+# project can neither choose nor forge an entry: the key is the hash of the bytes just
+# checked, and the directory is the user's own (like the trust store).
+
+_cache_state: dict[str, str | None] = {}
+
+
+def _cache_dir() -> str | None:
+    if "dir" in _cache_state:
+        return _cache_state["dir"]
+    found: str | None = None
+    if os.name == "posix" and not sys.dont_write_bytecode:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        path = os.path.join(base, "customtools", "bytecode")
+        try:
+            os.makedirs(path, mode=0o700, exist_ok=True)
+            st = os.lstat(path)
+            if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077:
+                found = path
+        except OSError:
+            found = None
+    _cache_state["dir"] = found
+    return found
+
+
+def _code_key(path: str, sha: str) -> str:
+    import importlib.util
+
+    text = f"{importlib.util.MAGIC_NUMBER.hex()}\0{sys.flags.optimize}\0{path}\0{sha}"
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _cached_code(key: str) -> CodeType | None:
+    directory = _cache_dir()
+    if directory is None:
+        return None
+    import marshal
+
+    try:
+        fd = os.open(os.path.join(directory, key), _FLAGS | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_size > _MAX_SOURCE:
+            return None
+        # Our own file in the user's 0700 directory, named by the reviewed bytes' hash.
+        code = marshal.loads(os.read(fd, st.st_size + 1))  # noqa: S302
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+    finally:
+        os.close(fd)
+    return code if isinstance(code, CodeType) else None
+
+
+def _store_code(key: str, code: CodeType) -> None:
+    directory = _cache_dir()
+    if directory is None:
+        return
+    import marshal
+    import tempfile
+
+    try:
+        fd, temp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(marshal.dumps(code))
+            os.replace(temp, os.path.join(directory, key))
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise
+    except OSError:
+        return  # a cache that cannot be written only costs time
+
+
+class ReviewedSourceLoader(importlib.machinery.SourceFileLoader):
+    """Compiles a project source file from the bytes the trust gate hashed (see the module
+    docstring); never reads or writes ``__pycache__``."""
+
+    def get_code(self, fullname: str) -> CodeType:
+        """Read the source, check it against its reviewed hash, compile it."""
+        path = self.get_filename(fullname)
+        data = _read_source(path)
+        expected = _REGISTRY.expected(path)
+        if expected is _UNKNOWN:
+            raise UnreviewedCodeError(
+                f"{display_path(path)} was not part of the project source when it was"
+                " reviewed (it appeared since); run `customtools trust` to review it",
+                name=fullname,
+                path=path,
+            )
+        sha = hashlib.sha256(data).hexdigest()
+        if expected is not None and sha != expected:
+            raise UnreviewedCodeError(
+                f"{display_path(path)} changed after it was reviewed and trusted; reload to"
+                " be asked again (`customtools trust`)",
+                name=fullname,
+                path=path,
+            )
+        key = _code_key(path, sha)
+        code = _cached_code(key)
+        if code is None:
+            code = self.source_to_code(data, path)
+            _store_code(key, code)
+        return code
+
+    def set_data(self, path: str, data: Any, *, _mode: int = 0o666) -> None:
+        """Never write bytecode for project code."""
+
+
+def _check_binary(fullname: str, path: str) -> None:
+    expected = _REGISTRY.expected(path)
+    if expected is None:
+        return
+    if expected is _UNKNOWN or hashlib.sha256(_read_source(path)).hexdigest() != expected:
+        raise UnreviewedCodeError(
+            f"{display_path(path)} is not the file that was reviewed and trusted; reload to"
+            " be asked again (`customtools trust`)",
+            name=fullname,
+            path=path,
+        )
+
+
+class _ProjectFinder:
+    """``PathFinder``, with project source files handed to :class:`ReviewedSourceLoader`."""
+
+    @classmethod
+    def find_spec(
+        cls,
+        fullname: str,
+        path: Sequence[str] | None = None,
+        target: ModuleType | None = None,
+    ) -> importlib.machinery.ModuleSpec | None:
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
+        if spec is None or not spec.origin or not _REGISTRY.covers(spec.origin):
+            return spec
+        if type(spec.loader) is importlib.machinery.SourceFileLoader:
+            spec.loader = ReviewedSourceLoader(fullname, spec.origin)
+            spec.cached = None
+        elif isinstance(
+            spec.loader,
+            (importlib.machinery.SourcelessFileLoader, importlib.machinery.ExtensionFileLoader),
+        ):
+            _check_binary(fullname, spec.origin)  # a bare .pyc or .so: hashed like any file
+        return spec
+
+    @classmethod
+    def invalidate_caches(cls) -> None:
+        """Nothing cached here (``PathFinder`` keeps its own)."""
+
+
+_install_lock = threading.Lock()
+
+
+def _install() -> None:
+    with _install_lock:
+        meta: list[Any] = sys.meta_path
+        if _ProjectFinder in meta:
+            return
+        try:
+            index = meta.index(importlib.machinery.PathFinder)
+        except ValueError:
+            index = len(meta)
+        meta.insert(index, _ProjectFinder)
+
+
+def register_root(
+    root: str, *, files: Mapping[str, str] | Iterable[tuple[str, str]] | None = None
+) -> None:
+    """Run every Python source under ``root`` through :class:`ReviewedSourceLoader`.
+
+    Args:
+        root: a project source root (a directory, or a single file).
+        files: ``{real path: sha256}`` of the files reviewed under it (a file under ``root``
+            that is not listed cannot be imported); ``None``: any content (``trust="all"``).
+    """
+    real_root = os.path.realpath(root)
+    table = dict(files) if files is not None else None
+    _REGISTRY.register(os.path.abspath(root), real_root, table)
+    _install()
+
+
+def reviewed_spec(
+    name: str, path: str, *, package_dir: str | None = None
+) -> importlib.machinery.ModuleSpec:
+    """The spec of a project candidate: a module file, or a package's ``__init__.py`` with
+    ``package_dir`` as its search location, loaded by :class:`ReviewedSourceLoader`."""
+    import importlib.util
+
+    loader = ReviewedSourceLoader(name, path)
+    locations = [package_dir] if package_dir is not None else None
+    spec = importlib.util.spec_from_file_location(
+        name, path, loader=loader, submodule_search_locations=locations
+    )
+    if spec is None:  # pragma: no cover - a loader was given
+        raise ImportError(f"Python cannot import {path!r} as a module")
+    spec.cached = None
+    return spec

@@ -100,10 +100,10 @@ PINNED = {
     },
     "customtools.mcp": {
         "DEFAULT_CANCEL_GRACE", "DEFAULT_PROGRESS_INTERVAL", "DETAILS_META_KEY",
-        "MCP_TOOL_NAME_PATTERN", "McpMount", "McpServerConfig", "MountDiagnostic",
+        "HttpSecurity", "MCP_TOOL_NAME_PATTERN", "MIN_TOKEN_LENGTH", "McpMount", "McpServerConfig", "MountDiagnostic",
         "MountedServer", "ORIGIN_META_KEY", "SERVER_NAME_PATTERN", "ServeDiagnostic",
-        "ToolServer", "mount", "mounted_tool_name", "parse_mcp_json", "read_mcp_json",
-        "serve", "serve_http",
+        "ToolServer", "is_loopback", "mount", "mounted_tool_name", "parse_mcp_json",
+        "read_mcp_json", "read_token", "serve", "serve_http",
     },
     "customtools.isolation": {"IsolationOptions", "IsolationPool"},
     "customtools.loading": {

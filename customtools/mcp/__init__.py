@@ -25,6 +25,7 @@ from customtools._loading._mcpjson import (
     parse_mcp_json,
     read_mcp_json,
 )
+from customtools.mcp._http import MIN_TOKEN_LENGTH, HttpSecurity, is_loopback, read_token
 from customtools.mcp._mount import ORIGIN_META_KEY, McpMount, MountDiagnostic, MountedServer, mount
 from customtools.mcp._results import DETAILS_META_KEY
 from customtools.mcp._serve import serve, serve_http
@@ -41,34 +42,41 @@ __all__ = [
     "DEFAULT_PROGRESS_INTERVAL",
     "DETAILS_META_KEY",
     "MCP_TOOL_NAME_PATTERN",
+    "MIN_TOKEN_LENGTH",
     "ORIGIN_META_KEY",
     "SERVER_NAME_PATTERN",
+    "HttpSecurity",
     "McpMount",
     "McpServerConfig",
     "MountDiagnostic",
     "MountedServer",
     "ServeDiagnostic",
     "ToolServer",
+    "is_loopback",
     "mount",
     "mounted_tool_name",
     "parse_mcp_json",
     "read_mcp_json",
+    "read_token",
     "serve",
     "serve_http",
 ]
 
 # The public home of each class and function is this namespace (docs and reprs say so).
 for _obj in (
+    HttpSecurity,
     McpMount,
     McpServerConfig,
     MountDiagnostic,
     MountedServer,
     ServeDiagnostic,
     ToolServer,
+    is_loopback,
     mount,
     mounted_tool_name,
     parse_mcp_json,
     read_mcp_json,
+    read_token,
     serve,
     serve_http,
 ):

@@ -13,6 +13,7 @@ from typing import Any, Literal, TextIO
 
 from customtools._format import escape_control
 from customtools._loading._loader import LoadResult, discover_and_load
+from customtools.mcp._http import HttpSecurity
 from customtools.mcp._server import ToolServer
 
 __all__ = ["report_load", "serve", "serve_http"]
@@ -45,9 +46,14 @@ async def serve_http(
     port: int = 8000,
     path: str = "/mcp",
     stateless: bool = False,
+    security: HttpSecurity | None = None,
     on_ready: Callable[[str], Any] | None = None,
 ) -> None:
     """Serve ``server`` over streamable HTTP with uvicorn until cancelled.
+
+    DNS-rebinding protection is always on; binding anything but loopback needs ``security``
+    with authentication and allowed hosts (see :class:`HttpSecurity`), checked before the
+    socket is opened.
 
     Args:
         server: the tools.
@@ -55,12 +61,16 @@ async def serve_http(
         port: the port; ``0`` picks a free one.
         path: the endpoint path.
         stateless: a fresh transport per request (see :meth:`ToolServer.streamable_http_app`).
+        security: allowed hosts and origins, and authentication.
         on_ready: called with the endpoint URL once the socket listens.
+
+    Raises:
+        ValueError: a non-loopback ``host`` without authentication or an allowed host.
     """
     import anyio
     import uvicorn
 
-    app = server.streamable_http_app(path=path, stateless=stateless, host=host)
+    app = server.streamable_http_app(path=path, stateless=stateless, host=host, security=security)
     # uvicorn binds the socket itself: a socket handed over with `sockets=` measured ~40 ms
     # slower per modern-era call (uvicorn 0.54), so port 0 is resolved after startup.
     config = uvicorn.Config(
@@ -98,6 +108,7 @@ async def serve(
     port: int = 8000,
     path: str = "/mcp",
     stateless: bool = False,
+    security: HttpSecurity | None = None,
     name: str = "customtools",
     timeout: float | None = None,
     on_ready: Callable[[str], Any] | None = None,
@@ -117,6 +128,8 @@ async def serve(
         port: HTTP only: the port (``0`` picks a free one).
         path: HTTP only: the endpoint path.
         stateless: HTTP only: a fresh transport per request.
+        security: HTTP only: allowed hosts and origins, and authentication
+            (:class:`HttpSecurity`); a non-loopback ``host`` needs both.
         name: the server name announced to clients.
         timeout: seconds any call may run.
         on_ready: HTTP only: called with the endpoint URL once it listens.
@@ -138,9 +151,17 @@ async def serve(
             server = await load()
             await server.run_streams(read_stream, write_stream)
     elif transport == "http":
+        # Refuse an unprotected public bind before any tool module is imported.
+        (security if security is not None else HttpSecurity()).check_bind(host)
         server = await load()
         await serve_http(
-            server, host=host, port=port, path=path, stateless=stateless, on_ready=on_ready
+            server,
+            host=host,
+            port=port,
+            path=path,
+            stateless=stateless,
+            security=security,
+            on_ready=on_ready,
         )
     else:
         raise ValueError(f"transport must be 'stdio' or 'http', got {transport!r}")

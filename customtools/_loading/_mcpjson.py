@@ -228,16 +228,17 @@ class McpServerConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """The configuration in Claude Code's ``mcpServers`` entry form."""
+        out: dict[str, Any]
         if self.command is not None:
-            out: dict[str, Any] = {"command": self.command, "args": list(self.args)}
+            out = {"command": self.command, "args": list(self.args)}
             if self.env:
                 out["env"] = dict(self.env)
             if self.cwd is not None:
                 out["cwd"] = self.cwd
-            return out
-        out = {"type": "http", "url": self.url}
-        if self.headers:
-            out["headers"] = dict(self.headers)
+        else:
+            out = {"type": "http", "url": self.url}
+            if self.headers:
+                out["headers"] = dict(self.headers)
         defaults = {"timeout": DEFAULT_CALL_TIMEOUT, "startup_timeout": 30.0}
         defaults.update(list_timeout=30.0, shutdown_timeout=5.0)
         for key, field_name in _TIMEOUT_KEYS.items():

@@ -99,8 +99,9 @@ PINNED = {
         "parse_actions", "plugin_kind", "serialize_error", "serialize_session",
     },
     "customtools.mcp": {
-        "DEFAULT_CANCEL_GRACE", "DEFAULT_PROGRESS_INTERVAL", "DETAILS_META_KEY",
-        "HttpSecurity", "MCP_TOOL_NAME_PATTERN", "MIN_TOKEN_LENGTH", "McpMount", "McpServerConfig", "MountDiagnostic",
+        "DEFAULT_CALL_TIMEOUT", "DEFAULT_CANCEL_GRACE", "DEFAULT_PROGRESS_INTERVAL",
+        "DETAILS_META_KEY", "HttpSecurity", "MAX_STDERR_LINE", "MCP_TOOL_NAME_PATTERN",
+        "MIN_TOKEN_LENGTH", "McpMount", "McpServerConfig", "MountDiagnostic",
         "MountedServer", "ORIGIN_META_KEY", "SERVER_NAME_PATTERN", "ServeDiagnostic",
         "ToolServer", "is_loopback", "mount", "mounted_tool_name", "parse_mcp_json",
         "read_mcp_json", "read_token", "serve", "serve_http",

@@ -19,6 +19,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from customtools._loading._mcpjson import (
+    DEFAULT_CALL_TIMEOUT,
     SERVER_NAME_PATTERN,
     McpServerConfig,
     mounted_tool_name,
@@ -26,7 +27,14 @@ from customtools._loading._mcpjson import (
     read_mcp_json,
 )
 from customtools.mcp._http import MIN_TOKEN_LENGTH, HttpSecurity, is_loopback, read_token
-from customtools.mcp._mount import ORIGIN_META_KEY, McpMount, MountDiagnostic, MountedServer, mount
+from customtools.mcp._mount import (
+    MAX_STDERR_LINE,
+    ORIGIN_META_KEY,
+    McpMount,
+    MountDiagnostic,
+    MountedServer,
+    mount,
+)
 from customtools.mcp._results import DETAILS_META_KEY
 from customtools.mcp._serve import serve, serve_http
 from customtools.mcp._server import (
@@ -38,9 +46,11 @@ from customtools.mcp._server import (
 )
 
 __all__ = [
+    "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CANCEL_GRACE",
     "DEFAULT_PROGRESS_INTERVAL",
     "DETAILS_META_KEY",
+    "MAX_STDERR_LINE",
     "MCP_TOOL_NAME_PATTERN",
     "MIN_TOKEN_LENGTH",
     "ORIGIN_META_KEY",

@@ -44,7 +44,7 @@ from customtools._loading._mcpjson import McpServerConfig, mounted_tool_name
 from customtools._tool import CustomTool, check_tool_name
 from customtools.mcp._results import from_call_result
 
-__all__ = ["McpMount", "MountDiagnostic", "MountedServer", "mount"]
+__all__ = ["MAX_STDERR_LINE", "McpMount", "MountDiagnostic", "MountedServer", "mount"]
 
 _log = logging.getLogger("customtools.mcp.mount")
 

@@ -15,7 +15,8 @@ answer its handshake gives the calls in flight an error result and a diagnostic 
 what it did; the next use starts it again, after a back-off that doubles with each
 consecutive failure. One unusable remote tool (a bad schema, an empty or duplicate name) is
 one diagnostic while its siblings mount; at most ``max_tools`` tools are taken. A stdio
-server's stderr goes to the ``customtools.mcp.server.<name>`` logger line by line (lines cut
+server's messages are bounded in size (``max_message``, see :mod:`customtools.mcp._stdio`),
+and its stderr goes to the ``customtools.mcp.server.<name>`` logger line by line (lines cut
 at 8 KiB, read in bounded chunks), never to the host's stdout.
 """
 
@@ -43,6 +44,7 @@ from customtools._format import describe_exception
 from customtools._loading._mcpjson import McpServerConfig, mounted_tool_name
 from customtools._tool import CustomTool, check_tool_name
 from customtools.mcp._results import from_call_result
+from customtools.mcp._stdio import DEFAULT_MAX_MESSAGE
 
 __all__ = ["MAX_STDERR_LINE", "McpMount", "MountDiagnostic", "MountedServer", "mount"]
 
@@ -196,20 +198,24 @@ class MountedServer:
     def _transport(self) -> Any:
         config = self.config
         if config.command is not None:
-            from mcp.client.stdio import (
-                StdioServerParameters,
-                get_default_environment,
-                stdio_client,
-            )
+            from mcp.client.stdio import get_default_environment
 
-            params = StdioServerParameters(
-                command=config.command,
-                args=list(config.args),
-                env={**get_default_environment(), **config.env},
-                cwd=config.cwd,
-            )
+            from customtools.mcp._stdio import stdio_transport
+
             pump = _StderrPump(config.name)
-            return stdio_client(params, errlog=pump.writer), pump
+            try:
+                transport = stdio_transport(
+                    config.command,
+                    config.args,
+                    {**get_default_environment(), **config.env},
+                    config.cwd,
+                    pump.writer,
+                    max_message=self._mount.max_message,
+                )
+            except BaseException:
+                pump.close()
+                raise
+            return transport, pump
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
@@ -633,6 +639,8 @@ class McpMount:
         backoff: seconds before a failed server is started again; doubles per consecutive
             failure.
         max_backoff: the longest back-off.
+        max_message: the most bytes one message from a stdio server may take; a longer one
+            is dropped as it arrives and the request it answered gets an error.
     """
 
     def __init__(
@@ -641,7 +649,10 @@ class McpMount:
         *,
         backoff: float = 1.0,
         max_backoff: float = 60.0,
+        max_message: int = DEFAULT_MAX_MESSAGE,
     ) -> None:
+        self.max_message = max_message
+        """The most bytes one message from a stdio server may take."""
         self._backoff = backoff
         self._max_backoff = max_backoff
         self._servers: dict[str, MountedServer] = {}

@@ -177,6 +177,53 @@ def test_stderr_flood_does_not_grow_host_memory(tmp_path: Path) -> None:
     assert after - before < 32 * 1024, (before, after)  # KiB: well under the 64 MiB flood
 
 
+async def test_a_reply_over_the_message_bound_is_an_error_for_that_call_only() -> None:
+    async with McpMount([hostile("huge-reply")], max_message=1 << 20) as mounted:
+        with anyio.fail_after(30):
+            tools = {tool.name: CustomToolAdapter(tool) for tool in await mounted.tools()}
+            huge = await tools["mcp__h__huge"].execute("c1", {})
+            ok = await tools["mcp__h__ok"].execute("c2", {})
+    assert huge.is_error is True
+    assert "MCP server 'h'" in huge.text
+    assert f"larger than {1 << 20} bytes" in huge.text
+    assert ok.text == "fine"  # the same connection goes on
+    assert not [d for d in mounted.diagnostics if d.code == "connection-lost"]
+
+
+def test_a_huge_reply_does_not_grow_host_memory(tmp_path: Path) -> None:
+    """Peak RSS of a fresh host whose server answers with a 64 MiB line (VmHWM)."""
+    script = tmp_path / "huge.py"
+    script.write_text(
+        "import sys, anyio\n"
+        "from customtools import CustomToolAdapter\n"
+        "from customtools.mcp import McpServerConfig, mount\n"
+        f"cfg = McpServerConfig(name='h', command=sys.executable, args=({str(HOSTILE)!r},"
+        " 'huge-reply'), startup_timeout=30)\n"
+        "async def main():\n"
+        "    async with mount(cfg, max_message=1 << 20) as m:\n"
+        "        with anyio.fail_after(60):\n"
+        "            tools = {t.name: t for t in await m.tools()}\n"
+        "            result = await CustomToolAdapter(tools['mcp__h__huge']).execute('c', {})\n"
+        "            assert result.is_error, result.text\n"
+        "def hwm():\n"
+        "    for line in open('/proc/self/status'):\n"
+        "        if line.startswith('VmHWM:'): return int(line.split()[1])\n"
+        "before = hwm()\n"
+        "anyio.run(main)\n"
+        "print(before, hwm())\n"
+    )
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k in ("HOME", "PATH", "LANG")}
+    env["PYTHONPATH"] = str(ROOT)
+    out = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    before, after = map(int, out.stdout.split())
+    assert after - before < 32 * 1024, (before, after)  # KiB: well under the 64 MiB reply
+
+
 async def test_closing_a_server_that_ignores_shutdown_is_bounded() -> None:
     async with mount(hostile("slow-close", shutdown_timeout=1)) as mounted:
         with anyio.fail_after(20):

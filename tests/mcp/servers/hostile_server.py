@@ -13,7 +13,8 @@ then, by MODE:
 * ``many``: lists 3 pages of 40 tools each;
 * ``bad-structured``: lists ``shaped`` with an output schema and answers its calls with
   structured content that breaks it (and ``ok`` calls normally);
-* ``slow-close``: ignores the end of its stdin and SIGTERM, as a server stuck on shutdown.
+* ``slow-close``: ignores the end of its stdin and SIGTERM, as a server stuck on shutdown;
+* ``huge-reply``: answers a call of ``huge`` with a 64 MiB line (and ``ok`` normally).
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ def listing(params: dict[str, Any]) -> dict[str, Any] | None:
         if page < 2:
             result["nextCursor"] = str(page + 1)
         return result
+    if MODE == "huge-reply":
+        return {"tools": [tool("huge"), tool("ok")]}
     if MODE == "bad-structured":
         shaped = tool(
             "shaped",
@@ -110,6 +113,15 @@ def main() -> None:
             if result is None:
                 continue  # stall
         elif method == "tools/call":
+            if MODE == "huge-reply" and params.get("name") == "huge":
+                head = '{"jsonrpc": "2.0", "id": ' + json.dumps(ident)
+                sys.stdout.write(head + ', "result": {"content": [{"type": "text", "text": "')
+                block = "x" * (1 << 20)
+                for _ in range(64):
+                    sys.stdout.write(block)
+                sys.stdout.write('"}]}}\n')
+                sys.stdout.flush()
+                continue
             result = call(params)
         elif method == "ping":
             result = {}

@@ -107,6 +107,12 @@ async def _bounded_stdio(
                     while True:
                         end = chunk.find(b"\n", start)
                         piece = chunk[start:] if end < 0 else chunk[start:end]
+                        if end >= 0 and not pending and not dropping and len(piece) <= max_message:
+                            # The common case: a whole line in one chunk, no copy.
+                            if piece.strip():
+                                await read_writer.send(_parse(piece))
+                            start = end + 1
+                            continue
                         if not dropping:
                             if len(pending) + len(piece) > max_message:
                                 head = bytes(pending[:512]) + piece[: max(0, 512 - len(pending))]

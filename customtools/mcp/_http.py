@@ -186,14 +186,14 @@ class HttpSecurity:
         protection on, loopback names, the bound host and the allowed values."""
         from mcp.server.transport_security import TransportSecuritySettings
 
-        hosts = list(_LOOPBACK_HOSTS)
-        origins = list(_LOOPBACK_ORIGINS)
+        hosts = [name for pattern in _LOOPBACK_HOSTS for name in (pattern[:-2], pattern)]
+        origins = [name for pattern in _LOOPBACK_ORIGINS for name in (pattern[:-2], pattern)]
         bound = host.strip()
         if bound not in _WILDCARD_BINDS:
             shown = f"[{bound}]" if ":" in bound and not bound.startswith("[") else bound
-            hosts.append(f"{shown}:*")
-            origins.append(f"http://{shown}:*")
-            origins.append(f"https://{shown}:*")
+            hosts.extend(_with_any_port(shown))
+            origins.extend(_with_any_port(f"http://{shown}"))
+            origins.extend(_with_any_port(f"https://{shown}"))
         for value in self.allowed_hosts:
             hosts.extend(_with_any_port(value.strip()))
         for value in self.allowed_origins:

@@ -229,8 +229,11 @@ class MountedServer:
         if isinstance(message, Exception):
             # The SDK could not read a message (not JSON, nested too deep, not JSON-RPC): the
             # request it answered never resolves, so the wait's bound ends it; say why then.
+            first = self._unreadable is None
             self._unreadable = describe_exception(message)[:300]
-            _log.warning(
+            # Once per connection as a warning: a server printing junk must not flood the log.
+            _log.log(
+                logging.WARNING if first else logging.DEBUG,
                 "MCP server %r sent a message that could not be read: %s",
                 self.config.name,
                 self._unreadable,
@@ -427,8 +430,18 @@ class MountedServer:
         (one unusable tool fails its validation of the entire result)."""
         try:
             page = await client.list_tools(cursor=cursor, cache_mode="refresh")
-        except pydantic.ValidationError:
-            return await self._raw_page(client, cursor)
+        except pydantic.ValidationError as exc:
+            try:
+                return await self._raw_page(client, cursor)
+            except AttributeError:  # an SDK without the internals read entry by entry
+                message = (
+                    f"MCP server {self.config.name!r} could not list its tools: its listing"
+                    f" breaks the protocol ({describe_exception(exc)[:300]})"
+                )
+                self._mount._report(
+                    MountDiagnostic(server=self.config.name, code="list-failed", message=message)
+                )
+                raise _UnavailableError(message) from None
         return list(page.tools), page.next_cursor
 
     async def _raw_page(self, client: Client, cursor: str | None) -> tuple[list[Any], str | None]:

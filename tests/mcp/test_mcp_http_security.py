@@ -184,6 +184,7 @@ def test_transport_settings_list_loopback_the_bound_host_and_the_allowed_values(
     ).transport_settings("127.0.0.5")
     assert settings.enable_dns_rebinding_protection
     assert {"127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.5:*"} <= set(settings.allowed_hosts)
+    assert {"127.0.0.1", "localhost", "127.0.0.5"} <= set(settings.allowed_hosts)  # port 80
     assert {"tools.example", "tools.example:*", "other.example:8443"} <= set(settings.allowed_hosts)
     assert "other.example:8443:*" not in settings.allowed_hosts
     assert {"https://app.example", "https://app.example:*"} <= set(settings.allowed_origins)

@@ -257,3 +257,54 @@ def test_a_verifier_needs_auth_settings_and_excludes_a_token() -> None:
         HttpSecurity(token_verifier=Verifier())
     with pytest.raises(ValueError, match="not both"):
         HttpSecurity(bearer_token=TOKEN, token_verifier=Verifier(), auth=object())
+
+
+async def test_an_oauth_token_verifier_guards_the_endpoint_in_process() -> None:
+    from mcp.server.auth.provider import AccessToken
+    from mcp.server.auth.settings import AuthSettings
+
+    class Verifier:
+        async def verify_token(self, token: str) -> AccessToken | None:
+            if token == "oauth-token-from-the-issuer":
+                return AccessToken(token=token, client_id="client", scopes=["tools"])
+            return None
+
+    security = HttpSecurity(
+        token_verifier=Verifier(),
+        auth=AuthSettings(
+            issuer_url="https://issuer.example",  # type: ignore[arg-type]
+            resource_server_url="https://tools.example/mcp",  # type: ignore[arg-type]
+            validate_token_resource=False,
+            required_scopes=["tools"],
+        ),
+        allowed_hosts=["tools.example"],
+    )
+    server = ToolServer()
+    app = server.streamable_http_app(host="10.1.2.3", security=security)
+    transport = httpx2.ASGITransport(app=app)
+    headers = {**ACCEPT, "Host": "tools.example"}
+    http = httpx2.AsyncClient(transport=transport, base_url="http://tools.example")
+    async with server.server.session_manager.run(), http:
+        with anyio.fail_after(15):
+            missing = await http.post("/mcp", json=INIT, headers=headers)
+            wrong = await http.post(
+                "/mcp", json=INIT, headers={**headers, "Authorization": "Bearer nope"}
+            )
+            right = await http.post(
+                "/mcp",
+                json=INIT,
+                headers={**headers, "Authorization": "Bearer oauth-token-from-the-issuer"},
+            )
+            rebinding = await http.post(
+                "/mcp",
+                json=INIT,
+                headers={
+                    **headers,
+                    "Host": "attacker.example",
+                    "Authorization": "Bearer oauth-token-from-the-issuer",
+                },
+            )
+    assert missing.status_code == 401
+    assert wrong.status_code == 401
+    assert right.status_code == 200
+    assert rebinding.status_code == 421

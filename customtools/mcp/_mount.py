@@ -160,6 +160,52 @@ class _StderrPump:
         self.writer.close()
 
 
+def capped_transport(limit: int, inner: Any = None) -> Any:
+    """An httpx2 transport whose plain (non-SSE) response bodies may take at most ``limit``
+    bytes: reading more raises ``httpx2.StreamError``, which the SDK turns into an error for
+    that request. Server-sent event streams are left to the SDK, which bounds each event."""
+    import httpx2
+
+    class CappedBody(httpx2.AsyncByteStream):
+        def __init__(self, body: Any) -> None:
+            self._body = body
+
+        async def __aiter__(self) -> Any:
+            seen = 0
+            chunks = self._body.__aiter__()
+            try:
+                async for chunk in chunks:
+                    seen += len(chunk)
+                    if seen > limit:
+                        raise httpx2.StreamError(
+                            f"the server's response is larger than {limit} bytes and was dropped"
+                        )
+                    yield chunk
+            finally:
+                close = getattr(chunks, "aclose", None)
+                if close is not None:
+                    await close()  # not left to the garbage collector (trio warns)
+
+        async def aclose(self) -> None:
+            await self._body.aclose()
+
+    class CappedTransport(httpx2.AsyncBaseTransport):
+        def __init__(self) -> None:
+            self._inner = inner if inner is not None else httpx2.AsyncHTTPTransport()
+
+        async def handle_async_request(self, request: Any) -> Any:
+            response = await self._inner.handle_async_request(request)
+            kind = response.headers.get("content-type", "").lower()
+            if not kind.startswith("text/event-stream"):
+                response.stream = CappedBody(response.stream)
+            return response
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    return CappedTransport()
+
+
 class MountedServer:
     """One configured MCP server, started on first use and restarted after failures.
 
@@ -221,7 +267,9 @@ class MountedServer:
 
         assert config.url is not None
         http = httpx2.AsyncClient(
-            headers=dict(config.headers), timeout=httpx2.Timeout(30.0, read=300.0)
+            headers=dict(config.headers),
+            timeout=httpx2.Timeout(30.0, read=300.0),
+            transport=capped_transport(self._mount.max_message),
         )
         return streamable_http_client(config.url, http_client=http), http
 
@@ -652,8 +700,9 @@ class McpMount:
         backoff: seconds before a failed server is started again; doubles per consecutive
             failure.
         max_backoff: the longest back-off.
-        max_message: the most bytes one message from a stdio server may take; a longer one
-            is dropped as it arrives and the request it answered gets an error.
+        max_message: the most bytes one message from a server may take (a stdio line, or an
+            HTTP response that is not an event stream); a longer one is dropped as it arrives
+            and the request it answered gets an error.
     """
 
     def __init__(

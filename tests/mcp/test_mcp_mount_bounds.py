@@ -274,3 +274,26 @@ def test_timeouts_round_trip_through_mcp_json() -> None:
     }
     default = McpServerConfig(name="d", command="x")
     assert (default.timeout, default.list_timeout, default.shutdown_timeout) == (300, 30, 5)
+
+
+async def test_an_http_response_over_the_bound_is_refused_while_it_is_read() -> None:
+    import httpx2
+
+    from customtools.mcp._mount import capped_transport
+
+    async def body(size: int) -> Any:
+        for _ in range(size // 1000):  # as a socket delivers it: chunk by chunk
+            yield b"x" * 1000
+
+    def answer(request: Any) -> Any:
+        kind = "text/event-stream" if request.url.path == "/events" else "application/json"
+        size = 2000 if request.url.path == "/small" else 8000
+        return httpx2.Response(200, content=body(size), headers={"content-type": kind})
+
+    transport = capped_transport(4096, httpx2.MockTransport(answer))
+    async with httpx2.AsyncClient(transport=transport, base_url="http://server.test") as http:
+        with anyio.fail_after(10):
+            assert len((await http.get("/small")).content) == 2000
+            assert len((await http.get("/events")).content) == 8000  # the SDK caps each event
+            with pytest.raises(httpx2.StreamError, match="larger than 4096 bytes"):
+                await http.get("/big")

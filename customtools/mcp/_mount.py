@@ -514,8 +514,11 @@ class MountedServer:
                 label = entry.get("name") if isinstance(entry, Mapping) else None
                 entries.append(_BadEntry(label if isinstance(label, str) else f"#{index}", exc))
         good = [entry for entry in entries if isinstance(entry, types.Tool)]
-        # Let the SDK cache output schemas as its own listing would (it checks results with them).
-        session._absorb_tool_listing(types.ListToolsResult(tools=good), complete=False)
+        # What the SDK's own listing does with each tool: cache output schemas (it checks
+        # results against them) and, in the modern era, drop tools it must not call.
+        absorbed = session._absorb_tool_listing(types.ListToolsResult(tools=good), complete=False)
+        kept = {id(tool) for tool in absorbed.tools}
+        entries = [e for e in entries if not isinstance(e, types.Tool) or id(e) in kept]
         return entries, next_cursor if isinstance(next_cursor, str) else None
 
     def _invalid(self, remote: Any, problem: str) -> None:

@@ -171,9 +171,15 @@ class HttpSecurity:
             return
         missing = []
         if not self.authenticated:
-            missing.append("authentication (--token-file FILE or --token-env VAR)")
+            missing.append(
+                "authentication (--token-file FILE or --token-env VAR; in Python"
+                " HttpSecurity(bearer_token=...) or token_verifier=...)"
+            )
         if not self.allowed_hosts:
-            missing.append("the host names clients use (--allowed-host NAME)")
+            missing.append(
+                "the host names clients use (--allowed-host NAME; in Python"
+                " HttpSecurity(allowed_hosts=[...]))"
+            )
         if missing:
             raise ValueError(
                 f"refusing to serve HTTP on {host!r}, which is not a loopback address, without "

@@ -27,14 +27,7 @@ from customtools._loading._mcpjson import (
     read_mcp_json,
 )
 from customtools.mcp._http import MIN_TOKEN_LENGTH, HttpSecurity, is_loopback, read_token
-from customtools.mcp._mount import (
-    MAX_STDERR_LINE,
-    ORIGIN_META_KEY,
-    McpMount,
-    MountDiagnostic,
-    MountedServer,
-    mount,
-)
+from customtools.mcp._mount import ORIGIN_META_KEY, McpMount, MountDiagnostic, MountedServer, mount
 from customtools.mcp._results import DETAILS_META_KEY
 from customtools.mcp._serve import serve, serve_http
 from customtools.mcp._server import (
@@ -44,6 +37,7 @@ from customtools.mcp._server import (
     ServeDiagnostic,
     ToolServer,
 )
+from customtools.mcp._transports import MAX_STDERR_LINE
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",

@@ -15,7 +15,7 @@ answer its handshake gives the calls in flight an error result and a diagnostic 
 what it did; the next use starts it again, after a back-off that doubles with each
 consecutive failure. One unusable remote tool (a bad schema, an empty or duplicate name) is
 one diagnostic while its siblings mount; at most ``max_tools`` tools are taken. A stdio
-server's messages are bounded in size (``max_message``, see :mod:`customtools.mcp._stdio`),
+server's messages are bounded in size (``max_message``, see :mod:`customtools.mcp._transports`),
 and its stderr goes to the ``customtools.mcp.server.<name>`` logger line by line (lines cut
 at 8 KiB, read in bounded chunks), never to the host's stdout.
 """
@@ -23,8 +23,6 @@ at 8 KiB, read in bounded chunks), never to the host's stdout.
 from __future__ import annotations
 
 import logging
-import os
-import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -43,10 +41,15 @@ from customtools._errors import CustomToolsError
 from customtools._format import describe_exception
 from customtools._loading._mcpjson import McpServerConfig, mounted_tool_name
 from customtools._tool import CustomTool, check_tool_name
+from customtools.mcp._listing import MAX_PAGES, is_result_check, raw_tools_page, remote_problem
 from customtools.mcp._results import from_call_result
-from customtools.mcp._stdio import DEFAULT_MAX_MESSAGE
+from customtools.mcp._transports import (
+    DEFAULT_MAX_MESSAGE,
+    StderrPump,
+    capped_transport,
+)
 
-__all__ = ["MAX_STDERR_LINE", "McpMount", "MountDiagnostic", "MountedServer", "mount"]
+__all__ = ["McpMount", "MountDiagnostic", "MountedServer", "mount"]
 
 _log = logging.getLogger("customtools.mcp.mount")
 
@@ -96,116 +99,6 @@ def _error(text: str, **details: Any) -> ToolResult:
     return ToolResult.from_text(text, details={"error": "McpServerError", **details}, is_error=True)
 
 
-MAX_STDERR_LINE = 8192
-"""Bytes of one stderr line of a stdio server that are logged; the rest of the line is dropped."""
-
-_STDERR_CHUNK = 65536
-
-
-class _StderrPump:
-    """A pipe whose read end is logged line by line, for a stdio server's stderr.
-
-    Read in bounded chunks: a line longer than :data:`MAX_STDERR_LINE` is logged cut, and the
-    rest of it is discarded as it arrives, so a server writing without newlines cannot grow
-    the host's memory.
-    """
-
-    def __init__(self, server: str) -> None:
-        read_fd, write_fd = os.pipe()
-        self.writer = os.fdopen(write_fd, "w")
-        self._logger = logging.getLogger(f"customtools.mcp.server.{server}")
-        self._read_fd = read_fd
-        self._thread = threading.Thread(target=self._pump, name=f"mcp-stderr-{server}", daemon=True)
-        self._thread.start()
-
-    def _emit(self, line: bytes, cut: bool) -> None:
-        text = line.decode("utf-8", errors="replace").rstrip("\r")
-        if cut:
-            text += f" [line cut at {MAX_STDERR_LINE} bytes]"
-        self._logger.info("%s", text)
-
-    def _pump(self) -> None:
-        pending = bytearray()
-        cut = False  # the current line was already logged cut; drop the rest of it
-        try:
-            while True:
-                chunk = os.read(self._read_fd, _STDERR_CHUNK)
-                if not chunk:
-                    break
-                start = 0
-                while True:
-                    end = chunk.find(b"\n", start)
-                    piece = chunk[start:] if end < 0 else chunk[start:end]
-                    if not cut:
-                        room = MAX_STDERR_LINE - len(pending)
-                        pending += piece[:room]
-                        if len(piece) > room:
-                            self._emit(bytes(pending), True)
-                            pending.clear()
-                            cut = True
-                    if end < 0:
-                        break
-                    if not cut:
-                        self._emit(bytes(pending), False)
-                    pending.clear()
-                    cut = False
-                    start = end + 1
-            if pending and not cut:
-                self._emit(bytes(pending), False)
-        finally:
-            os.close(self._read_fd)
-
-    def close(self) -> None:
-        # The child holds its own copy: the reader ends when the child exits.
-        self.writer.close()
-
-
-def capped_transport(limit: int, inner: Any = None) -> Any:
-    """An httpx2 transport whose plain (non-SSE) response bodies may take at most ``limit``
-    bytes: reading more raises ``httpx2.StreamError``, which the SDK turns into an error for
-    that request. Server-sent event streams are left to the SDK, which bounds each event."""
-    import httpx2
-
-    class CappedBody(httpx2.AsyncByteStream):
-        def __init__(self, body: Any) -> None:
-            self._body = body
-
-        async def __aiter__(self) -> Any:
-            seen = 0
-            chunks = self._body.__aiter__()
-            try:
-                async for chunk in chunks:
-                    seen += len(chunk)
-                    if seen > limit:
-                        raise httpx2.StreamError(
-                            f"the server's response is larger than {limit} bytes and was dropped"
-                        )
-                    yield chunk
-            finally:
-                close = getattr(chunks, "aclose", None)
-                if close is not None:
-                    await close()  # not left to the garbage collector (trio warns)
-
-        async def aclose(self) -> None:
-            await self._body.aclose()
-
-    class CappedTransport(httpx2.AsyncBaseTransport):
-        def __init__(self) -> None:
-            self._inner = inner if inner is not None else httpx2.AsyncHTTPTransport()
-
-        async def handle_async_request(self, request: Any) -> Any:
-            response = await self._inner.handle_async_request(request)
-            kind = response.headers.get("content-type", "").lower()
-            if not kind.startswith("text/event-stream"):
-                response.stream = CappedBody(response.stream)
-            return response
-
-        async def aclose(self) -> None:
-            await self._inner.aclose()
-
-    return CappedTransport()
-
-
 class MountedServer:
     """One configured MCP server, started on first use and restarted after failures.
 
@@ -246,9 +139,9 @@ class MountedServer:
         if config.command is not None:
             from mcp.client.stdio import get_default_environment
 
-            from customtools.mcp._stdio import stdio_transport
+            from customtools.mcp._transports import stdio_transport
 
-            pump = _StderrPump(config.name)
+            pump = StderrPump(config.name)
             try:
                 transport = stdio_transport(
                     config.command,
@@ -317,7 +210,7 @@ class MountedServer:
             ready.set()
             try:
                 if resource is not None:
-                    if isinstance(resource, _StderrPump):
+                    if isinstance(resource, StderrPump):
                         resource.close()
                     else:
                         with anyio.CancelScope(shield=True):
@@ -439,10 +332,10 @@ class MountedServer:
         seen: set[str] = set()
         cursors: set[str] = set()
         cursor: str | None = None
-        for _ in range(_MAX_PAGES):
+        for _ in range(MAX_PAGES):
             entries, cursor = await self._page(client, cursor)
             for remote in entries:
-                problem = _remote_problem(remote, seen)
+                problem = remote_problem(remote, seen)
                 if problem is not None:
                     self._invalid(remote, problem)
                     continue
@@ -468,7 +361,7 @@ class MountedServer:
                 server=name,
                 code="list-failed",
                 message=f"MCP server {name!r} did not finish listing its tools within"
-                f" {_MAX_PAGES} pages (or repeated a cursor); the tools listed so far are mounted",
+                f" {MAX_PAGES} pages (or repeated a cursor); the tools listed so far are mounted",
             )
         )
         return tools
@@ -480,7 +373,7 @@ class MountedServer:
             page = await client.list_tools(cursor=cursor, cache_mode="refresh")
         except pydantic.ValidationError as exc:
             try:
-                return await self._raw_page(client, cursor)
+                return await raw_tools_page(client, cursor, self.config.max_tools + 1)
             except AttributeError:  # an SDK without the internals read entry by entry
                 message = (
                     f"MCP server {self.config.name!r} could not list its tools: its listing"
@@ -491,35 +384,6 @@ class MountedServer:
                 )
                 raise _UnavailableError(message) from None
         return list(page.tools), page.next_cursor
-
-    async def _raw_page(self, client: Client, cursor: str | None) -> tuple[list[Any], str | None]:
-        session: Any = client.session
-        request = types.ListToolsRequest(
-            params=types.PaginatedRequestParams(cursor=cursor) if cursor else None
-        )
-        data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
-        options: dict[str, Any] = {}
-        session._stamp(data, options)  # the SDK's envelope for the negotiated era
-        raw = await session._dispatcher.send_raw_request(
-            data["method"], data.get("params"), options
-        )
-        if not isinstance(raw, Mapping) or not isinstance(raw.get("tools"), list):
-            raise MCPError(code=types.INVALID_PARAMS, message="tools/list result has no tool list")
-        next_cursor = raw.get("nextCursor")
-        entries: list[Any] = []
-        for index, entry in enumerate(raw["tools"][: self.config.max_tools + 1]):
-            try:
-                entries.append(types.Tool.model_validate(entry, by_name=False))
-            except pydantic.ValidationError as exc:
-                label = entry.get("name") if isinstance(entry, Mapping) else None
-                entries.append(_BadEntry(label if isinstance(label, str) else f"#{index}", exc))
-        good = [entry for entry in entries if isinstance(entry, types.Tool)]
-        # What the SDK's own listing does with each tool: cache output schemas (it checks
-        # results against them) and, in the modern era, drop tools it must not call.
-        absorbed = session._absorb_tool_listing(types.ListToolsResult(tools=good), complete=False)
-        kept = {id(tool) for tool in absorbed.tools}
-        entries = [e for e in entries if not isinstance(e, types.Tool) or id(e) in kept]
-        return entries, next_cursor if isinstance(next_cursor, str) else None
 
     def _invalid(self, remote: Any, problem: str) -> None:
         name = self.config.name
@@ -576,7 +440,7 @@ class MountedServer:
             # The answer arrived but is not a valid result (its structuredContent breaks the
             # tool's outputSchema, or it breaks the protocol's result shape): that call failed,
             # the connection is fine.
-            if isinstance(exc, RuntimeError) and not _is_result_check(exc):
+            if isinstance(exc, RuntimeError) and not is_result_check(exc):
                 return _error(self._lost(client, exc), server=name, tool=remote)
             return _error(
                 f"MCP server {name!r} answered the call of {remote!r} with an invalid result:"
@@ -610,46 +474,6 @@ class MountedServer:
                     self.config.shutdown_timeout,
                 )
                 scope.cancel()
-
-
-_MAX_PAGES = 100
-
-_RESULT_CHECKS = ("Invalid structured content", "has an output schema but", "Invalid schema for")
-
-
-def _is_result_check(exc: RuntimeError) -> bool:
-    """Whether the SDK raised ``exc`` because a result broke the tool's output schema."""
-    return str(exc).startswith(_RESULT_CHECKS) or " has an output schema but " in str(exc)
-
-
-@dataclass(frozen=True, slots=True)
-class _BadEntry:
-    """A ``tools/list`` entry that is not a valid tool."""
-
-    name: str
-    error: pydantic.ValidationError
-
-
-def _remote_problem(remote: Any, seen: set[str]) -> str | None:
-    """Why a listed tool cannot be mounted, or ``None``."""
-    if isinstance(remote, _BadEntry):
-        errors = remote.error.errors()
-        if not errors:
-            return "the entry is not a valid tool"
-        where = ".".join(str(part) for part in errors[0]["loc"]) or "the entry"
-        return f"the entry is not a valid tool ({where}: {errors[0]['msg']})"
-    name = remote.name
-    if not name:
-        return "its name is empty"
-    if name in seen:
-        return "the server lists another tool with the same name (the first one is mounted)"
-    root = remote.input_schema.get("type") if isinstance(remote.input_schema, Mapping) else None
-    if root != "object":
-        return (
-            f'its inputSchema root must have "type": "object", not {root!r}; fix the server\'s'
-            " tool definition"
-        )
-    return None
 
 
 def _mounted_tool(server: MountedServer, remote: types.Tool) -> CustomTool:

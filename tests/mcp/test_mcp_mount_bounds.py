@@ -15,8 +15,7 @@ import pytest
 from mcp_helpers import ROOT
 
 from customtools import CustomToolAdapter, discover_and_load
-from customtools.mcp import McpMount, McpServerConfig, mount
-from customtools.mcp._mount import MAX_STDERR_LINE
+from customtools.mcp import MAX_STDERR_LINE, McpMount, McpServerConfig, mount
 
 pytestmark = pytest.mark.anyio
 
@@ -279,7 +278,7 @@ def test_timeouts_round_trip_through_mcp_json() -> None:
 async def test_an_http_response_over_the_bound_is_refused_while_it_is_read() -> None:
     import httpx2
 
-    from customtools.mcp._mount import capped_transport
+    from customtools.mcp._transports import capped_transport
 
     async def body(size: int) -> Any:
         for _ in range(size // 1000):  # as a socket delivers it: chunk by chunk

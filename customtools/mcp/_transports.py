@@ -1,5 +1,6 @@
-"""The stdio transport of mounted servers, with every message bounded in size.
+"""The transports of mounted servers, every message bounded in size.
 
+**stdio.**
 The SDK's stdio client keeps reading a line until its newline, so a server writing 300 MB
 without one grows the host by that much. This transport reads the server's stdout in 64 KiB
 chunks and never holds more than ``max_message`` bytes of one line: a longer line is dropped
@@ -8,16 +9,23 @@ answer at once (the rest of the connection goes on). Everything else is what the
 newline-delimited JSON-RPC, the server in its own process group (so its children end with
 it), stdin closed at the end, then ``SIGTERM`` to the group and ``SIGKILL`` 2 s later.
 
-POSIX only; elsewhere :func:`stdio_transport` is the SDK's own client.
+POSIX only; elsewhere :func:`stdio_transport` is the SDK's own client. The server's stderr
+goes through a :class:`StderrPump`, which logs it line by line, lines cut at
+:data:`MAX_STDERR_LINE` bytes.
+
+**HTTP.** :func:`capped_transport` bounds the plain (non-SSE) response bodies of the SDK's
+streamable HTTP client the same way.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import signal
 import sys
+import threading
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, TextIO
 
@@ -26,7 +34,13 @@ import anyio.abc
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
-__all__ = ["DEFAULT_MAX_MESSAGE", "stdio_transport"]
+__all__ = [
+    "DEFAULT_MAX_MESSAGE",
+    "MAX_STDERR_LINE",
+    "StderrPump",
+    "capped_transport",
+    "stdio_transport",
+]
 
 DEFAULT_MAX_MESSAGE = 16 * 1024 * 1024
 """Bytes one message from a mounted stdio server may take (a longer one is refused)."""
@@ -179,3 +193,113 @@ def stdio_transport(
         params = StdioServerParameters(command=command, args=list(args), env=dict(env), cwd=cwd)
         return stdio_client(params, errlog=errlog)
     return _bounded_stdio(command, args, env, cwd, errlog, max_message)
+
+
+MAX_STDERR_LINE = 8192
+"""Bytes of one stderr line of a stdio server that are logged; the rest of the line is dropped."""
+
+_STDERR_CHUNK = 65536
+
+
+class StderrPump:
+    """A pipe whose read end is logged line by line, for a stdio server's stderr.
+
+    Read in bounded chunks: a line longer than :data:`MAX_STDERR_LINE` is logged cut, and the
+    rest of it is discarded as it arrives, so a server writing without newlines cannot grow
+    the host's memory.
+    """
+
+    def __init__(self, server: str) -> None:
+        read_fd, write_fd = os.pipe()
+        self.writer = os.fdopen(write_fd, "w")
+        self._logger = logging.getLogger(f"customtools.mcp.server.{server}")
+        self._read_fd = read_fd
+        self._thread = threading.Thread(target=self._pump, name=f"mcp-stderr-{server}", daemon=True)
+        self._thread.start()
+
+    def _emit(self, line: bytes, cut: bool) -> None:
+        text = line.decode("utf-8", errors="replace").rstrip("\r")
+        if cut:
+            text += f" [line cut at {MAX_STDERR_LINE} bytes]"
+        self._logger.info("%s", text)
+
+    def _pump(self) -> None:
+        pending = bytearray()
+        cut = False  # the current line was already logged cut; drop the rest of it
+        try:
+            while True:
+                chunk = os.read(self._read_fd, _STDERR_CHUNK)
+                if not chunk:
+                    break
+                start = 0
+                while True:
+                    end = chunk.find(b"\n", start)
+                    piece = chunk[start:] if end < 0 else chunk[start:end]
+                    if not cut:
+                        room = MAX_STDERR_LINE - len(pending)
+                        pending += piece[:room]
+                        if len(piece) > room:
+                            self._emit(bytes(pending), True)
+                            pending.clear()
+                            cut = True
+                    if end < 0:
+                        break
+                    if not cut:
+                        self._emit(bytes(pending), False)
+                    pending.clear()
+                    cut = False
+                    start = end + 1
+            if pending and not cut:
+                self._emit(bytes(pending), False)
+        finally:
+            os.close(self._read_fd)
+
+    def close(self) -> None:
+        # The child holds its own copy: the reader ends when the child exits.
+        self.writer.close()
+
+
+def capped_transport(limit: int, inner: Any = None) -> Any:
+    """An httpx2 transport whose plain (non-SSE) response bodies may take at most ``limit``
+    bytes: reading more raises ``httpx2.StreamError``, which the SDK turns into an error for
+    that request. Server-sent event streams are left to the SDK, which bounds each event."""
+    import httpx2
+
+    class CappedBody(httpx2.AsyncByteStream):
+        def __init__(self, body: Any) -> None:
+            self._body = body
+
+        async def __aiter__(self) -> Any:
+            seen = 0
+            chunks = self._body.__aiter__()
+            try:
+                async for chunk in chunks:
+                    seen += len(chunk)
+                    if seen > limit:
+                        raise httpx2.StreamError(
+                            f"the server's response is larger than {limit} bytes and was dropped"
+                        )
+                    yield chunk
+            finally:
+                close = getattr(chunks, "aclose", None)
+                if close is not None:
+                    await close()  # not left to the garbage collector (trio warns)
+
+        async def aclose(self) -> None:
+            await self._body.aclose()
+
+    class CappedTransport(httpx2.AsyncBaseTransport):
+        def __init__(self) -> None:
+            self._inner = inner if inner is not None else httpx2.AsyncHTTPTransport()
+
+        async def handle_async_request(self, request: Any) -> Any:
+            response = await self._inner.handle_async_request(request)
+            kind = response.headers.get("content-type", "").lower()
+            if not kind.startswith("text/event-stream"):
+                response.stream = CappedBody(response.stream)
+            return response
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    return CappedTransport()

@@ -16,11 +16,13 @@ repeat r+1), best of the repeats per case (noise on a shared machine only adds t
   (target: faster);
 * 32 concurrent HTTP clients: calls per second, customtools vs MCPServer (target: >=);
 * a mounted call (``McpMount`` tool through its ``CustomToolAdapter``) vs a bare
-  ``Client.call_tool`` to the same floor server over stdio (target <= 1.1x).
+  ``Client.call_tool`` to the same floor server over stdio (target <= 1.1x);
+* ``customtools serve --http`` with bearer-token authentication (``--token-env``) vs the same
+  server without it (target <= 1.05x).
 
 Usage::
 
-    python benchmarks/bench_mcp.py [--calls 300] [--repeats 5] [--json]
+    python benchmarks/bench_mcp.py [--calls 300] [--repeats 5] [--json] [--auth-only]
     python benchmarks/bench_mcp.py --server floor|mcpserver stdio|http [PORT]   (internal)
 """
 
@@ -119,15 +121,26 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+TOKEN_ENV = "CUSTOMTOOLS_BENCH_TOKEN"
+TOKEN = "bench-token-0123456789abcdefghijklmnop"
+
+
 def server_argv(kind: str, transport: str, port: int, pack: str) -> list[str]:
-    if kind == "customtools":
+    if kind in ("customtools", "customtools-token"):
         argv = [sys.executable, "-m", "customtools", "serve", "--no-entry-points", pack]
+        if kind == "customtools-token":
+            argv += ["--token-env", TOKEN_ENV]
         return argv + (["--http", f"127.0.0.1:{port}"] if transport == "http" else [])
     return [sys.executable, __file__, "--server", kind, transport, str(port)]
 
 
 def child_env(home: str) -> dict[str, str]:
-    return {"PATH": os.environ.get("PATH", ""), "HOME": home, "PYTHONPATH": str(ROOT)}
+    return {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": home,
+        "PYTHONPATH": str(ROOT),
+        TOKEN_ENV: TOKEN,
+    }
 
 
 async def wait_for_port(port: int) -> None:
@@ -182,6 +195,64 @@ async def concurrent(url: str, clients: int, calls: int) -> float:
     return clients * calls / elapsed
 
 
+async def token_client(stack: Any, url: str, *, token: bool = True) -> Any:
+    """A ``Client`` with the SDK's default HTTP client settings, sending the bearer token
+    with every request (or, for the baseline, built the same way without it)."""
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    headers = {"Authorization": f"Bearer {TOKEN}"} if token else {}
+    http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+    return await stack.enter_async_context(Client(streamable_http_client(url, http_client=http)))
+
+
+async def measure_auth(calls: int, repeats: int) -> dict[str, Any]:
+    """Only the HTTP round trip with and without a bearer token, interleaved."""
+    from contextlib import AsyncExitStack
+
+    results: dict[str, Any] = {"calls": calls, "repeats": repeats}
+    with tempfile.TemporaryDirectory() as tmp:
+        pack = os.path.join(tmp, "pack")
+        os.mkdir(pack)
+        Path(pack, "echo.py").write_text(TOOL_PACK)
+        env = child_env(tmp)
+        async with AsyncExitStack() as stack:
+            cases: dict[str, Any] = {}
+            for kind in ("customtools", "customtools-token"):
+                port = free_port()
+                process = await anyio.open_process(
+                    server_argv(kind, "http", port, pack),
+                    env=env,
+                    cwd=tmp,
+                    stdin=None,
+                    stdout=None,
+                    stderr=None,
+                )
+                stack.push_async_callback(process.aclose)
+                stack.callback(process.kill)
+                await wait_for_port(port)
+                url = f"http://127.0.0.1:{port}/mcp"
+                cases[f"http/{kind}"] = await token_client(
+                    stack, url, token=kind == "customtools-token"
+                )
+            for client in cases.values():
+                await sequential(client, 20)
+            samples: dict[str, list[float]] = {name: [] for name in cases}
+            names = list(cases)
+            for repeat in range(repeats):
+                # A B B A ...: neither case always runs first (order effects cancel out).
+                for name in names if repeat % 2 == 0 else names[::-1]:
+                    samples[name].append(await sequential(cases[name], calls))
+            best = {name: min(values) for name, values in samples.items()}
+            results["us_per_call"] = {name: round(v * 1e6, 1) for name, v in best.items()}
+            results["calls_per_s_32_clients"] = {}
+            results["ratios"] = {
+                "http token/no token": best["http/customtools-token"] / best["http/customtools"]
+            }
+    return results
+
+
 async def measure(calls: int, repeats: int) -> dict[str, Any]:
     from contextlib import AsyncExitStack
 
@@ -220,6 +291,21 @@ async def measure(calls: int, repeats: int) -> dict[str, Any]:
                 await wait_for_port(port)
                 urls[kind] = f"http://127.0.0.1:{port}/mcp"
                 http[kind] = await stack.enter_async_context(Client(urls[kind]))
+            token_port = free_port()
+            token_process = await anyio.open_process(
+                server_argv("customtools-token", "http", token_port, pack),
+                env=env,
+                cwd=tmp,
+                stdin=None,
+                stdout=None,
+                stderr=None,
+            )
+            stack.push_async_callback(token_process.aclose)
+            stack.callback(token_process.kill)
+            await wait_for_port(token_port)
+            http["customtools-token"] = await token_client(
+                stack, f"http://127.0.0.1:{token_port}/mcp"
+            )
             floor = server_argv("floor", "stdio", 0, pack)
             mount = await stack.enter_async_context(
                 McpMount(
@@ -244,6 +330,7 @@ async def measure(calls: int, repeats: int) -> dict[str, Any]:
             cases: dict[str, Any] = {
                 **{f"stdio/{k}": stdio[k] for k in kinds},
                 **{f"http/{k}": http[k] for k in kinds},
+                "http/customtools-token": http["customtools-token"],
                 "mount/bare-client": stdio["floor"],
                 "mount/mounted": MountedClient(),
             }
@@ -267,6 +354,7 @@ async def measure(calls: int, repeats: int) -> dict[str, Any]:
                 "http 32 clients customtools/mcpserver throughput": max(throughput["customtools"])
                 / max(throughput["mcpserver"]),
                 "mounted/bare client": best["mount/mounted"] / best["mount/bare-client"],
+                "http token/no token": best["http/customtools-token"] / best["http/customtools"],
             }
     return results
 
@@ -278,6 +366,7 @@ TARGETS = {
     "http customtools/mcpserver": ("<", 1.0),
     "http 32 clients customtools/mcpserver throughput": (">=", 1.0),
     "mounted/bare client": ("<=", 1.1),
+    "http token/no token": ("<=", 1.05),
 }
 
 
@@ -286,6 +375,9 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--auth-only", action="store_true", help="only HTTP with and without a bearer token"
+    )
     parser.add_argument("--server", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.server:
@@ -293,13 +385,13 @@ def main() -> int:
         port = int(rest[0]) if rest else 0
         {"floor": run_floor, "mcpserver": run_mcpserver}[kind](transport, port)
         return 0
-    results = anyio.run(measure, args.calls, args.repeats)
+    results = anyio.run(measure_auth if args.auth_only else measure, args.calls, args.repeats)
     if args.json:
         print(json.dumps(results, indent=2))
     else:
         print(f"{args.calls} calls per repeat, best of {args.repeats} repeats")
         for name, value in results["us_per_call"].items():
-            print(f"  {name:<22} {value:>9.1f} us/call")
+            print(f"  {name:<26} {value:>9.1f} us/call")
         for kind, value in results["calls_per_s_32_clients"].items():
             print(f"  http 32 clients {kind:<11} {value:>7} calls/s")
     failed = False

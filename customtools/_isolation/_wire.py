@@ -25,13 +25,34 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import time
 from typing import Any, Final
 
-__all__ = ["MAX_MESSAGE", "Channel", "MessageTooLargeError", "candidate_from_dict", "encode"]
+__all__ = [
+    "BYTES_PER_VALUE",
+    "MAX_MESSAGE",
+    "Channel",
+    "MessageTooLargeError",
+    "candidate_from_dict",
+    "check_values",
+    "encode",
+]
 
 MAX_MESSAGE: Final = 64 * 1024 * 1024
 """Bytes one message may take; a bigger one ends the worker (see docs/isolation.md)."""
+
+BYTES_PER_VALUE: Final = 64
+"""A message under a limit of N bytes may hold at most N / 64 JSON values (outside strings).
+
+Decoded, a JSON value costs Python objects of up to about 200 bytes (a small ``dict``), so
+without this bound ``[{},{},...]`` costs about 26 times its size in memory; with it, a message
+costs the host at most about 3 times the limit it was checked against at its peak (see
+docs/isolation.md). Messages up to 1 MiB are not counted (their cost is small anyway).
+"""
+
+_COUNTED_ABOVE: Final = 1024 * 1024
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 
 _HEADER: Final = 4
 _CHUNK: Final = 1024 * 1024
@@ -47,13 +68,44 @@ def _fallback(value: Any) -> Any:
     return safe_repr(value)
 
 
+def check_values(body: bytes | bytearray | memoryview, limit: int) -> None:
+    """Refuse a message body holding more JSON values than ``limit`` allows, before decoding.
+
+    Values are counted as the ``,``, ``[`` and ``{`` outside strings: a cheap count of all of
+    them first, and only when that is over the bound, again without the strings.
+
+    Raises:
+        MessageTooLargeError: more than ``limit //`` :data:`BYTES_PER_VALUE` values.
+    """
+    if len(body) <= _COUNTED_ABOVE:
+        return
+    cap = max(limit // BYTES_PER_VALUE, 1 << 14)
+    data = body if isinstance(body, bytes) else bytes(body)
+    count = data.count(b",") + data.count(b"[") + data.count(b"{")
+    if count <= cap:
+        return
+    bare = _STRING.sub(b"", data)
+    count = bare.count(b",") + bare.count(b"[") + bare.count(b"{")
+    if count > cap:
+        raise MessageTooLargeError(
+            f"a message of {len(body)} bytes holds about {count} JSON values, over the {cap}"
+            f" a message may hold under a limit of {limit} bytes"
+        )
+
+
 def encode(message: dict[str, Any], *, limit: int = MAX_MESSAGE) -> bytes:
-    """One framed message; values JSON cannot carry become their ``repr``."""
+    """One framed message; values JSON cannot carry become their ``repr``.
+
+    Raises:
+        MessageTooLargeError: over ``limit`` bytes, or holding too many values (see
+            :func:`check_values`).
+    """
     body = json.dumps(message, separators=(",", ":"), default=_fallback).encode(
         "utf-8", "surrogatepass"
     )
     if len(body) > limit:
         raise MessageTooLargeError(f"a message of {len(body)} bytes is over {limit} bytes")
+    check_values(body, limit)
     return len(body).to_bytes(_HEADER, "big") + body
 
 
@@ -108,6 +160,7 @@ class Channel:
             return None
         body = bytes(buffer[_HEADER:end])
         del buffer[:end]
+        check_values(body, self.limit)  # before decoding: what the message costs is bounded
         message = json.loads(body.decode("utf-8", "surrogatepass"))
         if not isinstance(message, dict):
             raise ValueError("a protocol message is not a JSON object")

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from customtools._tool import CustomTool
 
 __all__ = [
+    "DEFAULT_CALL_TIMEOUT",
     "MCP_JSON",
     "SERVER_NAME_PATTERN",
     "McpServerConfig",
@@ -50,8 +51,18 @@ _SERVER_NAME_RE = re.compile(SERVER_NAME_PATTERN)
 
 _EMPTY: Mapping[str, str] = MappingProxyType({})
 
-_STDIO_KEYS = frozenset({"type", "command", "args", "env", "cwd"})
-_HTTP_KEYS = frozenset({"type", "url", "headers"})
+DEFAULT_CALL_TIMEOUT = 300.0
+"""Seconds a call of a mounted tool may run unless its server's configuration says otherwise."""
+
+# ``.mcp.json`` spellings of the timeouts (seconds), beside the field each sets.
+_TIMEOUT_KEYS = {
+    "timeout": "timeout",
+    "startupTimeout": "startup_timeout",
+    "listTimeout": "list_timeout",
+    "shutdownTimeout": "shutdown_timeout",
+}
+_STDIO_KEYS = frozenset({"type", "command", "args", "env", "cwd", *_TIMEOUT_KEYS})
+_HTTP_KEYS = frozenset({"type", "url", "headers", *_TIMEOUT_KEYS})
 
 
 def mounted_tool_name(server: str, tool: str) -> str:
@@ -87,8 +98,14 @@ class McpServerConfig:
         cwd: the directory the server starts in.
         url: the endpoint of a streamable HTTP server.
         headers: HTTP headers sent with every request (for example ``Authorization``).
-        timeout: seconds any call of this server's tools may run (``None``: no limit).
+        timeout: seconds any call of this server's tools may run (default
+            :data:`DEFAULT_CALL_TIMEOUT`; ``None``: no limit).
         startup_timeout: seconds the server may take to start and answer the handshake.
+        list_timeout: seconds the server may take to list its tools (every page).
+        shutdown_timeout: seconds closing the connection may take before it is cut (a
+            stdio server then gets the SDK's own bounded terminate and kill).
+        max_tools: the most tools taken from the server (across pages); the rest are left out
+            with a diagnostic.
         origin: where the configuration came from (a file path), for messages.
 
     Raises:
@@ -102,8 +119,11 @@ class McpServerConfig:
     cwd: str | None = None
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
-    timeout: float | None = None
+    timeout: float | None = DEFAULT_CALL_TIMEOUT
     startup_timeout: float = 30.0
+    list_timeout: float = 30.0
+    shutdown_timeout: float = 5.0
+    max_tools: int = 1000
     origin: str | None = None
 
     def __post_init__(self) -> None:
@@ -126,12 +146,20 @@ class McpServerConfig:
         object.__setattr__(self, "args", _strings(list(self.args), "'args'", where))
         object.__setattr__(self, "env", _string_map(self.env, "'env'", where))
         object.__setattr__(self, "headers", _string_map(self.headers, "'headers'", where))
-        for name in ("timeout", "startup_timeout"):
+        for name in ("timeout", "startup_timeout", "list_timeout", "shutdown_timeout"):
             value = getattr(self, name)
-            if value is not None and not (
-                isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+            if (value is not None or name != "timeout") and not (
+                isinstance(value, (int, float))
+                and not isinstance(value, bool)
+                and 0 < value < float("inf")
             ):
                 raise ToolDefinitionError(f"{where}: {name!r} must be a positive number of seconds")
+        if not (
+            isinstance(self.max_tools, int)
+            and not isinstance(self.max_tools, bool)
+            and self.max_tools > 0
+        ):
+            raise ToolDefinitionError(f"{where}: 'max_tools' must be a positive integer")
 
     @property
     def transport(self) -> str:
@@ -145,8 +173,9 @@ class McpServerConfig:
         """One entry of ``mcpServers`` (Claude Code's format).
 
         ``{"command", "args", "env", "cwd"}`` starts a stdio server; ``{"type": "http",
-        "url", "headers"}`` reaches a streamable HTTP one. A relative ``cwd`` is taken from
-        the directory of ``origin``.
+        "url", "headers"}`` reaches a streamable HTTP one. Either may set ``timeout``,
+        ``startupTimeout``, ``listTimeout`` and ``shutdownTimeout`` (seconds). A relative
+        ``cwd`` is taken from the directory of ``origin``.
 
         Raises:
             ToolDefinitionError: the entry is malformed; the message names server and field.
@@ -165,6 +194,15 @@ class McpServerConfig:
             raise ToolDefinitionError(
                 f"{where}: unknown field(s) {', '.join(map(repr, unknown))} for a {kind} server"
             )
+        timeouts: dict[str, Any] = {
+            field_name: data[key] for key, field_name in _TIMEOUT_KEYS.items() if key in data
+        }
+        for key, field_name in _TIMEOUT_KEYS.items():
+            value = timeouts.get(field_name)
+            if key in data and (
+                isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0
+            ):
+                raise ToolDefinitionError(f"{where}: {key!r} must be a positive number of seconds")
         if kind == "stdio":
             cwd = data.get("cwd")
             if cwd is not None and not isinstance(cwd, str):
@@ -178,26 +216,35 @@ class McpServerConfig:
                 env=_string_map(data.get("env", {}), "'env'", where),
                 cwd=cwd,
                 origin=origin,
+                **timeouts,
             )
         return cls(
             name=name,
             url=data.get("url"),
             headers=_string_map(data.get("headers", {}), "'headers'", where),
             origin=origin,
+            **timeouts,
         )
 
     def to_dict(self) -> dict[str, Any]:
         """The configuration in Claude Code's ``mcpServers`` entry form."""
+        out: dict[str, Any]
         if self.command is not None:
-            out: dict[str, Any] = {"command": self.command, "args": list(self.args)}
+            out = {"command": self.command, "args": list(self.args)}
             if self.env:
                 out["env"] = dict(self.env)
             if self.cwd is not None:
                 out["cwd"] = self.cwd
-            return out
-        out = {"type": "http", "url": self.url}
-        if self.headers:
-            out["headers"] = dict(self.headers)
+        else:
+            out = {"type": "http", "url": self.url}
+            if self.headers:
+                out["headers"] = dict(self.headers)
+        defaults = {"timeout": DEFAULT_CALL_TIMEOUT, "startup_timeout": 30.0}
+        defaults.update(list_timeout=30.0, shutdown_timeout=5.0)
+        for key, field_name in _TIMEOUT_KEYS.items():
+            value = getattr(self, field_name)
+            if value != defaults[field_name] and value is not None:
+                out[key] = value
         return out
 
 

@@ -76,6 +76,32 @@ def add_serve_arguments(parser: Any) -> None:
         help="the server name shown to clients (default: %(default)s)",
     )
     parser.add_argument("--timeout", type=float, metavar="S", help="abort any call after S seconds")
+    token = parser.add_mutually_exclusive_group()
+    token.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="HTTP: require `Authorization: Bearer <token>`, the token read from FILE (mode 600)",
+    )
+    token.add_argument(
+        "--token-env",
+        metavar="VAR",
+        help="HTTP: require `Authorization: Bearer <token>`, the token read from $VAR",
+    )
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="HTTP: also accept this Host header (repeatable; loopback names and the bound"
+        " host always are); needed with --token-* to bind a non-loopback address",
+    )
+    parser.add_argument(
+        "--allowed-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="HTTP: also accept this Origin header, e.g. https://app.example.com (repeatable)",
+    )
     add_discovery_arguments(parser)
 
 
@@ -95,6 +121,41 @@ def parse_address(text: str) -> tuple[str, int]:
     return host, port
 
 
+def _security(args: argparse.Namespace, address: tuple[str, int] | None) -> Any:
+    """The HTTP protection the flags ask for; refuses an unprotected non-loopback bind."""
+    flags = [
+        flag
+        for flag, value in (
+            ("--token-file", args.token_file),
+            ("--token-env", args.token_env),
+            ("--allowed-host", args.allowed_host),
+            ("--allowed-origin", args.allowed_origin),
+        )
+        if value
+    ]
+    if address is None:
+        if flags:
+            raise UsageError(f"{flags[0]} applies to --http only")
+        return None
+    try:
+        from customtools.mcp._http import HttpSecurity, read_token
+    except ImportError as exc:  # the package imports the SDK first
+        raise UsageError(str(exc)) from None
+    try:
+        token = None
+        if args.token_file or args.token_env:
+            token = read_token(file=args.token_file, env=args.token_env)
+        security = HttpSecurity(
+            allowed_hosts=args.allowed_host,
+            allowed_origins=args.allowed_origin,
+            bearer_token=token,
+        )
+        security.check_bind(address[0])
+    except ValueError as exc:
+        raise UsageError(f"--http: {exc}") from None
+    return security
+
+
 def command(args: argparse.Namespace) -> int:
     """Run ``serve``; returns the exit status."""
     if args.stateless and not args.http:
@@ -102,6 +163,7 @@ def command(args: argparse.Namespace) -> int:
     if args.timeout is not None and not args.timeout > 0:
         raise UsageError("--timeout must be a positive number of seconds")
     address = parse_address(args.http) if args.http else None
+    security = _security(args, address)
     cwd = resolve_cwd(args)
     try:
         from customtools.mcp import serve
@@ -146,6 +208,7 @@ def command(args: argparse.Namespace) -> int:
                 host=host,
                 port=port,
                 stateless=args.stateless,
+                security=security,
                 on_ready=ready,
                 **options,
             )

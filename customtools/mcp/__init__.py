@@ -19,12 +19,14 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from customtools._loading._mcpjson import (
+    DEFAULT_CALL_TIMEOUT,
     SERVER_NAME_PATTERN,
     McpServerConfig,
     mounted_tool_name,
     parse_mcp_json,
     read_mcp_json,
 )
+from customtools.mcp._http import MIN_TOKEN_LENGTH, HttpSecurity, is_loopback, read_token
 from customtools.mcp._mount import ORIGIN_META_KEY, McpMount, MountDiagnostic, MountedServer, mount
 from customtools.mcp._results import DETAILS_META_KEY
 from customtools.mcp._serve import serve, serve_http
@@ -35,40 +37,50 @@ from customtools.mcp._server import (
     ServeDiagnostic,
     ToolServer,
 )
+from customtools.mcp._transports import MAX_STDERR_LINE
 
 __all__ = [
+    "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CANCEL_GRACE",
     "DEFAULT_PROGRESS_INTERVAL",
     "DETAILS_META_KEY",
+    "MAX_STDERR_LINE",
     "MCP_TOOL_NAME_PATTERN",
+    "MIN_TOKEN_LENGTH",
     "ORIGIN_META_KEY",
     "SERVER_NAME_PATTERN",
+    "HttpSecurity",
     "McpMount",
     "McpServerConfig",
     "MountDiagnostic",
     "MountedServer",
     "ServeDiagnostic",
     "ToolServer",
+    "is_loopback",
     "mount",
     "mounted_tool_name",
     "parse_mcp_json",
     "read_mcp_json",
+    "read_token",
     "serve",
     "serve_http",
 ]
 
 # The public home of each class and function is this namespace (docs and reprs say so).
 for _obj in (
+    HttpSecurity,
     McpMount,
     McpServerConfig,
     MountDiagnostic,
     MountedServer,
     ServeDiagnostic,
     ToolServer,
+    is_loopback,
     mount,
     mounted_tool_name,
     parse_mcp_json,
     read_mcp_json,
+    read_token,
     serve,
     serve_http,
 ):

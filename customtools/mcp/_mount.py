@@ -8,24 +8,30 @@ call's signal cancels the request (the SDK sends ``notifications/cancelled``) an
 once. Progress notifications become ``on_update`` partial results, and results keep their
 ``_meta``.
 
-A server that crashes, closes the connection or does not answer its handshake gives the
-calls in flight an error result and a diagnostic; the next call starts it again, after a
-back-off that doubles with each consecutive failure. A stdio server's stderr goes to the
-``customtools.mcp.server.<name>`` logger, never to the host's stdout.
+Every wait is bounded: the handshake (``startup_timeout``), the listing of every page
+(``list_timeout``), each call (``timeout``, 300 s unless configured) and closing
+(``shutdown_timeout``). A server that crashes, closes the connection, stalls or does not
+answer its handshake gives the calls in flight an error result and a diagnostic naming it and
+what it did; the next use starts it again, after a back-off that doubles with each
+consecutive failure. One unusable remote tool (a bad schema, an empty or duplicate name) is
+one diagnostic while its siblings mount; at most ``max_tools`` tools are taken. A stdio
+server's messages are bounded in size (``max_message``, see :mod:`customtools.mcp._transports`),
+and its stderr goes to the ``customtools.mcp.server.<name>`` logger line by line (lines cut
+at 8 KiB, read in bounded chunks), never to the host's stdout.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import mcp_types as types
+import pydantic
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
@@ -35,7 +41,13 @@ from customtools._errors import CustomToolsError
 from customtools._format import describe_exception
 from customtools._loading._mcpjson import McpServerConfig, mounted_tool_name
 from customtools._tool import CustomTool, check_tool_name
+from customtools.mcp._listing import MAX_PAGES, is_result_check, raw_tools_page, remote_problem
 from customtools.mcp._results import from_call_result
+from customtools.mcp._transports import (
+    DEFAULT_MAX_MESSAGE,
+    StderrPump,
+    capped_transport,
+)
 
 __all__ = ["McpMount", "MountDiagnostic", "MountedServer", "mount"]
 
@@ -52,8 +64,10 @@ class MountDiagnostic:
     Attributes:
         server: the server's name.
         code: ``"unavailable"`` (could not start or handshake), ``"connection-lost"``
-            (crashed or closed mid-call), ``"list-failed"``, or ``"invalid-tool"`` (a remote
-            tool that cannot be mounted: its name or schema).
+            (crashed or closed mid-call), ``"list-failed"`` (refused, stalled past
+            ``list_timeout`` or paged without end), ``"too-many-tools"`` (more than
+            ``max_tools``), or ``"invalid-tool"`` (a remote tool that cannot be mounted: an
+            empty, repeated or unusable name, or an unusable schema).
         message: one line: what happened and what to do.
         tool_name: the remote tool, for ``"invalid-tool"``.
     """
@@ -85,27 +99,6 @@ def _error(text: str, **details: Any) -> ToolResult:
     return ToolResult.from_text(text, details={"error": "McpServerError", **details}, is_error=True)
 
 
-class _StderrPump:
-    """A pipe whose read end is logged line by line, for a stdio server's stderr."""
-
-    def __init__(self, server: str) -> None:
-        read_fd, write_fd = os.pipe()
-        self.writer = os.fdopen(write_fd, "w")
-        self._logger = logging.getLogger(f"customtools.mcp.server.{server}")
-        self._reader = os.fdopen(read_fd, "r", errors="replace")
-        self._thread = threading.Thread(target=self._pump, name=f"mcp-stderr-{server}", daemon=True)
-        self._thread.start()
-
-    def _pump(self) -> None:
-        with self._reader:
-            for line in self._reader:
-                self._logger.info("%s", line.rstrip("\n"))
-
-    def close(self) -> None:
-        # The child holds its own copy: the reader ends when the child exits.
-        self.writer.close()
-
-
 class MountedServer:
     """One configured MCP server, started on first use and restarted after failures.
 
@@ -130,6 +123,8 @@ class MountedServer:
         self._lock: anyio.Lock | None = None
         self._failures = 0
         self._retry_at = -float("inf")
+        self._finished: anyio.Event | None = None
+        self._unreadable: str | None = None  # the last message from the server we could not read
 
     def __repr__(self) -> str:
         return f"<MountedServer {self.config.name!r} ({self.config.transport})>"
@@ -142,38 +137,65 @@ class MountedServer:
     def _transport(self) -> Any:
         config = self.config
         if config.command is not None:
-            from mcp.client.stdio import (
-                StdioServerParameters,
-                get_default_environment,
-                stdio_client,
-            )
+            from mcp.client.stdio import get_default_environment
 
-            params = StdioServerParameters(
-                command=config.command,
-                args=list(config.args),
-                env={**get_default_environment(), **config.env},
-                cwd=config.cwd,
-            )
-            pump = _StderrPump(config.name)
-            return stdio_client(params, errlog=pump.writer), pump
+            from customtools.mcp._transports import stdio_transport
+
+            pump = StderrPump(config.name)
+            try:
+                transport = stdio_transport(
+                    config.command,
+                    config.args,
+                    {**get_default_environment(), **config.env},
+                    config.cwd,
+                    pump.writer,
+                    max_message=self._mount.max_message,
+                )
+            except BaseException:
+                pump.close()
+                raise
+            return transport, pump
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
         assert config.url is not None
         http = httpx2.AsyncClient(
-            headers=dict(config.headers), timeout=httpx2.Timeout(30.0, read=300.0)
+            headers=dict(config.headers),
+            timeout=httpx2.Timeout(30.0, read=300.0),
+            transport=capped_transport(self._mount.max_message),
         )
         return streamable_http_client(config.url, http_client=http), http
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, Exception):
+            # The SDK could not read a message (not JSON, nested too deep, not JSON-RPC): the
+            # request it answered never resolves, so the wait's bound ends it; say why then.
+            first = self._unreadable is None
+            self._unreadable = describe_exception(message)[:300]
+            # Once per connection as a warning: a server printing junk must not flood the log.
+            _log.log(
+                logging.WARNING if first else logging.DEBUG,
+                "MCP server %r sent a message that could not be read: %s",
+                self.config.name,
+                self._unreadable,
+            )
+        await anyio.lowlevel.checkpoint()
+
+    def _what_it_sent(self) -> str:
+        if self._unreadable is None:
+            return ""
+        return f" (it sent a message that could not be read: {self._unreadable})"
 
     async def _run(self, ready: anyio.Event, box: dict[str, Any]) -> None:
         stop = anyio.Event()
         self._stop = stop
+        finished = self._finished = anyio.Event()
         scope = self._scope = anyio.CancelScope()
         resource: Any = None
         try:
             with scope:
                 transport, resource = self._transport()
-                async with Client(transport) as client:
+                async with Client(transport, message_handler=self._on_message) as client:
                     box["client"] = client
                     self._client = client
                     ready.set()
@@ -186,12 +208,16 @@ class MountedServer:
                 self._stop = None
                 self._scope = None
             ready.set()
-            if resource is not None:
-                if isinstance(resource, _StderrPump):
-                    resource.close()
-                else:
-                    with anyio.CancelScope(shield=True):
-                        await resource.aclose()
+            try:
+                if resource is not None:
+                    if isinstance(resource, StderrPump):
+                        resource.close()
+                    else:
+                        with anyio.CancelScope(shield=True):
+                            with anyio.move_on_after(self.config.shutdown_timeout):
+                                await resource.aclose()
+            finally:
+                finished.set()
 
     def _failed(self, code: str, message: str) -> None:
         self._failures += 1
@@ -221,6 +247,7 @@ class MountedServer:
                 )
             ready = anyio.Event()
             box: dict[str, Any] = {}
+            self._unreadable = None
             self._mount._task_group().start_soon(self._run, ready, box)
             with anyio.move_on_after(self.config.startup_timeout):
                 await ready.wait()
@@ -236,8 +263,9 @@ class MountedServer:
                 message = f"MCP server {name!r} could not be started: {cause}; check its {what}"
             else:
                 message = (
-                    f"MCP server {name!r} did not answer within"
-                    f" {self.config.startup_timeout:g} s; check that it speaks MCP"
+                    f"MCP server {name!r} did not answer its handshake within"
+                    f" {self.config.startup_timeout:g} s{self._what_it_sent()}; check that it"
+                    " speaks MCP"
                 )
             self._failed("unavailable", message)
             raise _UnavailableError(message)
@@ -255,33 +283,119 @@ class MountedServer:
             return message
         return f"MCP server {self.config.name!r} closed the connection; try the call again"
 
+    def _drop(self, client: Client) -> None:
+        """Close ``client``'s connection (a stalled server); the next use starts it again."""
+        if self._client is client:
+            self._client = None
+            if self._stop is not None:
+                self._stop.set()
+
     async def list_tools(self) -> list[types.Tool]:
-        """The server's tools (every page), starting it if needed.
+        """The server's tools (every page, at most ``max_tools``), starting it if needed.
+
+        Remote tools that cannot be used (an entry that is not a tool, an input schema whose
+        root is not an object, an empty or repeated name) are left out, one diagnostic each.
 
         Raises:
             _UnavailableError: it could not be started or listed.
         """
         client = await self.connect()
-        tools: list[types.Tool] = []
-        cursor: str | None = None
+        name = self.config.name
+        limit = self.config.list_timeout
         try:
-            for _ in range(100):
-                page = await client.list_tools(cursor=cursor)
-                tools.extend(page.tools)
-                cursor = page.next_cursor
-                if not cursor:
-                    break
-        except MCPError as exc:
+            with anyio.fail_after(limit):
+                tools = await self._list_pages(client)
+        except TimeoutError:
             message = (
-                f"MCP server {self.config.name!r} could not list its tools: {exc.error.message}"
+                f"MCP server {name!r} did not list its tools within {limit:g} s"
+                f"{self._what_it_sent()}; it is started again on the next use"
             )
-            self._mount._report(
-                MountDiagnostic(server=self.config.name, code="list-failed", message=message)
-            )
+            self._drop(client)
+            self._failed("list-failed", message)
             raise _UnavailableError(message) from None
+        except MCPError as exc:
+            if exc.error.code == types.CONNECTION_CLOSED:
+                raise _UnavailableError(self._lost(client, exc)) from None
+            message = f"MCP server {name!r} could not list its tools: {exc.error.message}"
+            self._mount._report(MountDiagnostic(server=name, code="list-failed", message=message))
+            raise _UnavailableError(message) from None
+        except _UnavailableError:
+            raise
         except Exception as exc:  # the transport failed (closed stream, HTTP error, ...)
             raise _UnavailableError(self._lost(client, exc)) from None
         return tools
+
+    async def _list_pages(self, client: Client) -> list[types.Tool]:
+        name = self.config.name
+        cap = self.config.max_tools
+        tools: list[types.Tool] = []
+        seen: set[str] = set()
+        cursors: set[str] = set()
+        cursor: str | None = None
+        for _ in range(MAX_PAGES):
+            entries, cursor = await self._page(client, cursor)
+            for remote in entries:
+                problem = remote_problem(remote, seen)
+                if problem is not None:
+                    self._invalid(remote, problem)
+                    continue
+                seen.add(remote.name)
+                if len(tools) == cap:
+                    self._mount._report(
+                        MountDiagnostic(
+                            server=name,
+                            code="too-many-tools",
+                            message=f"MCP server {name!r} lists more than {cap} tools; the"
+                            f" first {cap} are mounted (raise max_tools to take more)",
+                        )
+                    )
+                    return tools
+                tools.append(remote)
+            if not cursor:
+                return tools
+            if cursor in cursors:
+                break  # a server that hands out the same cursor again would loop forever
+            cursors.add(cursor)
+        self._mount._report(
+            MountDiagnostic(
+                server=name,
+                code="list-failed",
+                message=f"MCP server {name!r} did not finish listing its tools within"
+                f" {MAX_PAGES} pages (or repeated a cursor); the tools listed so far are mounted",
+            )
+        )
+        return tools
+
+    async def _page(self, client: Client, cursor: str | None) -> tuple[list[Any], str | None]:
+        """One page: parsed tools, or raw entries when the SDK refused the page as a whole
+        (one unusable tool fails its validation of the entire result)."""
+        try:
+            page = await client.list_tools(cursor=cursor, cache_mode="refresh")
+        except pydantic.ValidationError as exc:
+            try:
+                return await raw_tools_page(client, cursor, self.config.max_tools + 1)
+            except AttributeError:  # an SDK without the internals read entry by entry
+                message = (
+                    f"MCP server {self.config.name!r} could not list its tools: its listing"
+                    f" breaks the protocol ({describe_exception(exc)[:300]})"
+                )
+                self._mount._report(
+                    MountDiagnostic(server=self.config.name, code="list-failed", message=message)
+                )
+                raise _UnavailableError(message) from None
+        return list(page.tools), page.next_cursor
+
+    def _invalid(self, remote: Any, problem: str) -> None:
+        name = self.config.name
+        label = remote.name if isinstance(remote.name, str) else "?"
+        self._mount._report(
+            MountDiagnostic(
+                server=name,
+                code="invalid-tool",
+                tool_name=label,
+                message=f"MCP server {name!r}: tool {label!r} is not mounted: {problem}",
+            )
+        )
 
     async def call(
         self, remote: str, arguments: Mapping[str, Any], on_update: Any, meta: Any
@@ -308,24 +422,58 @@ class MountedServer:
         except MCPError as exc:
             if exc.error.code == types.CONNECTION_CLOSED:
                 return _error(self._lost(client, exc), server=name, tool=remote)
+            if exc.error.code == types.REQUEST_TIMEOUT:
+                return _error(
+                    f"MCP server {name!r} did not answer the call of {remote!r} in time"
+                    f"{self._what_it_sent()}",
+                    server=name,
+                    tool=remote,
+                    code=exc.error.code,
+                )
             return _error(
                 f"MCP server {name!r} refused the call of {remote!r}: {exc.error.message}",
                 server=name,
                 tool=remote,
                 code=exc.error.code,
             )
+        except (pydantic.ValidationError, RuntimeError) as exc:
+            # The answer arrived but is not a valid result (its structuredContent breaks the
+            # tool's outputSchema, or it breaks the protocol's result shape): that call failed,
+            # the connection is fine.
+            if isinstance(exc, RuntimeError) and not is_result_check(exc):
+                return _error(self._lost(client, exc), server=name, tool=remote)
+            return _error(
+                f"MCP server {name!r} answered the call of {remote!r} with an invalid result:"
+                f" {describe_exception(exc)[:500]}",
+                server=name,
+                tool=remote,
+                reason="invalid-result",
+            )
         except Exception as exc:
-            # Anything but a protocol error is the transport failing (a closed stream, an
-            # HTTP error, an unreadable answer): drop the connection; the next call reconnects.
+            # Anything else is the transport failing (a closed stream, an HTTP error): drop
+            # the connection; the next call reconnects.
             return _error(self._lost(client, exc), server=name, tool=remote)
         return from_call_result(result, where=f"MCP server {name!r}, tool {remote!r}")
 
     async def aclose(self) -> None:
-        """Close the connection (a stdio server is stopped)."""
+        """Close the connection (a stdio server is stopped), within ``shutdown_timeout``."""
         if self._stop is not None:
             self._stop.set()
-        if self._client is None and self._scope is not None:
-            self._scope.cancel()  # still starting
+        scope, finished = self._scope, self._finished
+        if self._client is None and scope is not None:
+            scope.cancel()  # still starting
+        if finished is None or finished.is_set():
+            return
+        with anyio.CancelScope(shield=True):
+            with anyio.move_on_after(self.config.shutdown_timeout):
+                await finished.wait()
+            if not finished.is_set() and scope is not None:
+                _log.warning(
+                    "MCP server %r did not close within %g s; its connection is cut",
+                    self.config.name,
+                    self.config.shutdown_timeout,
+                )
+                scope.cancel()
 
 
 def _mounted_tool(server: MountedServer, remote: types.Tool) -> CustomTool:
@@ -379,6 +527,9 @@ class McpMount:
         backoff: seconds before a failed server is started again; doubles per consecutive
             failure.
         max_backoff: the longest back-off.
+        max_message: the most bytes one message from a server may take (a stdio line, or an
+            HTTP response that is not an event stream); a longer one is dropped as it arrives
+            and the request it answered gets an error.
     """
 
     def __init__(
@@ -387,7 +538,10 @@ class McpMount:
         *,
         backoff: float = 1.0,
         max_backoff: float = 60.0,
+        max_message: int = DEFAULT_MAX_MESSAGE,
     ) -> None:
+        self.max_message = max_message
+        """The most bytes one message from a stdio server may take."""
         self._backoff = backoff
         self._max_backoff = max_backoff
         self._servers: dict[str, MountedServer] = {}
@@ -488,7 +642,7 @@ class McpMount:
                 listed = await server.list_tools()
             except _UnavailableError:
                 continue
-            for remote in listed:
+            for remote in listed:  # each already checked by list_tools
                 try:
                     tools.append(_mounted_tool(server, remote))
                 except CustomToolsError as exc:

@@ -15,6 +15,7 @@ from typing import Any, Literal, TextIO
 from customtools._format import escape_control
 from customtools._loading._loader import LoadResult, discover_and_load
 from customtools._loading._reload import RELOAD_KEPT_PREVIOUS, Reloader
+from customtools.mcp._http import HttpSecurity
 from customtools.mcp._server import ToolServer
 
 __all__ = ["report_load", "serve", "serve_http"]
@@ -50,9 +51,14 @@ async def serve_http(
     port: int = 8000,
     path: str = "/mcp",
     stateless: bool = False,
+    security: HttpSecurity | None = None,
     on_ready: Callable[[str], Any] | None = None,
 ) -> None:
     """Serve ``server`` over streamable HTTP with uvicorn until cancelled.
+
+    DNS-rebinding protection is always on; binding anything but loopback needs ``security``
+    with authentication and allowed hosts (see :class:`HttpSecurity`), checked before the
+    socket is opened.
 
     Args:
         server: the tools.
@@ -60,12 +66,16 @@ async def serve_http(
         port: the port; ``0`` picks a free one.
         path: the endpoint path.
         stateless: a fresh transport per request (see :meth:`ToolServer.streamable_http_app`).
+        security: allowed hosts and origins, and authentication.
         on_ready: called with the endpoint URL once the socket listens.
+
+    Raises:
+        ValueError: a non-loopback ``host`` without authentication or an allowed host.
     """
     import anyio
     import uvicorn
 
-    app = server.streamable_http_app(path=path, stateless=stateless, host=host)
+    app = server.streamable_http_app(path=path, stateless=stateless, host=host, security=security)
     # uvicorn binds the socket itself: a socket handed over with `sockets=` measured ~40 ms
     # slower per modern-era call (uvicorn 0.54), so port 0 is resolved after startup.
     config = uvicorn.Config(
@@ -103,6 +113,7 @@ async def serve(
     port: int = 8000,
     path: str = "/mcp",
     stateless: bool = False,
+    security: HttpSecurity | None = None,
     name: str = "customtools",
     timeout: float | None = None,
     on_ready: Callable[[str], Any] | None = None,
@@ -124,6 +135,8 @@ async def serve(
         port: HTTP only: the port (``0`` picks a free one).
         path: HTTP only: the endpoint path.
         stateless: HTTP only: a fresh transport per request.
+        security: HTTP only: allowed hosts and origins, and authentication
+            (:class:`HttpSecurity`); a non-loopback ``host`` needs both.
         name: the server name announced to clients.
         timeout: seconds any call may run.
         on_ready: HTTP only: called with the endpoint URL once it listens.
@@ -137,6 +150,9 @@ async def serve(
     """
     if transport not in ("stdio", "http"):
         raise ValueError(f"transport must be 'stdio' or 'http', got {transport!r}")
+    if transport == "http":
+        # Refuse an unprotected public bind before any tool module is imported.
+        (security if security is not None else HttpSecurity()).check_bind(host)
     configured = list(paths)
     reloader = _reloader(configured, cwd, builtin_tool_names, scan_options) if reload else None
 
@@ -175,7 +191,13 @@ async def serve(
             await run(
                 server,
                 lambda: serve_http(
-                    server, host=host, port=port, path=path, stateless=stateless, on_ready=on_ready
+                    server,
+                    host=host,
+                    port=port,
+                    path=path,
+                    stateless=stateless,
+                    security=security,
+                    on_ready=on_ready,
                 ),
             )
     finally:

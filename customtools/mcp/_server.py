@@ -41,6 +41,7 @@ from customtools._observe import use_context
 from customtools._registry import RegisteredTool, ToolRegistry
 from customtools._session import SessionEvent, dispatch_session_event
 from customtools._tool import CustomTool
+from customtools.mcp._http import BearerMiddleware, HttpSecurity
 from customtools.mcp._results import progress_message, to_call_result
 
 if TYPE_CHECKING:
@@ -475,8 +476,14 @@ class ToolServer:
         stateless: bool = False,
         json_response: bool = False,
         host: str = "127.0.0.1",
+        security: HttpSecurity | None = None,
     ) -> Starlette:
         """An ASGI (Starlette) app serving the tools over streamable HTTP at ``path``.
+
+        DNS-rebinding protection is always on: ``Host`` must be a loopback name, ``host`` or
+        one of ``security.allowed_hosts`` (else ``421``), and an ``Origin``, when sent, a
+        loopback origin, ``host``'s or one of ``security.allowed_origins`` (else ``403``).
+        With a bearer token, requests without it get ``401``.
 
         Mounted inside another ASGI app, its lifespan does not run: enter
         ``tool_server.server.session_manager.run()`` in the host app's lifespan.
@@ -486,12 +493,24 @@ class ToolServer:
             stateless: a fresh transport per request (scales out behind a load balancer;
                 handshake-era clients cannot cancel a call then).
             json_response: plain JSON responses instead of SSE (no progress, no cancel).
-            host: the host name the server is reached by; loopback names turn on the SDK's
-                DNS-rebinding protection.
+            host: the address the server is bound to (or the name it is reached by).
+            security: allowed hosts and origins and authentication (:class:`HttpSecurity`).
+
+        Raises:
+            ValueError: ``host`` is not loopback and ``security`` lacks authentication or an
+                allowed host (the message says what to add).
         """
-        return self.server.streamable_http_app(
+        security = security if security is not None else HttpSecurity()
+        security.check_bind(host)
+        app = self.server.streamable_http_app(
             streamable_http_path=path,
             stateless_http=stateless,
             json_response=json_response,
             host=host,
+            transport_security=security.transport_settings(host),
+            auth=security.auth,
+            token_verifier=security.token_verifier,
         )
+        if security.bearer_token is not None:
+            app.add_middleware(BearerMiddleware, token=security.bearer_token)
+        return app

@@ -174,7 +174,7 @@ async def test_a_silent_server_is_an_error_and_backs_off(tmp_path: Path) -> None
             result = await server.call("anything", {}, lambda partial: None, None)
     assert tools == []
     assert [d.code for d in mounted.diagnostics] == ["unavailable"]
-    assert "did not answer within 0.5 s" in mounted.diagnostics[0].message
+    assert "did not answer its handshake within 0.5 s" in mounted.diagnostics[0].message
     assert result.is_error is True
     assert "started again in" in result.text
 

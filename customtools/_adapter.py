@@ -64,6 +64,8 @@ from customtools._runtime import (
     ABANDONED,
     CALLER_CANCELLED,
     DEFAULT_GRACE,
+    SELF_STOP_BOUND,
+    STOPS_ITSELF,
     CallGuard,
     ThreadLimitReached,
     abandoned_coroutines,
@@ -283,6 +285,7 @@ class CustomToolAdapter:
         "_grace",
         "_inline",
         "_is_async",
+        "_stops_itself",
         "_name",
         "_output_validator",
         "_timeout",
@@ -321,6 +324,7 @@ class CustomToolAdapter:
         self._name = tool.name
         self._execute = tool.execute
         self._is_async = tool.execute_is_async
+        self._stops_itself = getattr(tool.execute, STOPS_ITSELF, False) is True
         self._timeout = _min_timeout(timeout, tool.timeout)
         self._approver = approver
         self._approval_timeout = approval_timeout
@@ -503,6 +507,8 @@ class CustomToolAdapter:
             self._name,
             timeout,
         )
+        if self._stops_itself:
+            guard.close_after = grace + SELF_STOP_BOUND
         tool_signal: AbortSignal = guard
         if signal is not None:
             signal.add_listener(guard.abort)

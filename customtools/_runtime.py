@@ -51,6 +51,8 @@ __all__ = [
     "CALLER_CANCELLED",
     "DEFAULT_GRACE",
     "MAX_ABANDONED_THREADS",
+    "SELF_STOP_BOUND",
+    "STOPS_ITSELF",
     "SYNC_TOOL_THREADS",
     "CallGuard",
     "ThreadLimitReached",
@@ -225,7 +227,16 @@ class CallGuard(AbortSignal):
     enclosing scope is cancelled only every :data:`_PROBE_INTERVAL` seconds.
     """
 
-    __slots__ = ("cancelled_at", "deadline", "grace", "next_probe", "scope", "timeout", "tool")
+    __slots__ = (
+        "cancelled_at",
+        "close_after",
+        "deadline",
+        "grace",
+        "next_probe",
+        "scope",
+        "timeout",
+        "tool",
+    )
 
     def __init__(
         self,
@@ -243,6 +254,7 @@ class CallGuard(AbortSignal):
         self.scope = scope
         self.deadline = deadline  # time.monotonic() clock
         self.grace = grace
+        self.close_after = grace  # more for a tool that stops itself (see STOPS_ITSELF)
         self.tool = tool
         self.timeout = timeout
         self.cancelled_at: float | None = None
@@ -288,7 +300,7 @@ class CallGuard(AbortSignal):
         """Whether the tool was cancelled more than ``grace`` seconds ago."""
         now = time.monotonic()
         if self.cancelled_at is not None:
-            return now - self.cancelled_at > self.grace
+            return now - self.cancelled_at > self.close_after
         if (
             self.scope.cancel_called
             or (self.deadline is not None and now >= self.deadline)
@@ -331,6 +343,13 @@ def caller_cancelled(scope: Any) -> bool:
     except Exception:  # pragma: no cover - another anyio or trio version
         return False
 
+
+STOPS_ITSELF: Final = "_customtools_stops_itself"
+"""An ``execute`` with this attribute true stops its own work past the grace (an isolation
+proxy kills its worker): the adapter gives it :data:`SELF_STOP_BOUND` more seconds to do so
+before it closes it."""
+
+SELF_STOP_BOUND: Final = 6.0
 
 _CLOSED: Final = object()
 _ABANDON: Final = object()

@@ -34,13 +34,14 @@ KILL_REAP_BOUND: Final = 5.0
 class ScheduledKill:
     """A ``SIGKILL`` of process group ``pgid`` due at ``due`` (``time.monotonic()``)."""
 
-    __slots__ = ("done", "due", "pgid", "popen", "withdrawn")
+    __slots__ = ("done", "due", "fired", "pgid", "popen", "withdrawn")
 
     def __init__(self, pgid: int, due: float, popen: subprocess.Popen[bytes] | None) -> None:
         self.pgid = pgid
         self.due = due
         self.popen = popen
         self.withdrawn = False
+        self.fired = False
         self.done = threading.Event()
 
     def withdraw(self) -> None:
@@ -52,6 +53,7 @@ class ScheduledKill:
         try:
             if not self.withdrawn:
                 self.withdrawn = True
+                self.fired = True
                 try:
                     os.killpg(self.pgid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):

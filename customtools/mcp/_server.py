@@ -461,9 +461,17 @@ class ToolServer:
     # -- transports ------------------------------------------------------------------------
 
     async def run_streams(self, read_stream: Any, write_stream: Any) -> None:
-        """Serve one connection over a pair of SDK streams until the read side closes."""
+        """Serve one connection over a pair of SDK streams until the read side closes.
+
+        Once the read side has ended (stdin closed), nothing more is written: the client is
+        gone, and a response to a request that was in flight (the SDK answers those with a
+        "Connection closed" error) would reach a peer that no longer reads (docs/mcp.md).
+        """
+        closed = _InputClosed()
         await self.server.run(
-            read_stream, write_stream, self.server.create_initialization_options()
+            _WatchedInput(read_stream, closed),
+            _GatedOutput(write_stream, closed),
+            self.server.create_initialization_options(),
         )
 
     async def run_stdio(self) -> None:
@@ -504,3 +512,72 @@ class ToolServer:
             json_response=json_response,
             host=host,
         )
+
+
+class _InputClosed:
+    __slots__ = ("closed",)
+
+    def __init__(self) -> None:
+        self.closed = False
+
+
+class _WatchedInput:
+    """The read stream of a connection, noting when it ends."""
+
+    def __init__(self, stream: Any, state: _InputClosed) -> None:
+        self._stream = stream
+        self._state = state
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    async def receive(self) -> Any:
+        try:
+            return await self._stream.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._state.closed = True
+            raise
+
+    def __aiter__(self) -> _WatchedInput:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _WatchedInput:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> Any:
+        return await self._stream.__aexit__(*exc_info)
+
+
+class _GatedOutput:
+    """The write stream of a connection: drops what is sent after the input ended."""
+
+    def __init__(self, stream: Any, state: _InputClosed) -> None:
+        self._stream = stream
+        self._state = state
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    async def send(self, item: Any) -> None:
+        if self._state.closed:
+            _log.debug("the client closed its input: a message to it was not sent")
+            return
+        await self._stream.send(item)
+
+    def send_nowait(self, item: Any) -> None:
+        if not self._state.closed:
+            self._stream.send_nowait(item)
+
+    async def __aenter__(self) -> _GatedOutput:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> Any:
+        return await self._stream.__aexit__(*exc_info)

@@ -254,7 +254,9 @@ class CallGuard(AbortSignal):
         self.scope = scope
         self.deadline = deadline  # time.monotonic() clock
         self.grace = grace
-        self.close_after = grace  # more for a tool that stops itself (see STOPS_ITSELF)
+        # A hair past the grace: what the tool started (an exec group's SIGKILL, due at the
+        # grace) ends by itself first; more for a tool that stops itself (STOPS_ITSELF).
+        self.close_after = grace + CLOSE_MARGIN
         self.tool = tool
         self.timeout = timeout
         self.cancelled_at: float | None = None
@@ -351,6 +353,10 @@ before it closes it."""
 
 SELF_STOP_BOUND: Final = 6.0
 
+CLOSE_MARGIN: Final = 0.25
+"""Seconds past the grace before a tool that is still running is closed (the small bound of
+docs/cancellation.md)."""
+
 _CLOSED: Final = object()
 _ABANDON: Final = object()
 
@@ -376,7 +382,7 @@ def _close(coro: Coroutine[Any, Any, Any], guard: CallGuard, tool_name: str) -> 
     never reaches the event loop) and the caller gets its result.
     """
     try:
-        coro.throw(GeneratorExit)
+        yielded = coro.throw(GeneratorExit)
     except (GeneratorExit, StopIteration):
         return _CLOSED
     except BaseException as exc:  # its cleanup raised: it is finished all the same
@@ -386,6 +392,14 @@ def _close(coro: Coroutine[Any, Any, Any], guard: CallGuard, tool_name: str) -> 
             describe_exception(exc),
         )
         return _CLOSED
+    if not _unwind_scopes(guard.scope):
+        guard.cancelled_at = math.inf  # never try again: the grace cannot help this tool
+        _log.warning(
+            "tool %r swallows cancellation and GeneratorExit inside a task group of its own:"
+            " it cannot be abandoned safely, and the call waits until it returns",
+            tool_name,
+        )
+        return yielded
     _abandoned_coros.append((tool_name, coro))  # kept: collecting it would close it again
     _log.warning(
         "tool %r swallows cancellation and GeneratorExit (a bare except around an await?):"
@@ -393,16 +407,16 @@ def _close(coro: Coroutine[Any, Any, Any], guard: CallGuard, tool_name: str) -> 
         tool_name,
         guard.grace,
     )
-    _unwind_scopes(guard.scope)
     return _ABANDON
 
 
-def _unwind_scopes(scope: Any) -> None:
+def _unwind_scopes(scope: Any) -> bool:
     """Close the cancel scopes an abandoned tool left open on this task, inside ``scope``.
 
     The tool is never resumed, so its ``with`` blocks never exit; left open they would make
     ``scope``'s exit fail. anyio has no public API for this; each backend is reached through
-    its own task state, and a failure is logged (the scope's exit then reports it).
+    its own task state. ``False`` (nothing done) when the tool has a task group open: its
+    child tasks cannot be abandoned with it.
     """
     try:
         if type(scope).__module__.endswith("_trio"):
@@ -410,6 +424,8 @@ def _unwind_scopes(scope: Any) -> None:
 
             native = scope._CancelScope__original
             task: Any = trio.lowlevel.current_task()
+            if task.child_nurseries:
+                return False
             for _ in range(1000):
                 status = task._cancel_status
                 if status is None or status._scope is native:
@@ -419,13 +435,20 @@ def _unwind_scopes(scope: Any) -> None:
             from anyio._backends import _asyncio
 
             state = _asyncio._task_states.get(_asyncio.current_task())
-            for _ in range(1000):
-                inner = state.cancel_scope if state is not None else None
-                if inner is None or inner is scope:
-                    break
+            chain = []
+            inner = state.cancel_scope if state is not None else None
+            while inner is not None and inner is not scope and len(chain) < 1000:
+                if len(inner._tasks) > 1:
+                    return False  # a task group's scope, with child tasks
+                chain.append(inner)
+                inner = inner._parent_scope
+            if inner is not scope:
+                return False
+            for inner in chain:
                 inner.__exit__(None, None, None)
     except Exception:
         _log.exception("could not close the cancel scopes an abandoned tool left open")
+    return True
 
 
 @types.coroutine
@@ -460,19 +483,26 @@ def resume(
                 if guard.cancelled():
                     guard.fire(time.monotonic())  # the first cancellation: fire the signal
             elif guard.expired():
-                _close(coro, guard, tool_name)  # closed or abandoned: either way, it is over
-                raise
+                closed = _close(coro, guard, tool_name)
+                if closed is _CLOSED or closed is _ABANDON:
+                    raise
+                yielded = closed  # it cannot be stopped: driven on
+                continue
             try:
                 yielded = coro.throw(exc)
             except StopIteration as stop:
                 return stop.value
         else:
             if guard.expired():
-                if _close(coro, guard, tool_name) is _CLOSED:
+                closed = _close(coro, guard, tool_name)
+                if closed is _CLOSED:
                     # trio resumes a cancelled task with a value that raises inside the
                     # tool, so there is no exception here to re-raise: wait for it.
                     return (yield from _until_cancelled(guard))
-                return ABANDONED
+                if closed is _ABANDON:
+                    return ABANDONED
+                yielded = closed  # it cannot be stopped: driven on
+                continue
             try:
                 yielded = coro.send(value)
             except StopIteration as stop:

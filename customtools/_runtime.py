@@ -170,9 +170,7 @@ class ThreadLimitReached(Exception):  # noqa: N818 - a refusal the adapter turns
 _THREAD_POLL: Final = 0.01  # how often a cancelled sync call looks whether its thread ended
 
 
-async def run_in_thread(
-    func: Callable[[], Any], owner: str, guard: CallGuard | None = None
-) -> Any:
+async def run_in_thread(func: Callable[[], Any], owner: str, guard: CallGuard | None = None) -> Any:
     """Run ``func`` for tool ``owner`` on the sync-tool limiter.
 
     When the call is cancelled, ``guard`` fires the tool's signal (with the reason: abort,
@@ -434,8 +432,9 @@ def _unwind_scopes(scope: Any) -> bool:
         else:
             from anyio._backends import _asyncio
 
-            state = _asyncio._task_states.get(_asyncio.current_task())
-            chain = []
+            backend: Any = _asyncio
+            state = backend._task_states.get(backend.current_task())
+            chain: list[Any] = []
             inner = state.cancel_scope if state is not None else None
             while inner is not None and inner is not scope and len(chain) < 1000:
                 if len(inner._tasks) > 1:

@@ -95,9 +95,7 @@ def schedule_kill(
     with _lock:
         heapq.heappush(_heap, (kill.due, next(_order), kill))
         if _thread is None or not _thread.is_alive():
-            _thread = threading.Thread(
-                target=_run, name="customtools-supervisor", daemon=True
-            )
+            _thread = threading.Thread(target=_run, name="customtools-supervisor", daemon=True)
             _thread.start()
         _lock.notify()
     return kill

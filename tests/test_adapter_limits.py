@@ -20,9 +20,9 @@ from customtools import _runtime
 from customtools._abort import AbortController
 from customtools._adapter import THREAD_LIMIT_CODE, CustomToolAdapter
 from customtools._runtime import abandoned_coroutines, abandoned_threads
+from customtools._tool import AWAITABLE_MARKER, CustomTool
 
 GRACE = 0.2
-from customtools._tool import AWAITABLE_MARKER, CustomTool
 
 pytestmark = pytest.mark.anyio
 

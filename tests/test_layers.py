@@ -37,6 +37,7 @@ LAYERS: dict[str, int] = {
     "customtools._adapter": 2,
     "customtools._containment": 2,  # which BaseExceptions of tool code are the caller's
     "customtools._runtime": 2,  # sync-tool threads and the driven async call
+    "customtools._supervisor": 2,  # the kills that outlive a cancelled call
     "customtools._exec": 2,
     "customtools._render": 2,
     "customtools._export": 2,

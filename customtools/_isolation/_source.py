@@ -37,8 +37,8 @@ BOOTSTRAP: Final = (
     "from customtools._isolation._worker import main; main()"
 )
 _REAP_BOUND: Final = 5.0
-_LOAD_SLACK: Final = 1.0
-_SEND_BOUND: Final = 10.0  # seconds a worker may take to read a request before it is killed  # seconds beyond load_timeout for the loader's own reporting
+_LOAD_SLACK: Final = 1.0  # seconds beyond load_timeout for the loader's own reporting
+_SEND_BOUND: Final = 10.0  # seconds a worker may take to read a request before it is killed
 
 _ids = itertools.count(1)
 

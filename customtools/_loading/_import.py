@@ -230,9 +230,19 @@ class StdFds:
 _GUARDED_SIGNALS: tuple[int, ...] = tuple(
     getattr(signal, name)
     for name in (
-        "SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGPIPE", "SIGCHLD", "SIGALRM",
-        "SIGUSR1", "SIGUSR2", "SIGWINCH", "SIGTSTP", "SIGCONT",
-    )  # fmt: skip
+        "SIGINT",
+        "SIGTERM",
+        "SIGHUP",
+        "SIGQUIT",
+        "SIGPIPE",
+        "SIGCHLD",
+        "SIGALRM",
+        "SIGUSR1",
+        "SIGUSR2",
+        "SIGWINCH",
+        "SIGTSTP",
+        "SIGCONT",
+    )
     if hasattr(signal, name)
 )
 
@@ -296,9 +306,7 @@ class _StateGuard:
             if environ:
                 changed.append(f"os.environ ({environ}; pass env= to api.exec instead)")
         if _handlers_snapshot() != self._handlers:
-            changed.append(
-                f"signal handlers ({self._restore_handlers()}; leave them to the host)"
-            )
+            changed.append(f"signal handlers ({self._restore_handlers()}; leave them to the host)")
         return changed
 
     def _restore_handlers(self) -> str:

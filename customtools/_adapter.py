@@ -768,12 +768,16 @@ class CustomToolAdapter:
     def _cancelled(self, reason: Any) -> ToolResult:
         if isinstance(reason, ToolTimeoutError):
             text = f"{reason}; the call was cancelled"
-            details: dict[str, Any] = {"error": "ToolTimeoutError", "cancelled": True}
+            details: dict[str, Any] = {"error": "ToolTimeoutError", "code": "timeout"}
+            details["cancelled"] = True
             details["timed_out"] = True
         else:
             suffix = f": {_reason_text(reason)}" if reason is not None else ""
             text = f"tool {self._name!r} was cancelled{suffix}"
-            details = {"error": "ToolAbortedError", "cancelled": True, "timed_out": False}
+            code = "caller-cancelled" if reason == CALLER_CANCELLED else "aborted"
+            details = {"error": "ToolAbortedError", "code": code}
+            details["cancelled"] = True
+            details["timed_out"] = False
         if reason is not None:
             details["reason"] = _reason_text(reason)
         return _error_result(text, details)

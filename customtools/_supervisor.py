@@ -13,6 +13,7 @@ The thread starts on the first scheduled kill, so ``import customtools`` stays c
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 import logging
@@ -54,10 +55,9 @@ class ScheduledKill:
             if not self.withdrawn:
                 self.withdrawn = True
                 self.fired = True
-                try:
+                # ProcessLookupError: the whole group is already gone.
+                with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(self.pgid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass  # the whole group is already gone
                 if self.popen is not None:
                     try:
                         self.popen.wait(timeout=KILL_REAP_BOUND)

@@ -24,18 +24,22 @@ import threading
 import time
 from typing import Final
 
-__all__ = ["KILL_REAP_BOUND", "ScheduledKill", "pending_kills", "schedule_kill"]
+__all__ = ["KILL_REAP_BOUND", "MARGIN", "ScheduledKill", "pending_kills", "schedule_kill"]
 
 _log = logging.getLogger("customtools.supervisor")
 
 KILL_REAP_BOUND: Final = 5.0
 """Seconds the supervisor waits for a killed process it owns to be reaped."""
 
+MARGIN: Final = 0.1
+"""Seconds a scheduled kill waits past its owner's own deadline: an owner that is still
+running kills (and reports) first; the supervisor acts only for one that is gone."""
+
 
 class ScheduledKill:
     """A ``SIGKILL`` of process group ``pgid`` due at ``due`` (``time.monotonic()``)."""
 
-    __slots__ = ("done", "due", "fired", "pgid", "popen", "withdrawn")
+    __slots__ = ("done", "due", "fired", "pgid", "popen", "reason", "withdrawn")
 
     def __init__(self, pgid: int, due: float, popen: subprocess.Popen[bytes] | None) -> None:
         self.pgid = pgid
@@ -43,6 +47,7 @@ class ScheduledKill:
         self.popen = popen
         self.withdrawn = False
         self.fired = False
+        self.reason = ""  # what the owner reports if the kill fires (a free-form note)
         self.done = threading.Event()
 
     def withdraw(self) -> None:
@@ -86,12 +91,12 @@ def schedule_kill(
 
     Args:
         pgid: the process group (its leader's pid: our children start their own session).
-        delay: seconds from now.
+        delay: seconds from now (:data:`MARGIN` is added).
         popen: the group leader when we started it with :mod:`subprocess`: it is reaped after
             the kill, so it never stays a zombie.
     """
     global _thread
-    kill = ScheduledKill(pgid, time.monotonic() + max(0.0, delay), popen)
+    kill = ScheduledKill(pgid, time.monotonic() + max(0.0, delay) + MARGIN, popen)
     with _lock:
         heapq.heappush(_heap, (kill.due, next(_order), kill))
         if _thread is None or not _thread.is_alive():

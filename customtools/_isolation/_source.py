@@ -215,6 +215,9 @@ class IsolatedSource:
         if self._process is process:
             self._process = None
         returncode = await self._reap(process)
+        doomed = process.doomed
+        if process.kill_reason is None and doomed is not None and doomed.fired:
+            process.kill_reason = doomed.reason  # the supervisor killed it past the grace
         if process.kill_reason is not None:
             lost = WorkerLost(process.kill_reason, crashed=False)
         else:
@@ -562,6 +565,7 @@ class IsolatedSource:
 
         grace = call_grace(abort_signal, self.options.grace)
         kill = process.doomed = schedule_kill(process.pid, grace, popen=process.popen)
+        kill.reason = f"was killed: a cancelled call did not end within {grace:g} s (grace)"
         with contextlib.suppress(MessageTooLargeError):
             await self._send(
                 process, {"op": "abort", "id": request_id, "reason": reason, "timeout": timed_out}

@@ -10,8 +10,9 @@ validation, errors and cancellation to us:
 * partial results become ``notifications/progress`` (1, 2, 3, ...), coalesced to at most one
   per ``progress_interval`` seconds, the newest flushed before the result and none after it;
 * a client's cancellation (``notifications/cancelled`` or a dropped connection) aborts the
-  tool's signal first, waits up to ``cancel_grace`` seconds for the tool to settle, then
-  cancels it; no response is sent for a cancelled request (the protocol's rule).
+  tool's signal first; the call has ``cancel_grace`` seconds (its ``grace``, see
+  docs/cancellation.md) before it is stopped; no response is sent for a cancelled request
+  (the protocol's rule), nor anything at all once the client's input has closed.
 
 Both protocol eras are served: the handshake era (``initialize``, up to 2025-11-25) and the
 modern era (2026-07-28); the client's first request decides.
@@ -64,7 +65,10 @@ DEFAULT_PROGRESS_INTERVAL = 0.05
 """Seconds between two progress notifications of one call (newer updates replace older)."""
 
 DEFAULT_CANCEL_GRACE = 2.0
-"""Seconds a cancelled call may take to settle after its signal aborted, before it is cancelled."""
+"""The ``grace`` of served calls (docs/cancellation.md): seconds a cancelled call's tool has,
+after its signal fired, before it is stopped by kind."""
+
+_SETTLE_BOUND = 8.0  # past the grace: the adapter's own bound on stopping a call, with room
 
 _RESERVED_META_PREFIX = "io.modelcontextprotocol/"
 
@@ -275,7 +279,8 @@ class ToolServer:
         instructions: optional instructions for the client's model.
         timeout: seconds any call may run (the tool's own ``timeout`` may be smaller).
         progress_interval: seconds between two progress notifications of one call.
-        cancel_grace: seconds a cancelled call may take to settle after its signal aborted.
+        cancel_grace: the ``grace`` of every call (docs/cancellation.md): seconds a cancelled
+            call's tool has, after its signal fired, before it is stopped by kind.
         context: the :class:`~customtools.ToolContext` calls get (its ``meta`` is replaced by
             the request's ``_meta``, without the protocol's reserved keys).
     """
@@ -438,7 +443,12 @@ class ToolServer:
                 with inner:
                     box.append(
                         await entry.adapter.execute(
-                            call_id, arguments, signal=signal, on_update=progress, ctx=tool_ctx
+                            call_id,
+                            arguments,
+                            signal=signal,
+                            on_update=progress,
+                            ctx=tool_ctx,
+                            grace=self._grace,
                         )
                     )
                 done.set()
@@ -447,11 +457,12 @@ class ToolServer:
             try:
                 await done.wait()
             except anyio.get_cancelled_exc_class():
-                # The client cancelled (or went away): the tool's signal first, a bounded
-                # grace for it to settle, then cancellation. No response is sent.
+                # The client cancelled (or went away): the tool's signal first; the adapter
+                # stops the call past the grace (docs/cancellation.md) and returns, and this
+                # waits for that, bounded. No response is sent.
                 controller.abort("the MCP client cancelled the call")
                 with anyio.CancelScope(shield=True):
-                    with anyio.move_on_after(self._grace):
+                    with anyio.move_on_after(self._grace + _SETTLE_BOUND):
                         await done.wait()
                     inner.cancel()
                 raise

@@ -201,10 +201,12 @@ async def run_in_thread(func: Callable[[], Any], owner: str, guard: CallGuard | 
                 guard.fire(time.monotonic())
                 grace = guard.grace
             with anyio.CancelScope(shield=True):
-                waited = 0.0
-                while not job.done and waited < grace:
-                    await anyio.sleep(_THREAD_POLL)
-                    waited += _THREAD_POLL
+                until = time.monotonic() + grace
+                delay = 0.001
+                # The thread cannot set an anyio event once abandoned: poll its flag.
+                while not job.done and time.monotonic() < until:  # noqa: ASYNC110
+                    await anyio.sleep(delay)
+                    delay = min(delay * 2, _THREAD_POLL)
             job.abandon()  # does nothing when the thread finished in the grace
         raise
 

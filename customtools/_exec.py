@@ -400,15 +400,16 @@ class _Run:
         with anyio.CancelScope(shield=True):
             self._signal_group(pgid, _signals.SIGTERM)
             kill = schedule_kill(pgid, self.grace)
-            try:
-                with anyio.move_on_after(self.grace):
-                    await self.process.wait()
-                    # Nothing signals when a process group empties, so poll.
-                    while await anyio.to_thread.run_sync(_group_has_live_members, pgid):  # noqa: ASYNC110
-                        await anyio.sleep(_GROUP_POLL)
-                    return
-            finally:
+            # Not in a ``finally``: if this coroutine is closed while it waits, the kill stays
+            # scheduled, which is its whole point.
+            with anyio.move_on_after(self.grace):
+                await self.process.wait()
+                # Nothing signals when a process group empties, so poll.
+                while await anyio.to_thread.run_sync(_group_has_live_members, pgid):  # noqa: ASYNC110
+                    await anyio.sleep(_GROUP_POLL)
                 kill.withdraw()
+                return
+            kill.withdraw()  # killed right here instead
             self._signal_group(pgid, _signals.SIGKILL)
             # Bounded: a lost exit status must not hang the caller forever.
             with anyio.move_on_after(_REAP_TIMEOUT):

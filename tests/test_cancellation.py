@@ -315,3 +315,26 @@ def test_item8_stdio_sends_nothing_for_an_in_flight_call_after_stdin_closed(
         if not proc.stdin.closed:
             proc.stdin.close()
     assert rest == b""
+
+
+async def test_item5_cancelling_the_callers_task_aborts_an_async_tools_signal_too() -> None:
+    # With a host signal the call is guarded: the caller's cancellation fires the tool's
+    # signal (the host's own signal is not aborted: it is the host's).
+    seen: list[Any] = []
+    host = AbortController()
+
+    async def execute(_id: str, _p: Any, _u: Any, _c: Any, signal: Any) -> str:
+        try:
+            await anyio.sleep(30)
+        finally:
+            seen.append(signal.reason)
+        return "late"
+
+    adapter = CustomToolAdapter(CustomTool(name="slow_async", execute=execute))
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: adapter.execute("c", {}, signal=host.signal))
+            await anyio.sleep(0.1)
+            tg.cancel_scope.cancel()
+    assert seen == [CALLER_CANCELLED]
+    assert not host.signal.aborted

@@ -16,11 +16,13 @@
 It never raises for anything the tool does; only the *caller's own* cancellation (and a
 Ctrl-C on the event loop thread) propagates, as it must (see :mod:`customtools._containment`).
 
-Cost: with no signal and no timeout, a call goes straight to the tool with no cancel scope,
-no task and no per-call controller (see docs/performance.md). A signal or a timeout adds one
-``anyio.CancelScope`` without a deadline and one :class:`~customtools._runtime.CallGuard`; the
-deadline timer is armed only when the tool actually suspends, so a tool that answers without
-awaiting pays no timer.
+Cost: a valid call of an async tool with no signal, no timeout and no ``on_update`` (and no
+approval rule or output schema) goes straight to the tool with no cancel scope, no task and
+no per-call controller (see docs/performance.md); the caller's cancellation reaches such a
+tool as the cancellation exception itself. Every other call (sync tools always) adds one
+``anyio.CancelScope`` without a deadline and one :class:`~customtools._runtime.CallGuard`,
+which is the tool's signal; the deadline timer is armed only when the tool actually suspends,
+so a tool that answers without awaiting pays no timer.
 
 Cancellation follows one model (docs/cancellation.md, details in :mod:`customtools._runtime`):
 an abort, the deadline or the caller's task being cancelled fires the tool's signal at once;

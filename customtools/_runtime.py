@@ -125,16 +125,22 @@ def _limiters() -> tuple[anyio.CapacityLimiter, anyio.CapacityLimiter]:
 
 
 class _ThreadJob:
-    """One sync call in a worker thread; knows whether it was abandoned while running."""
+    """One sync call in a worker thread; knows whether it started and was abandoned."""
 
-    __slots__ = ("abandoned", "done", "owner")
+    __slots__ = ("abandoned", "done", "owner", "started")
 
     def __init__(self, owner: str) -> None:
         self.owner = owner
+        self.started = False
         self.done = False
         self.abandoned = False
 
     def run(self, func: Callable[[], Any]) -> Any:
+        with _threads_lock:
+            if self.abandoned:  # cancelled before a thread picked it up: never run the tool
+                self.done = True
+                return None
+            self.started = True
         try:
             return contained_in_thread(func)
         finally:
@@ -147,9 +153,17 @@ class _ThreadJob:
                     else:
                         del _abandoned[self.owner]
 
+    def running(self) -> bool:
+        """Whether the tool is running in a thread; a job not started yet never will be."""
+        with _threads_lock:
+            if not self.started:
+                self.abandoned = True
+                return False
+            return not self.done
+
     def abandon(self) -> None:
         with _threads_lock:
-            if not self.done and not self.abandoned:
+            if self.started and not self.done and not self.abandoned:
                 self.abandoned = True
                 _abandoned[self.owner] = _abandoned.get(self.owner, 0) + 1
 
@@ -195,11 +209,12 @@ async def run_in_thread(func: Callable[[], Any], owner: str, guard: CallGuard | 
                 job.run, func, abandon_on_cancel=True, limiter=unbounded
             )
     except BaseException:
-        if not job.done:
-            grace = DEFAULT_GRACE
-            if guard is not None:
-                guard.fire(time.monotonic())
-                grace = guard.grace
+        if job.done:
+            raise  # the tool itself raised (or the call was refused before it started)
+        if guard is not None:
+            guard.fire(time.monotonic())  # cancelled: the tool must know at once
+        if job.running():
+            grace = DEFAULT_GRACE if guard is None else guard.grace
             with anyio.CancelScope(shield=True):
                 until = time.monotonic() + grace
                 delay = 0.001
@@ -400,7 +415,8 @@ def _close(coro: Coroutine[Any, Any, Any], guard: CallGuard, tool_name: str) -> 
             tool_name,
         )
         return yielded
-    _abandoned_coros.append((tool_name, coro))  # kept: collecting it would close it again
+    _abandoned_coros.append((tool_name, coro))
+    _never_finalize(coro)
     _log.warning(
         "tool %r swallows cancellation and GeneratorExit (a bare except around an await?):"
         " it was abandoned %g s after its cancellation and will never be resumed",
@@ -408,6 +424,19 @@ def _close(coro: Coroutine[Any, Any, Any], guard: CallGuard, tool_name: str) -> 
         guard.grace,
     )
     return _ABANDON
+
+
+def _never_finalize(coro: Coroutine[Any, Any, Any]) -> None:
+    """Keep an abandoned coroutine alive for good.
+
+    Collecting it, even at interpreter exit, would close it, which runs the tool again (it
+    swallows ``GeneratorExit``) with no event loop, or with module globals already gone. One
+    reference that is never released makes sure that never happens; the cost is the frame's
+    memory, counted by :func:`abandoned_coroutines`.
+    """
+    import ctypes
+
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(coro))
 
 
 def _unwind_scopes(scope: Any) -> bool:

@@ -144,14 +144,17 @@ class _ThreadJob:
         try:
             return contained_in_thread(func)
         finally:
-            with _threads_lock:
-                self.done = True
-                if self.abandoned:
-                    left = _abandoned[self.owner] - 1
-                    if left:
-                        _abandoned[self.owner] = left
-                    else:
-                        del _abandoned[self.owner]
+            self._finish()
+
+    def _finish(self) -> None:
+        with _threads_lock:
+            self.done = True
+            if self.abandoned:
+                left = _abandoned[self.owner] - 1
+                if left:
+                    _abandoned[self.owner] = left
+                else:
+                    del _abandoned[self.owner]
 
     def running(self) -> bool:
         """Whether the tool is running in a thread; a job not started yet never will be."""
@@ -219,7 +222,7 @@ async def run_in_thread(func: Callable[[], Any], owner: str, guard: CallGuard | 
                 until = time.monotonic() + grace
                 delay = 0.001
                 # The thread cannot set an anyio event once abandoned: poll its flag.
-                while not job.done and time.monotonic() < until:  # noqa: ASYNC110
+                while not job.done and time.monotonic() < until:
                     await anyio.sleep(delay)
                     delay = min(delay * 2, _THREAD_POLL)
             job.abandon()  # does nothing when the thread finished in the grace

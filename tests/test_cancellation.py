@@ -338,3 +338,29 @@ async def test_item5_cancelling_the_callers_task_aborts_an_async_tools_signal_to
             tg.cancel_scope.cancel()
     assert seen == [CALLER_CANCELLED]
     assert not host.signal.aborted
+
+
+async def test_item5_under_isolation_the_callers_cancellation_reaches_the_worker(
+    tmp_path: pathlib.Path,
+) -> None:
+    seen = tmp_path / "seen.txt"
+    (tmp_path / "polls.py").write_text(
+        "import time, pathlib\nfrom customtools import tool, AbortSignal\n"
+        "@tool\ndef polls(signal: AbortSignal) -> str:\n    '''Polls its signal.'''\n"
+        "    for _ in range(2000):\n"
+        "        if signal.aborted:\n"
+        f"            pathlib.Path({str(seen)!r}).write_text(str(signal.reason))\n"
+        "            return 'stopped'\n"
+        "        time.sleep(0.005)\n"
+        "    return 'ran to the end'\n"
+    )
+    async with IsolationPool() as pool:
+        loaded = await load_custom_tools([str(tmp_path / "polls.py")], isolation=pool)
+        adapter = CustomToolAdapter(loaded.get("polls").tool)
+        with anyio.fail_after(15):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(adapter.execute, "c", {})  # no signal: what frameworks do
+                await anyio.sleep(0.5)
+                tg.cancel_scope.cancel()
+            assert await wait_until(seen.exists)
+            assert seen.read_text() == CALLER_CANCELLED

@@ -216,8 +216,10 @@ class IsolatedSource:
             self._process = None
         returncode = await self._reap(process)
         doomed = process.doomed
-        if process.kill_reason is None and doomed is not None and doomed.fired:
-            process.kill_reason = doomed.reason  # the supervisor killed it past the grace
+        if doomed is not None:
+            doomed.withdraw()  # reaped: its pid must not be signalled again
+            if process.kill_reason is None and doomed.fired:
+                process.kill_reason = doomed.reason  # the supervisor killed it past the grace
         if process.kill_reason is not None:
             lost = WorkerLost(process.kill_reason, crashed=False)
         else:

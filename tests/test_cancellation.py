@@ -364,3 +364,29 @@ async def test_item5_under_isolation_the_callers_cancellation_reaches_the_worker
                 tg.cancel_scope.cancel()
             assert await wait_until(seen.exists)
             assert seen.read_text() == CALLER_CANCELLED
+
+
+async def test_item2_a_desynchronised_worker_is_killed_and_the_module_recovers(
+    tmp_path: pathlib.Path,
+) -> None:
+    # The review's second H2 symptom: a tool writes half a frame on the protocol pipe; the
+    # host then waits for the rest, the call times out, and only the kill past the (default)
+    # grace brings the module back.
+    (tmp_path / "desync.py").write_text(
+        "import gc, os\nfrom customtools import tool\n"
+        "from customtools._isolation._wire import Channel\n"
+        "@tool\ndef desync() -> str:\n    '''Corrupts its channel.'''\n"
+        "    channel = next(o for o in gc.get_objects() if type(o) is Channel)\n"
+        "    os.write(channel._write_fd, (1000).to_bytes(4, 'big') + b'{\"op\":')\n"
+        "    return 'never seen'\n"
+        "@tool\ndef ok() -> str:\n    '''Fine.'''\n    return 'fine'\n"
+    )
+    async with IsolationPool() as pool:
+        loaded = await load_custom_tools([str(tmp_path / "desync.py")], isolation=pool)
+        with anyio.fail_after(20):
+            broken = await CustomToolAdapter(loaded.get("desync").tool, timeout=0.3).execute(
+                "c", {}
+            )
+            again = await CustomToolAdapter(loaded.get("ok").tool, timeout=5).execute("c", {})
+    assert broken.is_error
+    assert again.text == "fine"

@@ -8,11 +8,13 @@ daemon thread that needs no event loop, when the grace starts, and *withdrawn* i
 group ended in time. A scheduled kill always happens (``SIGKILL`` to the group, then the
 process is reaped when we own it) or is withdrawn; nothing is dropped.
 
-The thread starts on the first scheduled kill, so ``import customtools`` stays cheap.
+The thread starts on the first scheduled kill, so ``import customtools`` stays cheap; kills
+still pending when the interpreter exits are carried out then (:func:`fire_all`).
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import heapq
 import itertools
@@ -24,7 +26,14 @@ import threading
 import time
 from typing import Final
 
-__all__ = ["KILL_REAP_BOUND", "MARGIN", "ScheduledKill", "pending_kills", "schedule_kill"]
+__all__ = [
+    "KILL_REAP_BOUND",
+    "MARGIN",
+    "ScheduledKill",
+    "fire_all",
+    "pending_kills",
+    "schedule_kill",
+]
 
 _log = logging.getLogger("customtools.supervisor")
 
@@ -100,10 +109,21 @@ def schedule_kill(
     with _lock:
         heapq.heappush(_heap, (kill.due, next(_order), kill))
         if _thread is None or not _thread.is_alive():
+            if _thread is None:
+                atexit.register(fire_all)
             _thread = threading.Thread(target=_run, name="customtools-supervisor", daemon=True)
             _thread.start()
         _lock.notify()
     return kill
+
+
+def fire_all() -> None:
+    """Carry out every scheduled kill now (at interpreter exit: the daemon thread would not)."""
+    with _lock:
+        kills = [kill for _, _, kill in _heap]
+        _heap.clear()
+    for kill in kills:
+        kill.fire()
 
 
 def _run() -> None:

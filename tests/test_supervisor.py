@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 
 from customtools._exec import _group_has_live_members
@@ -39,3 +40,24 @@ def test_a_withdrawn_kill_does_nothing() -> None:
     finally:
         os.killpg(proc.pid, 9)
         proc.wait(5)
+
+
+def test_pending_kills_are_carried_out_at_exit() -> None:
+    # A child interpreter schedules a kill far in the future and exits at once: the group
+    # must not outlive it.
+    code = (
+        "import subprocess, sys\n"
+        "from customtools._supervisor import schedule_kill\n"
+        "p = subprocess.Popen(['sh', '-c', \"trap '' TERM; sleep 30 & wait\"],"
+        " start_new_session=True)\n"
+        "schedule_kill(p.pid, 60)\n"
+        "print(p.pid, flush=True)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=30
+    )
+    pgid = int(out.stdout.split()[0])
+    deadline = time.monotonic() + 5
+    while _group_has_live_members(pgid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not _group_has_live_members(pgid)

@@ -479,7 +479,11 @@ class CustomToolAdapter:
             return self._failed(exc, "could not prepare argument validation")
         if violations is not None and not self.tool.lenient_args:
             text = validator.message_for(violations, truncated)
-            details = {"error": "ToolArgumentsError", "violations": _violation_dicts(violations)}
+            details = {
+                "error": "ToolArgumentsError",
+                "code": "invalid-arguments",
+                "violations": _violation_dicts(violations),
+            }
             return text_result(text, details, True)
         return params, coercions, violations
 
@@ -712,6 +716,7 @@ class CustomToolAdapter:
             return self._failed(error)
         details = {
             "error": "ToolArgumentsError",
+            "code": "invalid-arguments",
             "message": message,
             "violations": _violation_dicts(list(error.violations)),
         }
@@ -723,7 +728,11 @@ class CustomToolAdapter:
         except ContentError as exc:
             return _error_result(
                 f"tool {self._name!r} returned an unusable result: {exc}",
-                {"error": "ContentError", "returned": type(raw).__name__},
+                {
+                    "error": "ContentError",
+                    "code": "unusable-result",
+                    "returned": type(raw).__name__,
+                },
             )
 
     def _failed(self, exc: BaseException, doing: str | None = None) -> ToolResult:

@@ -1,11 +1,11 @@
 """The one vocabulary of error results: every ``details["error"]`` kind and its codes.
 
 Every error result the adapter, the isolation proxies and the MCP mount produce carries
-``details["error"]`` (the *kind*) and, where a kind has more than one cause,
-``details["code"]`` from this table. ``docs/errors.md`` lists it, and
-``tests/test_error_results.py`` keeps the two equal and checks that the package uses no kind
-missing here. A tool's own exception is the one open kind: its class name, with a code only
-for a ``BaseException`` (:data:`TOOL_RAISED`).
+``details["error"]`` (the *kind*) and ``details["code"]``, both from this table.
+``docs/errors.md`` lists it, and ``tests/test_error_results.py`` keeps the two equal and checks
+that the package uses no kind or code missing here. A tool's own exception is the one open
+kind: its class name, with a code only for a ``BaseException`` (:data:`TOOL_RAISED`); an
+ordinary exception is named by its kind alone, as docs/errors.md has always said.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ TOOL_RAISED: Final = "<exception class name>"
 """The kind of a result for an exception the tool raised: its class name."""
 
 ERROR_RESULTS: Final[dict[str, tuple[str, tuple[str, ...]]]] = {
-    "ToolArgumentsError": ("the arguments are invalid", ()),
+    "ToolArgumentsError": ("the arguments are invalid", ("invalid-arguments",)),
     "ToolAbortedError": (
         "the call was cancelled: its signal was aborted, or the caller's task was cancelled",
         ("aborted", "caller-cancelled"),
@@ -28,7 +28,7 @@ ERROR_RESULTS: Final[dict[str, tuple[str, tuple[str, ...]]]] = {
         "a sync call was refused: that tool has too many abandoned threads",
         ("thread-limit",),
     ),
-    "ContentError": ("the tool returned something that is not a result", ()),
+    "ContentError": ("the tool returned something that is not a result", ("unusable-result",)),
     "OutputSchemaError": (
         "the structured content breaks the tool's output schema",
         ("missing-structured-content", "invalid-structured-content"),
@@ -37,10 +37,19 @@ ERROR_RESULTS: Final[dict[str, tuple[str, tuple[str, ...]]]] = {
         "a call that needs approval was not run",
         ("approval-denied", "approval-timeout", "no-approver", "approval-error"),
     ),
-    "WorkerLost": ("an isolated tool's worker process ended or was killed", ()),
-    "MessageTooLarge": ("arguments or a result too large to cross to/from a worker", ()),
-    "ToolNotFound": ("the worker process no longer defines the tool", ()),
-    "McpServerError": ("a mounted MCP server failed or refused the call", ()),
+    "WorkerLost": (
+        "an isolated tool's worker process ended or was killed",
+        ("worker-crashed", "worker-killed", "module-dead"),
+    ),
+    "MessageTooLarge": (
+        "arguments or a result too large to cross to/from a worker",
+        ("message-too-large",),
+    ),
+    "ToolNotFound": ("the worker process no longer defines the tool", ("tool-not-found",)),
+    "McpServerError": (
+        "a mounted MCP server failed or refused the call (the JSON-RPC code in rpc_code)",
+        ("unavailable", "connection-lost", "refused"),
+    ),
     TOOL_RAISED: (
         "the tool raised (or exited); only a BaseException carries a code",
         ("tool-exit", "tool-base-exception"),

@@ -10,6 +10,8 @@ import pathlib
 import re
 
 import customtools
+from customtools._adapter import THREAD_LIMIT_CODE
+from customtools._containment import BASE_EXCEPTION_CODE, EXIT_CODE
 from customtools._error_results import ERROR_RESULTS
 
 DOC = pathlib.Path(__file__).resolve().parents[1] / "docs" / "errors.md"
@@ -47,7 +49,20 @@ def test_every_error_kind_in_the_package_is_in_the_table() -> None:
 def test_every_code_of_an_error_result_is_in_the_table() -> None:
     codes = {code for _, listed in ERROR_RESULTS.values() for code in listed}
     adapter = (PACKAGE / "_adapter.py").read_text()
+    source = (PACKAGE / "_isolation" / "_source.py").read_text()
+    mount = (PACKAGE / "mcp" / "_mount.py").read_text()
     used = set(re.findall(r'"code": "([a-z-]+)"', adapter))
     used |= set(re.findall(r'_refused\(\s*"([a-z-]+)"', adapter))
-    used |= set(re.findall(r'code = "([a-z-]+)" if', adapter)) | {"aborted", "thread-limit"}
+    used |= {
+        code
+        for pair in re.findall(r'code = "([a-z-]+)" if .* else "([a-z-]+)"', adapter)
+        for code in pair
+    }
+    used |= set(re.findall(r'tail, code = .*, "([a-z-]+)"', source))
+    used |= set(re.findall(r'_error\([^)]*?code="([a-z-]+)"', mount, re.DOTALL))
+    for path in PACKAGE.rglob("*.py"):
+        used |= set(re.findall(r'"error": "[A-Za-z]+", "code": "([a-z-]+)"', path.read_text()))
+    used |= {THREAD_LIMIT_CODE, EXIT_CODE, BASE_EXCEPTION_CODE}
+    assert {"timeout", "aborted", "caller-cancelled", "approval-denied"} <= used
+    assert {"worker-crashed", "module-dead", "refused", "tool-not-found"} <= used
     assert used <= codes, sorted(used - codes)

@@ -456,14 +456,19 @@ class IsolatedSource:
 
     def _lost_result(self, tool_name: str, lost: WorkerLost, *, during: str) -> ToolResult:
         if lost.crashed and self.dead is None:
-            tail = "; it is restarted for the next call"
+            tail, code = "; it is restarted for the next call", "worker-crashed"
         elif self.dead is not None:
-            tail = "; fix the module and load the tools again"
+            tail, code = "; fix the module and load the tools again", "module-dead"
         else:
-            tail = ""
+            tail, code = "", "worker-killed"
         return text_result(
             f"tool {tool_name!r} failed: {self._where()} {lost.cause}{during}{tail}",
-            {"error": "WorkerLost", "cause": lost.cause, "module": self.candidate.path},
+            {
+                "error": "WorkerLost",
+                "code": code,
+                "cause": lost.cause,
+                "module": self.candidate.path,
+            },
             True,
         )
 
@@ -501,7 +506,7 @@ class IsolatedSource:
                 return text_result(
                     f"tool {tool_name!r} could not be called: the arguments are too large"
                     f" for the worker process ({exc}); raise max_message_mib",
-                    {"error": "MessageTooLarge"},
+                    {"error": "MessageTooLarge", "code": "message-too-large"},
                     True,
                 )
             await self._wait(process, pending)
@@ -526,7 +531,7 @@ class IsolatedSource:
 
             return text_result(
                 f"tool {tool_name!r} returned an unusable result: {describe_exception(exc)}",
-                {"error": "ContentError"},
+                {"error": "ContentError", "code": "unusable-result"},
                 True,
             )
 

@@ -266,7 +266,7 @@ class _Worker:
             result = text_result(
                 f"tool {message['tool']!r} is not loaded in its worker process (the module no"
                 " longer defines it); load the tools again",
-                {"error": "ToolNotFound"},
+                {"error": "ToolNotFound", "code": "tool-not-found"},
                 True,
             )
             self.send({"op": "result", "id": call_id, "result": result.to_dict()})
@@ -307,7 +307,7 @@ class _Worker:
             too_large = text_result(
                 f"the tool's result is too large to leave its worker process ({exc});"
                 " return less (or raise the host's max_message_mib)",
-                {"error": "MessageTooLarge"},
+                {"error": "MessageTooLarge", "code": "message-too-large"},
                 True,
             )
             self.send({"op": "result", "id": call_id, "result": too_large.to_dict()})

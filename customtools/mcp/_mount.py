@@ -291,7 +291,7 @@ class MountedServer:
         try:
             client = await self.connect()
         except _UnavailableError as exc:
-            return _error(str(exc), server=name, tool=remote)
+            return _error(str(exc), code="unavailable", server=name, tool=remote)
 
         async def relay(progress: float, total: float | None, message: str | None) -> None:
             text = message or (f"{progress:g}/{total:g}" if total else f"{progress:g}")
@@ -307,17 +307,20 @@ class MountedServer:
             )
         except MCPError as exc:
             if exc.error.code == types.CONNECTION_CLOSED:
-                return _error(self._lost(client, exc), server=name, tool=remote)
+                return _error(
+                    self._lost(client, exc), code="connection-lost", server=name, tool=remote
+                )
             return _error(
                 f"MCP server {name!r} refused the call of {remote!r}: {exc.error.message}",
+                code="refused",
                 server=name,
                 tool=remote,
-                code=exc.error.code,
+                rpc_code=exc.error.code,
             )
         except Exception as exc:
             # Anything but a protocol error is the transport failing (a closed stream, an
             # HTTP error, an unreadable answer): drop the connection; the next call reconnects.
-            return _error(self._lost(client, exc), server=name, tool=remote)
+            return _error(self._lost(client, exc), code="connection-lost", server=name, tool=remote)
         return from_call_result(result, where=f"MCP server {name!r}, tool {remote!r}")
 
     async def aclose(self) -> None:

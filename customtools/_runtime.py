@@ -241,8 +241,8 @@ class CallGuard(AbortSignal):
     Aborting it (:meth:`abort`, the listener the adapter adds to the host's signal) cancels
     the scope. :meth:`fire` aborts it with the reason of a cancellation that came from
     elsewhere (the deadline, the caller). :meth:`expired` runs at every resumption of the tool
-    and must stay cheap: it reads the monotonic clock and the scope, and asks anyio whether an
-    enclosing scope is cancelled only every :data:`_PROBE_INTERVAL` seconds.
+    and must stay cheap: it reads the monotonic clock and the scope, and looks whether an
+    enclosing (the caller's) scope is cancelled only every :data:`_PROBE_INTERVAL` seconds.
     """
 
     __slots__ = (
@@ -317,7 +317,8 @@ class CallGuard(AbortSignal):
             self.scope.deadline = anyio.current_time() + (self.deadline - time.monotonic())
 
     def expired(self) -> bool:
-        """Whether the tool was cancelled more than ``grace`` seconds ago."""
+        """Whether the tool was cancelled more than ``close_after`` seconds ago (the grace and
+        a small margin); the first time it sees the call cancelled, it fires the signal."""
         now = time.monotonic()
         if self.cancelled_at is not None:
             return now - self.cancelled_at > self.close_after

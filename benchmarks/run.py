@@ -22,6 +22,7 @@ BENCHMARKS = [
     "bench_isolation.py",
     "bench_telemetry.py",
     "bench_reload.py",
+    "bench_cancel.py",
 ]
 
 

@@ -16,17 +16,20 @@
 It never raises for anything the tool does; only the *caller's own* cancellation (and a
 Ctrl-C on the event loop thread) propagates, as it must (see :mod:`customtools._containment`).
 
-Cost: with no signal and no timeout, a call goes straight to the tool with no cancel scope,
-no task and no per-call controller (see docs/performance.md). A signal or a timeout adds one
-``anyio.CancelScope`` without a deadline and one :class:`~customtools._runtime.CallGuard`; the
-deadline timer is armed only when the tool actually suspends, so a tool that answers without
-awaiting pays no timer.
+Cost: a valid call of an async tool with no signal, no timeout and no ``on_update`` (and no
+approval rule or output schema) goes straight to the tool with no cancel scope, no task and
+no per-call controller (see docs/performance.md); the caller's cancellation reaches such a
+tool as the cancellation exception itself. Every other call (sync tools always) adds one
+``anyio.CancelScope`` without a deadline and one :class:`~customtools._runtime.CallGuard`,
+which is the tool's signal; the deadline timer is armed only when the tool actually suspends,
+so a tool that answers without awaiting pays no timer.
 
-Against uncooperative tools (details in :mod:`customtools._runtime`): a result or failure that
-arrives after the deadline is reported as a timeout, never as a success; an async tool that
-swallows cancellation is closed ``CANCEL_GRACE`` seconds after it was cancelled; sync tools run
-on their own thread limiter, and a sync call is refused while too many threads of cancelled
-sync tools are still running (:meth:`CustomToolAdapter.abandoned_threads`).
+Cancellation follows one model (docs/cancellation.md, details in :mod:`customtools._runtime`):
+an abort, the deadline or the caller's task being cancelled fires the tool's signal at once;
+the tool has ``grace`` seconds to end; then an async tool is closed (or abandoned), a sync
+tool's thread is abandoned and counted against that tool, and the caller gets an error result
+saying why. A result or failure that arrives after the deadline is reported as a timeout,
+never as a success.
 """
 
 from __future__ import annotations
@@ -62,8 +65,13 @@ from customtools._errors import (
 from customtools._format import describe_exception, safe_str
 from customtools._runtime import (
     ABANDONED,
+    CALLER_CANCELLED,
+    DEFAULT_GRACE,
+    SELF_STOP_BOUND,
+    STOPS_ITSELF,
     CallGuard,
     ThreadLimitReached,
+    abandoned_coroutines,
     abandoned_threads,
     resume,
     run_in_thread,
@@ -262,6 +270,9 @@ class CustomToolAdapter:
             ``requires_approval``); a per-call ``approver=`` overrides it. Without one, such
             a call is refused (an error result): it fails closed.
         approval_timeout: seconds to wait for the approver; no answer in time is a denial.
+        grace: seconds a cancelled call's tool has, after its signal fired, to end by itself
+            before it is stopped (closed, abandoned or killed by kind; docs/cancellation.md).
+            A per-call ``grace=`` overrides it.
     """
 
     __slots__ = (
@@ -274,10 +285,12 @@ class CustomToolAdapter:
         "_engine",
         "_execute",
         "_fast_check",
+        "_grace",
         "_inline",
         "_is_async",
         "_name",
         "_output_validator",
+        "_stops_itself",
         "_timeout",
         "_update_interval",
         "_validator",
@@ -286,6 +299,9 @@ class CustomToolAdapter:
 
     abandoned_threads = staticmethod(abandoned_threads)
     """How many threads of cancelled sync tools still run in this process (a diagnostic)."""
+
+    abandoned_coroutines = staticmethod(abandoned_coroutines)
+    """How many async calls were abandoned because they swallowed every way to stop them."""
 
     def __init__(
         self,
@@ -299,15 +315,19 @@ class CustomToolAdapter:
         engine: Any = None,
         approver: Approver | None = None,
         approval_timeout: float = DEFAULT_APPROVAL_TIMEOUT,
+        grace: float = DEFAULT_GRACE,
     ) -> None:
         if not isinstance(tool, CustomTool):
             raise TypeError(f"CustomToolAdapter needs a CustomTool, got {type(tool).__name__}")
         if timeout is not None and not timeout > 0:
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        _check_grace(grace)
+        self._grace = grace
         self.tool = tool
         self._name = tool.name
         self._execute = tool.execute
         self._is_async = tool.execute_is_async
+        self._stops_itself = getattr(tool.execute, STOPS_ITSELF, False) is True
         self._timeout = _min_timeout(timeout, tool.timeout)
         self._approver = approver
         self._approval_timeout = approval_timeout
@@ -327,7 +347,7 @@ class CustomToolAdapter:
         self._fast_check: Callable[[Any], bool] | None = None
 
     def __new__(cls, tool: CustomTool, **options: Any) -> CustomToolAdapter:
-        # Observation (issue 20): decided once per adapter, so an unobserved call pays nothing.
+        # Observation: decided once per adapter, so an unobserved call pays nothing.
         observer = _observe.current_observer()
         if cls is CustomToolAdapter and observer is not None and isinstance(tool, CustomTool):
             try:
@@ -388,6 +408,7 @@ class CustomToolAdapter:
         ctx: ToolContext | None = None,
         timeout: float | None = None,
         approver: Approver | None = None,
+        grace: float | None = None,
     ) -> ToolResult:
         """Validate ``params`` and run the tool; always returns a :class:`ToolResult`.
 
@@ -402,6 +423,7 @@ class CustomToolAdapter:
                 tool's applies.
             approver: asked instead of the adapter's approver, for a tool that requires
                 approval (the wait does not count against ``timeout``).
+            grace: this call's grace (see the class), instead of the adapter's.
 
         Returns:
             The tool's result, or an error result (``is_error=True``) when the arguments are
@@ -446,12 +468,13 @@ class CustomToolAdapter:
             refusal = await self._approve(tool_call_id, params, approver, signal)
             if refusal is not None:
                 return refusal
-        if signal is None and timeout is None:
-            result = await self._run_plain(tool_call_id, params, on_update, context)
+        if grace is None:
+            grace = self._grace
         else:
-            result = await self._run_guarded(
-                tool_call_id, params, on_update, context, signal, timeout
-            )
+            _check_grace(grace)
+        result = await self._run_guarded(
+            tool_call_id, params, on_update, context, signal, timeout, grace
+        )
         if self.tool.output_schema is not None and not result.is_error:
             result = self._check_output(result)
         if coercions and not result.is_error:
@@ -472,7 +495,11 @@ class CustomToolAdapter:
             return self._failed(exc, "could not prepare argument validation")
         if violations is not None and not self.tool.lenient_args:
             text = validator.message_for(violations, truncated)
-            details = {"error": "ToolArgumentsError", "violations": _violation_dicts(violations)}
+            details = {
+                "error": "ToolArgumentsError",
+                "code": "invalid-arguments",
+                "violations": _violation_dicts(violations),
+            }
             return text_result(text, details, True)
         return params, coercions, violations
 
@@ -480,36 +507,6 @@ class CustomToolAdapter:
         if on_update is None:
             return None
         return _UpdateSink(on_update, self._name, self._update_interval)
-
-    def _start(
-        self, tool_call_id: str, args: Any, sink: _UpdateSink | None, ctx: Any, signal: AbortSignal
-    ) -> Any:
-        """Call the tool: its coroutine when async, an awaitable thread run when sync."""
-        if self._is_async:
-            update: Callable[[Any], None] = sink if sink is not None else discard_update
-            return self._execute(tool_call_id, args, update, ctx, signal)
-        update = _ThreadUpdateSink(sink) if sink is not None else discard_update
-        return run_in_thread(
-            functools.partial(self._execute, tool_call_id, args, update, ctx, signal)
-        )
-
-    async def _run_plain(
-        self, tool_call_id: str, args: Any, on_update: UpdateCallback | None, ctx: Any
-    ) -> ToolResult:
-        # No signal and no timeout: nothing can cancel the call but the caller's own scope.
-        sink = self._sink(on_update)
-        try:
-            raw = await self._start(tool_call_id, args, sink, ctx, _NEVER)
-            if not self._is_async and inspect.isawaitable(raw):
-                raw = await raw  # a sync execute that returned an awaitable
-        except BaseException as exc:
-            if belongs_to_caller(exc):
-                raise
-            return self._outcome(None, exc)
-        finally:
-            if sink is not None:
-                sink.close()
-        return self._outcome(raw, None)
 
     async def _run_guarded(
         self,
@@ -519,14 +516,22 @@ class CustomToolAdapter:
         ctx: Any,
         signal: AbortSignal | None,
         timeout: float | None,
+        grace: float,
     ) -> ToolResult:
         scope = _anyio().CancelScope()
-        # The guard is also a signal: aborting it cancels the call's scope. With a timeout the
-        # tool gets it as its signal, so a timeout aborts the tool too (sync tools in worker
-        # threads can only stop cooperatively, by seeing the signal), and the host's signal
-        # relays into it; without one the tool gets the host's signal itself.
-        guard = CallGuard(scope, None if timeout is None else time.monotonic() + timeout)
-        tool_signal: AbortSignal = guard if timeout is not None else signal  # type: ignore[assignment]
+        # The guard is the tool's signal: the host's signal relays into it, and the deadline
+        # and the caller's cancellation fire it too, so every way a call is cancelled reaches
+        # the tool (sync tools in worker threads can only stop cooperatively, by seeing it).
+        guard = CallGuard(
+            scope,
+            None if timeout is None else time.monotonic() + timeout,
+            grace,
+            self._name,
+            timeout,
+        )
+        if self._stops_itself:
+            guard.close_after = grace + SELF_STOP_BOUND
+        tool_signal: AbortSignal = guard
         if signal is not None:
             signal.add_listener(guard.abort)
         sink = None if on_update is None else self._sink(on_update)
@@ -544,8 +549,15 @@ class CustomToolAdapter:
                             tool_signal,
                         )
                     else:
-                        started = self._start(tool_call_id, args, sink, ctx, tool_signal)
-                    if type(started) is types.CoroutineType:
+                        update = _ThreadUpdateSink(sink) if sink is not None else discard_update
+                        started = run_in_thread(
+                            functools.partial(
+                                self._execute, tool_call_id, args, update, ctx, tool_signal
+                            ),
+                            self._name,
+                            guard,
+                        )
+                    if type(started) is types.CoroutineType and self._is_async:
                         # drive(), with its first step inline: no generator for a tool that
                         # answers without suspending (and so needs no deadline timer).
                         try:
@@ -559,6 +571,8 @@ class CustomToolAdapter:
                         raw = await self._await_other(started, guard)
                 except BaseException as exc:
                     if belongs_to_caller(exc):
+                        if not guard.aborted:
+                            guard.fire(time.monotonic())  # the caller's: the tool must know
                         raise  # ours (the scope catches it) or the caller's (it propagates)
                     error = exc
         finally:
@@ -566,15 +580,17 @@ class CustomToolAdapter:
                 signal.remove_listener(guard.abort)
             if sink is not None:
                 sink.close()
-        if tool_signal.aborted:
-            return self._cancelled(tool_signal.reason)
+        if guard.aborted:
+            return self._cancelled(guard.reason)
         if timeout is not None and (
             scope.cancel_called or raw is ABANDONED or time.monotonic() >= guard.deadline  # type: ignore[operator]
         ):
             # Timed out: whatever the tool produced after the deadline is discarded.
-            reason = ToolTimeoutError(f"tool {self._name!r} timed out after {timeout:g} s")
+            reason = guard.timed_out()
             guard.abort(reason)
             return self._cancelled(reason)
+        if raw is ABANDONED:  # closed for the caller's cancellation, which goes on
+            return self._cancelled(CALLER_CANCELLED)
         if type(raw) is str and error is None:
             return text_result(raw)
         return self._outcome(raw, error)
@@ -716,6 +732,7 @@ class CustomToolAdapter:
             return self._failed(error)
         details = {
             "error": "ToolArgumentsError",
+            "code": "invalid-arguments",
             "message": message,
             "violations": _violation_dicts(list(error.violations)),
         }
@@ -727,7 +744,11 @@ class CustomToolAdapter:
         except ContentError as exc:
             return _error_result(
                 f"tool {self._name!r} returned an unusable result: {exc}",
-                {"error": "ContentError", "returned": type(raw).__name__},
+                {
+                    "error": "ContentError",
+                    "code": "unusable-result",
+                    "returned": type(raw).__name__,
+                },
             )
 
     def _failed(self, exc: BaseException, doing: str | None = None) -> ToolResult:
@@ -759,12 +780,14 @@ class CustomToolAdapter:
 
     def _thread_limit(self, refusal: ThreadLimitReached) -> ToolResult:
         return _error_result(
-            f"tool {self._name!r} was not started: {refusal.running} worker threads of sync"
-            f" tools that were cancelled but ignored their signal are still running (the limit"
-            f" is {refusal.limit}); retry later, and make sync tools poll signal.aborted",
+            f"tool {refusal.tool!r} was not started: {refusal.running} of its own earlier"
+            f" calls were cancelled but ignored their signal, and their threads are still"
+            f" running (the limit is {refusal.limit} per tool; other tools are not affected);"
+            f" retry later, and make {refusal.tool!r} poll signal.aborted",
             {
                 "error": "ThreadLimit",
                 "code": THREAD_LIMIT_CODE,
+                "tool": refusal.tool,
                 "abandoned_threads": refusal.running,
             },
         )
@@ -772,15 +795,24 @@ class CustomToolAdapter:
     def _cancelled(self, reason: Any) -> ToolResult:
         if isinstance(reason, ToolTimeoutError):
             text = f"{reason}; the call was cancelled"
-            details: dict[str, Any] = {"error": "ToolTimeoutError", "cancelled": True}
+            details: dict[str, Any] = {"error": "ToolTimeoutError", "code": "timeout"}
+            details["cancelled"] = True
             details["timed_out"] = True
         else:
             suffix = f": {_reason_text(reason)}" if reason is not None else ""
             text = f"tool {self._name!r} was cancelled{suffix}"
-            details = {"error": "ToolAbortedError", "cancelled": True, "timed_out": False}
+            code = "caller-cancelled" if reason == CALLER_CANCELLED else "aborted"
+            details = {"error": "ToolAbortedError", "code": code}
+            details["cancelled"] = True
+            details["timed_out"] = False
         if reason is not None:
             details["reason"] = _reason_text(reason)
         return _error_result(text, details)
+
+
+def _check_grace(grace: Any) -> None:
+    if isinstance(grace, bool) or not isinstance(grace, (int, float)) or not 0 <= grace < math.inf:
+        raise ValueError(f"grace must be a number of seconds >= 0, got {grace!r}")
 
 
 def _may_need_approval(tool: CustomTool) -> bool:
@@ -806,7 +838,7 @@ def _exit_status(exc: SystemExit) -> Any:
     return safe_str(code) or type(code).__name__
 
 
-# -- observation (issue 20) -------------------------------------------------------------------
+# -- observation -----------------------------------------------------------------------------------
 
 
 class _ObservedAdapter(CustomToolAdapter):

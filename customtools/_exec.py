@@ -58,6 +58,8 @@ _DRAIN_CAP = 1.0
 """After the child exits, stop reading after this long in any case (seconds)."""
 _REAP_TIMEOUT = 5.0
 """How long to wait for the kernel to report a ``SIGKILL``-ed child's exit (seconds)."""
+_DEFAULT_KILL_GRACE = 2.0
+"""``kill_grace`` when neither the caller nor the call's signal sets one (seconds)."""
 _GROUP_POLL = 0.02
 """Interval between checks that a signalled process group has emptied (seconds)."""
 
@@ -152,7 +154,7 @@ async def exec_command(
     env_policy: EnvPolicy = "minimal",
     input: str | bytes | None = None,
     max_output: int = 1 << 20,
-    kill_grace: float = 2.0,
+    kill_grace: float | None = None,
 ) -> ExecResult:
     """Run ``command`` with ``args`` and return what happened; never leaves a process behind.
 
@@ -186,7 +188,10 @@ async def exec_command(
             With ``None`` stdin is ``/dev/null``. A child that exits without reading it all is
             not an error.
         max_output: bytes kept per stream; the rest is read and discarded.
-        kill_grace: seconds between ``SIGTERM`` and ``SIGKILL`` when stopping the process.
+        kill_grace: seconds between ``SIGTERM`` and ``SIGKILL`` when stopping the process;
+            ``None`` (the default) takes the grace of the call ``signal`` belongs to (the
+            adapter's ``grace``, docs/cancellation.md), else 2 s. The ``SIGKILL`` is owned by a
+            supervisor thread: it happens even if the calling coroutine is never resumed.
 
     Returns:
         An :class:`ExecResult`. A non-zero exit is a result, not an exception.
@@ -203,6 +208,10 @@ async def exec_command(
             ``timeout`` that is not positive.
         TypeError: ``args`` is a single string instead of a sequence of strings.
     """
+    if kill_grace is None:
+        kill_grace = getattr(signal, "grace", None)
+        if isinstance(kill_grace, bool) or not isinstance(kill_grace, (int, float)):
+            kill_grace = _DEFAULT_KILL_GRACE
     argv = _check_arguments(command, args, timeout, max_output, kill_grace)
     started = time.monotonic()
     if signal is not None and signal.aborted:
@@ -380,16 +389,27 @@ class _Run:
         )
 
     async def stop(self) -> None:
-        """SIGTERM the group, wait up to the grace for all of it to exit, then SIGKILL it."""
+        """SIGTERM the group, wait up to the grace for all of it to exit, then SIGKILL it.
+
+        The SIGKILL is scheduled on the supervisor thread together with the SIGTERM, so it
+        happens even when this coroutine is never resumed (its call was closed or abandoned).
+        """
+        from customtools._supervisor import schedule_kill
+
         pgid = self.process.pid  # the child leads its own session, so its pid is the pgid
         with anyio.CancelScope(shield=True):
             self._signal_group(pgid, _signals.SIGTERM)
+            kill = schedule_kill(pgid, self.grace)
+            # Not in a ``finally``: if this coroutine is closed while it waits, the kill stays
+            # scheduled, which is its whole point.
             with anyio.move_on_after(self.grace):
                 await self.process.wait()
                 # Nothing signals when a process group empties, so poll.
                 while await anyio.to_thread.run_sync(_group_has_live_members, pgid):  # noqa: ASYNC110
                     await anyio.sleep(_GROUP_POLL)
+                kill.withdraw()
                 return
+            kill.withdraw()  # killed right here instead
             self._signal_group(pgid, _signals.SIGKILL)
             # Bounded: a lost exit status must not hang the caller forever.
             with anyio.move_on_after(_REAP_TIMEOUT):

@@ -1,23 +1,31 @@
 """How tool code is run: sync tools in worker threads, async tools driven under a guard.
 
+The cancellation model these follow is ``docs/cancellation.md``: a call ends by completion,
+by the caller's abort, by its deadline, or by its caller's task being cancelled; the last
+three fire the tool's signal at once; the tool then has ``grace`` seconds (the adapter's
+setting, :data:`DEFAULT_GRACE` unless set) to finish; past that the call is stopped by kind.
+
 Sync tools
     run on their own :class:`anyio.CapacityLimiter` (:data:`SYNC_TOOL_THREADS` tokens per
     event loop), never on anyio's default limiter, so they cannot starve the host's other
-    thread work. A thread cannot be stopped from outside: when a call is cancelled the call
-    returns at once and the thread, now *abandoned*, runs until the tool returns. Abandoned
-    threads are counted (:func:`abandoned_threads`) and capped (:data:`MAX_ABANDONED_THREADS`):
-    while the cap is reached :func:`run_in_thread` refuses to start another one. On trio an
-    abandoned thread keeps its limiter token until it ends; the cap is below the token count,
-    so live calls always find tokens.
+    thread work. A thread cannot be stopped from outside: when a call is cancelled the
+    tool's signal fires, the call waits up to ``grace`` seconds for the thread, and then
+    returns; the thread, now *abandoned*, runs until the tool returns. Abandoned threads are
+    counted against *their tool* (:func:`abandoned_threads`): while one tool has
+    :data:`MAX_ABANDONED_THREADS` of them, :func:`run_in_thread` refuses to start another
+    thread *for that tool*, and every other tool goes on. An abandoned thread gives its
+    limiter token back at once (the thread itself runs on an unbounded limiter), so live
+    calls always find tokens.
 
-Async tools under a signal or a timeout
+Async tools under a guard
     are awaited through :func:`drive`, which steps the tool's coroutine by hand. To the tool it
     is a plain ``await``; to the adapter it shows the first suspension (only then is the
     deadline timer armed: a tool that answers without awaiting costs no timer) and every
-    cancellation thrown in. A tool that swallows cancellation and keeps awaiting is closed
-    :data:`CANCEL_GRACE` seconds after the first one, and the cancellation goes on; one that
-    swallows the ``GeneratorExit`` of that close too is driven on until it returns, because
-    abandoning it would leave its cancel scopes open on the task.
+    cancellation thrown in. The first cancellation fires the tool's signal; a tool that
+    swallows cancellation and keeps awaiting is closed ``grace`` seconds after it; one that
+    swallows the ``GeneratorExit`` of that close too is *abandoned*: its coroutine is never
+    resumed again, the cancel scopes it left open on the task are closed for it, and it is
+    counted (:func:`abandoned_coroutines`).
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from customtools._abort import AbortSignal
 from customtools._containment import contained_in_thread
+from customtools._errors import ToolTimeoutError
 from customtools._format import describe_exception
 
 if TYPE_CHECKING:
@@ -39,11 +48,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ABANDONED",
-    "CANCEL_GRACE",
+    "CALLER_CANCELLED",
+    "DEFAULT_GRACE",
     "MAX_ABANDONED_THREADS",
+    "SELF_STOP_BOUND",
+    "STOPS_ITSELF",
     "SYNC_TOOL_THREADS",
     "CallGuard",
     "ThreadLimitReached",
+    "abandoned_coroutines",
     "abandoned_threads",
     "drive",
     "resume",
@@ -52,100 +65,167 @@ __all__ = [
 
 _log = logging.getLogger("customtools.adapter")
 
-CANCEL_GRACE: Final = 0.5
-"""Seconds an async tool may keep running after it was cancelled (by its signal, its timeout
-or the caller) before the adapter closes its coroutine and returns."""
+DEFAULT_GRACE: Final = 2.0
+"""Seconds a cancelled call's tool has, after its signal fired, to end by itself before it is
+stopped by kind (the adapter's ``grace`` when none is given; see docs/cancellation.md)."""
+
+CALLER_CANCELLED: Final = "the caller's task was cancelled"
+"""The reason a tool's signal carries when the task awaiting the call was cancelled."""
 
 SYNC_TOOL_THREADS: Final = 40
 """Worker threads sync tools may use at once, per event loop (their own limiter)."""
 
-MAX_ABANDONED_THREADS = 32
-"""Most threads of cancelled sync tools that may still be running in the process; while that
-many are, a new sync call gets an error result (``details["code"] == THREAD_LIMIT_CODE``)."""
+MAX_ABANDONED_THREADS = 16
+"""Most threads of cancelled calls of ONE sync tool that may still be running in the process;
+while that many are, a new call of that tool gets an error result
+(``details["code"] == "thread-limit"``) naming it. Other tools are not affected."""
 
 
 # -- sync tools: their own limiter, and the abandoned threads ---------------------------------
 
 _threads_lock = threading.Lock()
-_abandoned = 0
-_limiter_var: Any = None  # an anyio RunVar, made on first use: `import customtools` stays cheap
+_abandoned: dict[str, int] = {}
+_limiter_var: Any = None  # anyio RunVars, made on first use: `import customtools` stays cheap
+_unbounded_var: Any = None
 
 
-def abandoned_threads() -> int:
-    """How many worker threads of cancelled sync tools are still running in this process.
+def abandoned_threads(tool: str | None = None) -> int:
+    """How many worker threads of cancelled sync calls are still running in this process.
 
-    A sync tool cannot be stopped from outside: when its call is cancelled or times out, the
-    call returns at once and the thread runs on until the tool returns (it should poll its
-    signal). Hosts can watch this number; at :data:`MAX_ABANDONED_THREADS` new sync calls are
-    refused with an error result.
+    A sync tool cannot be stopped from outside: when its call is cancelled or times out, its
+    signal fires, the call waits ``grace`` seconds and returns, and the thread runs on until
+    the tool returns (it should poll its signal). At :data:`MAX_ABANDONED_THREADS` for one
+    tool, new calls of that tool are refused with an error result.
+
+    Args:
+        tool: count only the threads of the tool with this name; ``None`` counts all.
     """
-    return _abandoned
+    with _threads_lock:
+        if tool is not None:
+            return _abandoned.get(tool, 0)
+        return sum(_abandoned.values())
 
 
-def _sync_limiter() -> anyio.CapacityLimiter:
-    global _limiter_var
+def _limiters() -> tuple[anyio.CapacityLimiter, anyio.CapacityLimiter]:
+    global _limiter_var, _unbounded_var
     import anyio.lowlevel
 
     if _limiter_var is None:
         _limiter_var = anyio.lowlevel.RunVar("customtools_sync_tool_limiter")
+        _unbounded_var = anyio.lowlevel.RunVar("customtools_sync_tool_threads")
     try:
         limiter: anyio.CapacityLimiter = _limiter_var.get()
+        unbounded: anyio.CapacityLimiter = _unbounded_var.get()
     except LookupError:
         limiter = anyio.CapacityLimiter(SYNC_TOOL_THREADS)
+        unbounded = anyio.CapacityLimiter(math.inf)
         _limiter_var.set(limiter)
-    return limiter
+        _unbounded_var.set(unbounded)
+    return limiter, unbounded
 
 
 class _ThreadJob:
-    """One sync call in a worker thread; knows whether it was abandoned while running."""
+    """One sync call in a worker thread; knows whether it started and was abandoned."""
 
-    __slots__ = ("abandoned", "done")
+    __slots__ = ("abandoned", "done", "owner", "started")
 
-    def __init__(self) -> None:
+    def __init__(self, owner: str) -> None:
+        self.owner = owner
+        self.started = False
         self.done = False
         self.abandoned = False
 
     def run(self, func: Callable[[], Any]) -> Any:
-        global _abandoned
+        with _threads_lock:
+            if self.abandoned:  # cancelled before a thread picked it up: never run the tool
+                self.done = True
+                return None
+            self.started = True
         try:
             return contained_in_thread(func)
         finally:
-            with _threads_lock:
-                self.done = True
-                if self.abandoned:
-                    _abandoned -= 1
+            self._finish()
+
+    def _finish(self) -> None:
+        with _threads_lock:
+            self.done = True
+            if self.abandoned:
+                left = _abandoned[self.owner] - 1
+                if left:
+                    _abandoned[self.owner] = left
+                else:
+                    del _abandoned[self.owner]
+
+    def running(self) -> bool:
+        """Whether the tool is running in a thread; a job not started yet never will be."""
+        with _threads_lock:
+            if not self.started:
+                self.abandoned = True
+                return False
+            return not self.done
 
     def abandon(self) -> None:
-        global _abandoned
         with _threads_lock:
-            if not self.done and not self.abandoned:
+            if self.started and not self.done and not self.abandoned:
                 self.abandoned = True
-                _abandoned += 1
+                _abandoned[self.owner] = _abandoned.get(self.owner, 0) + 1
 
 
 class ThreadLimitReached(Exception):  # noqa: N818 - a refusal the adapter turns into a result
     """Raised instead of starting a sync tool while :data:`MAX_ABANDONED_THREADS` abandoned
-    threads are running."""
+    threads of *that tool* are running."""
 
-    def __init__(self, limit: int, running: int) -> None:
-        super().__init__(f"{running} abandoned sync-tool threads are running (limit {limit})")
+    def __init__(self, tool: str, limit: int, running: int) -> None:
+        super().__init__(
+            f"{running} abandoned threads of sync tool {tool!r} are running (limit {limit})"
+        )
+        self.tool = tool
         self.limit = limit
         self.running = running
 
 
-async def run_in_thread(func: Callable[[], Any]) -> Any:
-    """Run ``func`` on the sync-tool limiter; count the thread as abandoned if cancelled."""
+_THREAD_POLL: Final = 0.01  # how often a cancelled sync call looks whether its thread ended
+
+
+async def run_in_thread(func: Callable[[], Any], owner: str, guard: CallGuard | None = None) -> Any:
+    """Run ``func`` for tool ``owner`` on the sync-tool limiter.
+
+    When the call is cancelled, ``guard`` fires the tool's signal (with the reason: abort,
+    deadline or the caller's cancellation) and the thread gets the guard's ``grace`` to end;
+    then it is abandoned, and counted against ``owner`` until it ends.
+
+    Raises:
+        ThreadLimitReached: ``owner`` has :data:`MAX_ABANDONED_THREADS` abandoned threads.
+    """
+    import anyio
     import anyio.to_thread
 
-    if _abandoned >= MAX_ABANDONED_THREADS:
-        raise ThreadLimitReached(MAX_ABANDONED_THREADS, _abandoned)
-    job = _ThreadJob()
+    running = _abandoned.get(owner, 0)
+    if running >= MAX_ABANDONED_THREADS:
+        raise ThreadLimitReached(owner, MAX_ABANDONED_THREADS, running)
+    job = _ThreadJob(owner)
+    limiter, unbounded = _limiters()
     try:
-        return await anyio.to_thread.run_sync(
-            job.run, func, abandon_on_cancel=True, limiter=_sync_limiter()
-        )
+        # The token is ours, not the thread's: an abandoned thread gives it back at once.
+        async with limiter:
+            return await anyio.to_thread.run_sync(
+                job.run, func, abandon_on_cancel=True, limiter=unbounded
+            )
     except BaseException:
-        job.abandon()  # does nothing when the thread already finished (the tool raised)
+        if job.done:
+            raise  # the tool itself raised (or the call was refused before it started)
+        if guard is not None:
+            guard.fire(time.monotonic())  # cancelled: the tool must know at once
+        if job.running():
+            grace = DEFAULT_GRACE if guard is None else guard.grace
+            with anyio.CancelScope(shield=True):
+                until = time.monotonic() + grace
+                delay = 0.001
+                # The thread cannot set an anyio event once abandoned: poll its flag.
+                while not job.done and time.monotonic() < until:
+                    await anyio.sleep(delay)
+                    delay = min(delay * 2, _THREAD_POLL)
+            job.abandon()  # does nothing when the thread finished in the grace
         raise
 
 
@@ -156,17 +236,34 @@ _PROBE_INTERVAL: Final = 0.05  # how often a running tool looks for its caller's
 
 
 class CallGuard(AbortSignal):
-    """The cancel scope, deadline and grace of one guarded call, and its abort signal.
+    """The cancel scope, deadline and grace of one guarded call, and the tool's signal.
 
     Aborting it (:meth:`abort`, the listener the adapter adds to the host's signal) cancels
-    the scope. :meth:`expired` runs at every resumption of the tool and must stay cheap: it
-    reads the monotonic clock and the scope, and asks anyio whether an enclosing scope is
-    cancelled only every :data:`_PROBE_INTERVAL` seconds.
+    the scope. :meth:`fire` aborts it with the reason of a cancellation that came from
+    elsewhere (the deadline, the caller). :meth:`expired` runs at every resumption of the tool
+    and must stay cheap: it reads the monotonic clock and the scope, and looks whether an
+    enclosing (the caller's) scope is cancelled only every :data:`_PROBE_INTERVAL` seconds.
     """
 
-    __slots__ = ("cancelled_at", "deadline", "next_probe", "scope")
+    __slots__ = (
+        "cancelled_at",
+        "close_after",
+        "deadline",
+        "grace",
+        "next_probe",
+        "scope",
+        "timeout",
+        "tool",
+    )
 
-    def __init__(self, scope: anyio.CancelScope, deadline: float | None) -> None:
+    def __init__(
+        self,
+        scope: anyio.CancelScope,
+        deadline: float | None,
+        grace: float = DEFAULT_GRACE,
+        tool: str = "",
+        timeout: float | None = None,
+    ) -> None:
         # AbortSignal.__init__'s three fields, set here without the extra call: this runs on
         # every guarded call.
         self._aborted = False
@@ -174,6 +271,12 @@ class CallGuard(AbortSignal):
         self._listeners: list[Callable[[Any], None]] = []
         self.scope = scope
         self.deadline = deadline  # time.monotonic() clock
+        self.grace = grace
+        # A hair past the grace: what the tool started (an exec group's SIGKILL, due at the
+        # grace) ends by itself first; more for a tool that stops itself (STOPS_ITSELF).
+        self.close_after = grace + CLOSE_MARGIN
+        self.tool = tool
+        self.timeout = timeout
         self.cancelled_at: float | None = None
         self.next_probe = 0.0
 
@@ -184,6 +287,28 @@ class CallGuard(AbortSignal):
         self._abort(reason)
         self.scope.cancel()
 
+    def timed_out(self) -> ToolTimeoutError:
+        """The reason of this call's timeout."""
+        return ToolTimeoutError(f"tool {self.tool!r} timed out after {self.timeout:g} s")
+
+    def fire(self, now: float) -> None:
+        """The call was cancelled: start the grace and fire the signal with the reason."""
+        if self.cancelled_at is None:
+            self.cancelled_at = now
+        if self._aborted:
+            return
+        if self.deadline is not None and (now >= self.deadline or self._deadline_passed()):
+            self.abort(self.timed_out())
+        else:
+            # Not our deadline and not an abort (that would have aborted us): the caller's.
+            self.abort(CALLER_CANCELLED)
+
+    def _deadline_passed(self) -> bool:
+        # The scope's timer runs on the event loop's clock, which may be a hair ahead.
+        import anyio
+
+        return anyio.current_time() >= self.scope.deadline
+
     def suspended(self) -> None:
         """The tool awaits something: only now is the deadline timer worth arming."""
         if self.deadline is not None:
@@ -192,35 +317,88 @@ class CallGuard(AbortSignal):
             self.scope.deadline = anyio.current_time() + (self.deadline - time.monotonic())
 
     def expired(self) -> bool:
-        """Whether the tool was cancelled more than :data:`CANCEL_GRACE` seconds ago."""
+        """Whether the tool was cancelled more than ``close_after`` seconds ago (the grace and
+        a small margin); the first time it sees the call cancelled, it fires the signal."""
         now = time.monotonic()
         if self.cancelled_at is not None:
-            return now - self.cancelled_at > CANCEL_GRACE
+            return now - self.cancelled_at > self.close_after
         if (
             self.scope.cancel_called
             or (self.deadline is not None and now >= self.deadline)
             or (now >= self.next_probe and self._caller_cancelled(now))
         ):
-            self.cancelled_at = now
+            self.fire(now)
         return False
 
     def _caller_cancelled(self, now: float) -> bool:
-        import anyio
-
         self.next_probe = now + _PROBE_INTERVAL
-        return anyio.current_effective_deadline() == -math.inf
+        return caller_cancelled(self.scope)
 
+    def cancelled(self) -> bool:
+        """Whether the call itself is cancelled: an abort, the deadline or the caller's scope.
+
+        A cancellation the tool's own inner scopes raise (its ``move_on_after``) is not.
+        """
+        return (
+            self.scope.cancel_called
+            or (self.deadline is not None and time.monotonic() >= self.deadline)
+            or caller_cancelled(self.scope)
+        )
+
+
+def caller_cancelled(scope: Any) -> bool:
+    """Whether a scope enclosing ``scope`` (the caller's) is cancelled.
+
+    anyio has no public question for this (``current_effective_deadline`` also sees the
+    tool's own inner scopes, and trio's sleeps are such scopes): each backend's scope state is
+    read, and ``False`` is the answer when it cannot be (the caller's cancellation then
+    reaches the tool as the exception it is, and the adapter fires the signal when it
+    propagates).
+    """
+    try:
+        if type(scope).__module__.endswith("_trio"):
+            status = scope._CancelScope__original._cancel_status
+            parent = status._parent if status is not None else None
+            return bool(parent is not None and parent.effectively_cancelled)
+        return bool(scope._parent_cancellation_is_visible_to_us)
+    except Exception:  # pragma: no cover - another anyio or trio version
+        return False
+
+
+STOPS_ITSELF: Final = "_customtools_stops_itself"
+"""An ``execute`` with this attribute true stops its own work past the grace (an isolation
+proxy kills its worker): the adapter gives it :data:`SELF_STOP_BOUND` more seconds to do so
+before it closes it."""
+
+SELF_STOP_BOUND: Final = 6.0
+
+CLOSE_MARGIN: Final = 0.25
+"""Seconds past the grace before a tool that is still running is closed (the small bound of
+docs/cancellation.md)."""
 
 _CLOSED: Final = object()
+_ABANDON: Final = object()
+
+_abandoned_coros: list[tuple[str, Coroutine[Any, Any, Any]]] = []
+
+
+def abandoned_coroutines(tool: str | None = None) -> int:
+    """How many async calls were abandoned: they swallowed both their cancellation and the
+    ``GeneratorExit`` that closes them, so their coroutine is kept, never resumed.
+
+    Args:
+        tool: count only those of the tool with this name; ``None`` counts all.
+    """
+    return sum(1 for name, _ in _abandoned_coros if tool is None or name == tool)
 
 
 def _close(coro: Coroutine[Any, Any, Any], guard: CallGuard, tool_name: str) -> Any:
-    """Close an expired tool: ``_CLOSED`` when it closed, else what it yielded instead.
+    """Close an expired tool: ``_CLOSED`` when it closed, ``_ABANDON`` when it cannot be.
 
     ``coro.throw(GeneratorExit)`` rather than ``coro.close()``: a tool that swallows even
-    ``GeneratorExit`` (a bare ``except:``) yields again, and ``close()`` would drop what it
-    yielded and leave its cancel scopes open on the task, corrupting the event loop's scope
-    stack. Such a tool cannot be stopped in-process: it is driven on until it returns.
+    ``GeneratorExit`` (a bare ``except:``) yields again, and ``close()`` would raise. Such a
+    tool cannot be stopped in-process: it is abandoned (never resumed again: what it yielded
+    never reaches the event loop) and the caller gets its result.
     """
     try:
         yielded = coro.throw(GeneratorExit)
@@ -233,13 +411,78 @@ def _close(coro: Coroutine[Any, Any, Any], guard: CallGuard, tool_name: str) -> 
             describe_exception(exc),
         )
         return _CLOSED
-    guard.cancelled_at = math.inf  # never try again: the grace cannot help this tool
+    if not _unwind_scopes(guard.scope):
+        guard.cancelled_at = math.inf  # never try again: the grace cannot help this tool
+        _log.warning(
+            "tool %r swallows cancellation and GeneratorExit inside a task group of its own:"
+            " it cannot be abandoned safely, and the call waits until it returns",
+            tool_name,
+        )
+        return yielded
+    _abandoned_coros.append((tool_name, coro))
+    _never_finalize(coro)
     _log.warning(
         "tool %r swallows cancellation and GeneratorExit (a bare except around an await?):"
-        " it cannot be stopped and the call waits until it returns",
+        " it was abandoned %g s after its cancellation and will never be resumed",
         tool_name,
+        guard.grace,
     )
-    return yielded
+    return _ABANDON
+
+
+def _never_finalize(coro: Coroutine[Any, Any, Any]) -> None:
+    """Keep an abandoned coroutine alive for good.
+
+    Collecting it, even at interpreter exit, would close it, which runs the tool again (it
+    swallows ``GeneratorExit``) with no event loop, or with module globals already gone. One
+    reference that is never released makes sure that never happens; the cost is the frame's
+    memory, counted by :func:`abandoned_coroutines`.
+    """
+    import ctypes
+
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(coro))
+
+
+def _unwind_scopes(scope: Any) -> bool:
+    """Close the cancel scopes an abandoned tool left open on this task, inside ``scope``.
+
+    The tool is never resumed, so its ``with`` blocks never exit; left open they would make
+    ``scope``'s exit fail. anyio has no public API for this; each backend is reached through
+    its own task state. ``False`` (nothing done) when the tool has a task group open: its
+    child tasks cannot be abandoned with it.
+    """
+    try:
+        if type(scope).__module__.endswith("_trio"):
+            import trio
+
+            native = scope._CancelScope__original
+            task: Any = trio.lowlevel.current_task()
+            if task.child_nurseries:
+                return False
+            for _ in range(1000):
+                status = task._cancel_status
+                if status is None or status._scope is native:
+                    break
+                status._scope.__exit__(None, None, None)
+        else:
+            from anyio._backends import _asyncio
+
+            backend: Any = _asyncio
+            state = backend._task_states.get(backend.current_task())
+            chain: list[Any] = []
+            inner = state.cancel_scope if state is not None else None
+            while inner is not None and inner is not scope and len(chain) < 1000:
+                if len(inner._tasks) > 1:
+                    return False  # a task group's scope, with child tasks
+                chain.append(inner)
+                inner = inner._parent_scope
+            if inner is not scope:
+                return False
+            for inner in chain:
+                inner.__exit__(None, None, None)
+    except Exception:
+        _log.exception("could not close the cancel scopes an abandoned tool left open")
+    return True
 
 
 @types.coroutine
@@ -270,10 +513,14 @@ def resume(
         try:
             value = yield yielded
         except BaseException as exc:
-            if guard.expired():
-                yielded = _close(coro, guard, tool_name)
-                if yielded is _CLOSED:
+            if guard.cancelled_at is None:
+                if guard.cancelled():
+                    guard.fire(time.monotonic())  # the first cancellation: fire the signal
+            elif guard.expired():
+                closed = _close(coro, guard, tool_name)
+                if closed is _CLOSED or closed is _ABANDON:
                     raise
+                yielded = closed  # it cannot be stopped: driven on
                 continue
             try:
                 yielded = coro.throw(exc)
@@ -281,11 +528,14 @@ def resume(
                 return stop.value
         else:
             if guard.expired():
-                yielded = _close(coro, guard, tool_name)
-                if yielded is _CLOSED:
+                closed = _close(coro, guard, tool_name)
+                if closed is _CLOSED:
                     # trio resumes a cancelled task with a value that raises inside the
                     # tool, so there is no exception here to re-raise: wait for it.
-                    return (yield from _until_cancelled())
+                    return (yield from _until_cancelled(guard))
+                if closed is _ABANDON:
+                    return ABANDONED
+                yielded = closed  # it cannot be stopped: driven on
                 continue
             try:
                 yielded = coro.send(value)
@@ -294,13 +544,13 @@ def resume(
 
 
 ABANDONED: Final = object()
-"""What :func:`drive` returns for a tool it closed when no cancellation reached it (the
-adapter reports the timeout or abort that started the grace)."""
+"""What :func:`drive` returns for a tool it closed or abandoned when no cancellation reached
+it (the adapter reports the timeout, abort or caller cancellation that started the grace)."""
 
 
-def _until_cancelled() -> Generator[Any, Any, Any]:
+def _until_cancelled(guard: CallGuard) -> Generator[Any, Any, Any]:
     import anyio
 
     # The scope that started the grace is cancelled, so this raises its cancellation at once.
-    yield from anyio.sleep(CANCEL_GRACE).__await__()
+    yield from anyio.sleep(guard.grace).__await__()
     return ABANDONED

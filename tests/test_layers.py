@@ -22,6 +22,7 @@ ROOT = pathlib.Path(customtools.__file__).parent
 # Longest prefix wins.
 LAYERS: dict[str, int] = {
     "customtools._errors": 1,
+    "customtools._error_results": 1,  # the table of error-result kinds and codes
     "customtools._validation._model": 1,  # value objects (Violation, Coercion, limits)
     "customtools._format": 1,
     "customtools._jsonpointer": 1,
@@ -38,6 +39,7 @@ LAYERS: dict[str, int] = {
     "customtools._containment": 2,  # which BaseExceptions of tool code are the caller's
     "customtools._runtime": 2,  # sync-tool threads and the driven async call
     "customtools._observe": 2,  # observer hooks of calls and loads (edges implement them)
+    "customtools._supervisor": 2,  # the kills that outlive a cancelled call
     "customtools._exec": 2,
     "customtools._render": 2,
     "customtools._export": 2,

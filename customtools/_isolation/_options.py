@@ -31,8 +31,9 @@ class IsolationOptions:
         cpu_limit: CPU seconds one worker process may use over its life (``RLIMIT_CPU``; the
             kernel then kills it with ``SIGXCPU`` and it is restarted). ``None``: no limit.
         file_size_limit_mib: size one file written by a worker may reach. ``None``: no limit.
-        grace: seconds a cancelled or timed-out call has, after its signal is aborted, to
-            end before the worker (and its process group) is killed.
+        grace: ``None`` (the default): a cancelled or timed-out call has the adapter's
+            ``grace`` (2 s unless set; docs/cancellation.md) to end before the worker and its
+            process group are killed. A number shortens that grace for this pool's workers.
         restart_limit: crashes in a row after which a module's worker is no longer restarted
             and its tools answer that the module is dead; a call that completes resets the
             count. ``0`` never restarts.
@@ -54,7 +55,7 @@ class IsolationOptions:
     memory_limit_mib: int | None = 1024
     cpu_limit: int | None = None
     file_size_limit_mib: int | None = None
-    grace: float = 2.0
+    grace: float | None = None
     restart_limit: int = 3
     backoff: float = 0.25
     max_backoff: float = 5.0
@@ -68,7 +69,8 @@ class IsolationOptions:
         _check("memory_limit_mib", self.memory_limit_mib, allow_none=True, integer=True)
         _check("cpu_limit", self.cpu_limit, allow_none=True, integer=True)
         _check("file_size_limit_mib", self.file_size_limit_mib, allow_none=True, integer=True)
-        for name in ("grace", "backoff", "max_backoff", "start_timeout"):
+        _check("grace", self.grace, allow_none=True)
+        for name in ("backoff", "max_backoff", "start_timeout"):
             _check(name, getattr(self, name), allow_none=False)
         _check("max_message_mib", self.max_message_mib, allow_none=False, integer=True)
         if (

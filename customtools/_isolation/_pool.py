@@ -32,6 +32,10 @@ def _proxy_tool(source: IsolatedSource, data: dict[str, Any]) -> Any:
     async def execute(tool_call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any) -> Any:
         return await call(name, tool_call_id, params, on_update, ctx, signal)
 
+    # It stops itself past the grace (it kills its worker, bounded): the adapter waits for that
+    # instead of closing it at the grace (docs/cancellation.md).
+    execute._customtools_stops_itself = True  # type: ignore[attr-defined]
+
     on_session: Callable[..., Any] | None = None
     if data.get("onSession"):
 

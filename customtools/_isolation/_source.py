@@ -39,6 +39,7 @@ BOOTSTRAP: Final = (
 )
 _REAP_BOUND: Final = 5.0
 _LOAD_SLACK: Final = 1.0  # seconds beyond load_timeout for the loader's own reporting
+_SEND_BOUND: Final = 10.0  # seconds a worker may take to read a request before it is killed
 
 _ids = itertools.count(1)
 
@@ -65,6 +66,18 @@ def exit_cause(returncode: int | None) -> str:
     return f"exited with status {returncode}"
 
 
+def call_grace(abort_signal: Any, pool_grace: float | None) -> float:
+    """The grace of a cancelled isolated call: the adapter's (carried by the tool's signal,
+    docs/cancellation.md), shortened by the pool's ``IsolationOptions.grace`` when that is set.
+    """
+    from customtools._runtime import DEFAULT_GRACE
+
+    grace = getattr(abort_signal, "grace", None)
+    if isinstance(grace, bool) or not isinstance(grace, (int, float)):
+        grace = DEFAULT_GRACE
+    return grace if pool_grace is None else min(grace, pool_grace)
+
+
 class _Pending:
     __slots__ = ("ctx", "done", "event", "lost", "on_update", "reply")
 
@@ -85,7 +98,7 @@ class _Pending:
 class _Process:
     """One live worker process and its channel."""
 
-    __slots__ = ("calls", "channel", "kill_reason", "lost", "popen", "reading")
+    __slots__ = ("calls", "channel", "doomed", "kill_reason", "lost", "popen", "reading")
 
     def __init__(self, popen: subprocess.Popen[bytes], channel: Channel) -> None:
         self.popen = popen
@@ -94,6 +107,7 @@ class _Process:
         self.reading = False
         self.lost: WorkerLost | None = None
         self.kill_reason: str | None = None
+        self.doomed: Any = None  # the supervisor's scheduled kill, once a call was cancelled
 
     @property
     def pid(self) -> int:
@@ -202,6 +216,11 @@ class IsolatedSource:
         if self._process is process:
             self._process = None
         returncode = await self._reap(process)
+        doomed = process.doomed
+        if doomed is not None:
+            doomed.withdraw()  # reaped: its pid must not be signalled again
+            if process.kill_reason is None and doomed.fired:
+                process.kill_reason = doomed.reason  # the supervisor killed it past the grace
         if process.kill_reason is not None:
             lost = WorkerLost(process.kill_reason, crashed=False)
         else:
@@ -290,7 +309,12 @@ class IsolatedSource:
         """
         process = self._process
         if process is not None:
-            return process
+            doomed = process.doomed
+            if (doomed is None or not doomed.fired) and process.popen.poll() is None:
+                return process
+            # The supervisor killed it for a cancelled call whose coroutine was closed before
+            # it could say so: account for it here, and start a new one.
+            await self._lose(process, crashed=False)
         import anyio
 
         if self._lock is None:
@@ -367,7 +391,7 @@ class IsolatedSource:
         try:
             if process.channel.send_nowait(message):
                 return
-            with anyio.CancelScope(shield=True), anyio.move_on_after(self.options.grace * 5):
+            with anyio.CancelScope(shield=True), anyio.move_on_after(_SEND_BOUND):
                 await process.channel.flush()
                 return
             await self._kill(process, "did not read its requests and was killed")
@@ -436,14 +460,19 @@ class IsolatedSource:
 
     def _lost_result(self, tool_name: str, lost: WorkerLost, *, during: str) -> ToolResult:
         if lost.crashed and self.dead is None:
-            tail = "; it is restarted for the next call"
+            tail, code = "; it is restarted for the next call", "worker-crashed"
         elif self.dead is not None:
-            tail = "; fix the module and load the tools again"
+            tail, code = "; fix the module and load the tools again", "module-dead"
         else:
-            tail = ""
+            tail, code = "", "worker-killed"
         return text_result(
             f"tool {tool_name!r} failed: {self._where()} {lost.cause}{during}{tail}",
-            {"error": "WorkerLost", "cause": lost.cause, "module": self.candidate.path},
+            {
+                "error": "WorkerLost",
+                "code": code,
+                "cause": lost.cause,
+                "module": self.candidate.path,
+            },
             True,
         )
 
@@ -474,7 +503,7 @@ class IsolatedSource:
             "params": params,
             "ctx": _ctx_to_wire(ctx),
         }
-        carrier = inject_context()  # the caller's trace continues in the worker (issue 20)
+        carrier = inject_context()  # the caller's trace continues in the worker
         if carrier:
             message["trace"] = carrier
         try:
@@ -484,7 +513,7 @@ class IsolatedSource:
                 return text_result(
                     f"tool {tool_name!r} could not be called: the arguments are too large"
                     f" for the worker process ({exc}); raise max_message_mib",
-                    {"error": "MessageTooLarge"},
+                    {"error": "MessageTooLarge", "code": "message-too-large"},
                     True,
                 )
             await self._wait(process, pending)
@@ -509,7 +538,7 @@ class IsolatedSource:
 
             return text_result(
                 f"tool {tool_name!r} returned an unusable result: {describe_exception(exc)}",
-                {"error": "ContentError"},
+                {"error": "ContentError", "code": "unusable-result"},
                 True,
             )
 
@@ -543,16 +572,24 @@ class IsolatedSource:
                     else safe_repr(reason)
                 )
             )
+        # The kill past the grace is the supervisor's from now on: it happens even if this
+        # coroutine is closed (the adapter closes a call it stopped waiting for) or its task
+        # is gone. It is withdrawn when the call ends in time.
+        from customtools._supervisor import schedule_kill
+
+        grace = call_grace(abort_signal, self.options.grace)
+        kill = process.doomed = schedule_kill(process.pid, grace, popen=process.popen)
+        kill.reason = f"was killed: a cancelled call did not end within {grace:g} s (grace)"
         with contextlib.suppress(MessageTooLargeError):
             await self._send(
                 process, {"op": "abort", "id": request_id, "reason": reason, "timeout": timed_out}
             )
-        with anyio.move_on_after(self.options.grace):
+        with anyio.move_on_after(grace):
             await self._wait(process, pending)
+        kill.withdraw()  # the call ended in time, or it is killed right here
         if not pending.done:
             await self._kill(
-                process,
-                f"was killed: a cancelled call did not end within {self.options.grace:g} s (grace)",
+                process, f"was killed: a cancelled call did not end within {grace:g} s (grace)"
             )
 
     async def session(self, tool_name: str, event: Any, ctx: Any) -> None:

@@ -17,6 +17,7 @@ worker to stop an abandoned call.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import os
 import signal
@@ -58,12 +59,19 @@ def tool_description(tool: Any) -> dict[str, Any]:
 
 
 class _Running:
-    __slots__ = ("controller", "pending_update", "thread_done")
+    __slots__ = ("controller", "pending_update", "thread_done", "thread_started")
 
     def __init__(self, controller: Any, thread_done: threading.Event | None) -> None:
         self.controller = controller
         self.thread_done = thread_done
+        self.thread_started = False
         self.pending_update: dict[str, Any] | None = None
+
+
+# The call a sync tool's thread belongs to (anyio copies the context into the thread).
+_current_call: contextvars.ContextVar[_Running | None] = contextvars.ContextVar(
+    "customtools_worker_call", default=None
+)
 
 
 class _Worker:
@@ -73,7 +81,6 @@ class _Worker:
 
         self.tools = ToolRegistry()
         self.calls: dict[int, _Running] = {}
-        self.threads: dict[Any, threading.Event] = {}
         self.loads: list[Any] = []  # keep each LoadResult (and its api state) alive
         self.task_group: Any = None
         self.flushing = False
@@ -188,11 +195,12 @@ class _Worker:
         for loaded in result.tools:
             tool = loaded.tool
             sync = not tool.execute_is_async
-            # The host's adapter owns deadlines and approval: the worker's runs neither.
+            # The host's adapter owns deadlines and approval: the worker's runs neither
+            # (False, not None: None would let a destructiveHint ask again, with no approver).
             inner = dataclasses.replace(
                 tool,
                 timeout=None,
-                requires_approval=None,
+                requires_approval=False,
                 execute=self._tracked(tool.execute) if sync else tool.execute,
             )
             self.tools.remove(tool.name)  # a later load of the module replaces its tools
@@ -209,15 +217,15 @@ class _Worker:
         )
 
     def _tracked(self, execute: Callable[..., Any]) -> Callable[..., Any]:
-        threads = self.threads
-
         def run(tool_call_id: Any, params: Any, on_update: Any, ctx: Any, signal: Any) -> Any:
+            running = _current_call.get()
+            if running is not None:
+                running.thread_started = True
             try:
                 return execute(tool_call_id, params, on_update, ctx, signal)
             finally:
-                done = threads.pop(signal, None)
-                if done is not None:
-                    done.set()
+                if running is not None and running.thread_done is not None:
+                    running.thread_done.set()
 
         return run
 
@@ -255,19 +263,18 @@ class _Worker:
             result = text_result(
                 f"tool {message['tool']!r} is not loaded in its worker process (the module no"
                 " longer defines it); load the tools again",
-                {"error": "ToolNotFound"},
+                {"error": "ToolNotFound", "code": "tool-not-found"},
                 True,
             )
             self.send({"op": "result", "id": call_id, "result": result.to_dict()})
             return
         controller = AbortController()
         done = threading.Event() if not entry.tool.execute_is_async else None
-        if done is not None:
-            self.threads[controller.signal] = done
         running = _Running(controller, done)
         self.calls[call_id] = running
+        token = _current_call.set(running)
         try:
-            with use_context(message.get("trace")):  # the caller's trace (issue 20)
+            with use_context(message.get("trace")):  # the caller's trace
                 result = await entry.adapter.execute(
                     message["callId"],
                     message["params"],
@@ -275,17 +282,18 @@ class _Worker:
                     on_update=self._updater(call_id, running),
                     ctx=self._context(call_id, message.get("ctx")),
                 )
-            if done is not None and not done.is_set():
+            if done is not None and running.thread_started and not done.is_set():
                 # Abandoned by the adapter but still running: the call is not over until the
-                # thread returns (the host kills the worker if that takes too long).
+                # thread returns (the host kills the worker if that takes too long). A call the
+                # adapter answered without starting the thread is over now.
                 await anyio.to_thread.run_sync(done.wait, abandon_on_cancel=True)
             if running.pending_update is not None:
                 update, running.pending_update = running.pending_update, None
                 self.send({"op": "update", "id": call_id, "result": update})
             self._send_result(call_id, result)
         finally:
+            _current_call.reset(token)
             self.calls.pop(call_id, None)
-            self.threads.pop(controller.signal, None)
 
     def _send_result(self, call_id: int, result: Any) -> None:
         from customtools._content import text_result
@@ -297,7 +305,7 @@ class _Worker:
             too_large = text_result(
                 f"the tool's result is too large to leave its worker process ({exc});"
                 " return less (or raise the host's max_message_mib)",
-                {"error": "MessageTooLarge"},
+                {"error": "MessageTooLarge", "code": "message-too-large"},
                 True,
             )
             self.send({"op": "result", "id": call_id, "result": too_large.to_dict()})

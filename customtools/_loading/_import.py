@@ -33,6 +33,7 @@ import itertools
 import logging
 import os
 import re
+import signal
 import sys
 import threading
 import traceback
@@ -227,6 +228,31 @@ class StdFds:
         self._entries = []
 
 
+_GUARDED_SIGNALS: tuple[int, ...] = tuple(
+    getattr(signal, name)
+    for name in (
+        "SIGINT",
+        "SIGTERM",
+        "SIGHUP",
+        "SIGQUIT",
+        "SIGPIPE",
+        "SIGCHLD",
+        "SIGALRM",
+        "SIGUSR1",
+        "SIGUSR2",
+        "SIGWINCH",
+        "SIGTSTP",
+        "SIGCONT",
+    )
+    if hasattr(signal, name)
+)
+
+
+def _handlers_snapshot() -> list[Any]:
+    # signal.getsignal reads Python's own table: no system call.
+    return [signal.getsignal(signum) for signum in _GUARDED_SIGNALS]
+
+
 def _environ_snapshot() -> dict[Any, Any]:
     # os.environ keeps the encoded strings in ``_data``; copying and comparing that is ~30x
     # cheaper than decoding every variable, and only a difference needs decoding.
@@ -238,14 +264,15 @@ class _StateGuard:
     """Snapshots process state a tool module must not change, and restores it.
 
     Covered: the working directory, ``sys.path``, ``sys.argv``, ``sys.stdin/stdout/stderr``
-    and ``os.environ``; the file descriptors 0, 1 and 2 are checked once per candidate by
+    ``os.environ`` and the Python signal handlers of the usual signals (``SIGINT``,
+    ``SIGTERM``, ...); the file descriptors 0, 1 and 2 are checked once per candidate by
     :class:`StdFds` (system calls are the expensive part). Not covered, and not coverable
     cheaply in-process: monkeypatched modules, ``os.putenv``, other file descriptors, signal
-    handlers, threads that act later (see docs/security.md).
+    masks, threads that act later (see docs/security.md).
     """
 
     __slots__ = (
-        "_argv", "_cwd", "_environ_raw", "_path", "_stderr", "_stdin", "_stdout",
+        "_argv", "_cwd", "_environ_raw", "_handlers", "_path", "_stderr", "_stdin", "_stdout",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -254,6 +281,7 @@ class _StateGuard:
         self._argv = list(sys.argv)
         self._stdin, self._stdout, self._stderr = sys.stdin, sys.stdout, sys.stderr
         self._environ_raw = _environ_snapshot()
+        self._handlers = _handlers_snapshot()
 
     def restore(self) -> list[str]:
         """Undo changes; return one phrase per thing that had changed."""
@@ -278,7 +306,20 @@ class _StateGuard:
             environ = self._restore_environ()
             if environ:
                 changed.append(f"os.environ ({environ}; pass env= to api.exec instead)")
+        if _handlers_snapshot() != self._handlers:
+            changed.append(f"signal handlers ({self._restore_handlers()}; leave them to the host)")
         return changed
+
+    def _restore_handlers(self) -> str:
+        """Put the signal handlers back; return the changed signals' names."""
+        names = []
+        for signum, before in zip(_GUARDED_SIGNALS, self._handlers, strict=True):
+            if signal.getsignal(signum) is not before and before is not None:
+                names.append(signal.Signals(signum).name)
+                # Outside the main thread Python cannot set handlers: reported all the same.
+                with contextlib.suppress(ValueError, OSError, TypeError):
+                    signal.signal(signum, before)
+        return ", ".join(names)
 
     def _restore_environ(self) -> str:
         """Put ``os.environ`` back; return the changed names for a message ("" if none)."""
@@ -675,7 +716,7 @@ async def load_candidate(
 
 
 def _report_step(step: LoadStep, out: ImportOutcome) -> None:
-    """Mark a load step failed with the candidate's first error (observation, issue 20)."""
+    """Mark a load step failed with the candidate's first error (observation)."""
     if out.errors:
         error = out.errors[0]
         step.failed(error.code or "load-error", error.error)

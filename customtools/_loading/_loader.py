@@ -287,7 +287,7 @@ class Collected:
 
 
 def _step_attributes(candidate: Candidate) -> dict[str, str | int | float | bool]:
-    """The attributes of a module's load step (observation, issue 20)."""
+    """The attributes of a module's load step (observation)."""
     return {
         "customtools.source.path": candidate.path,
         "customtools.source.provider": candidate.source.provider,

@@ -405,7 +405,7 @@ class MountedServer:
         try:
             client = await self.connect()
         except _UnavailableError as exc:
-            return _error(str(exc), server=name, tool=remote)
+            return _error(str(exc), code="unavailable", server=name, tool=remote)
 
         async def relay(progress: float, total: float | None, message: str | None) -> None:
             text = message or (f"{progress:g}/{total:g}" if total else f"{progress:g}")
@@ -421,38 +421,44 @@ class MountedServer:
             )
         except MCPError as exc:
             if exc.error.code == types.CONNECTION_CLOSED:
-                return _error(self._lost(client, exc), server=name, tool=remote)
+                return _error(
+                    self._lost(client, exc), code="connection-lost", server=name, tool=remote
+                )
             if exc.error.code == types.REQUEST_TIMEOUT:
                 return _error(
                     f"MCP server {name!r} did not answer the call of {remote!r} in time"
                     f"{self._what_it_sent()}",
+                    code="timeout",
                     server=name,
                     tool=remote,
-                    code=exc.error.code,
+                    rpc_code=exc.error.code,
                 )
             return _error(
                 f"MCP server {name!r} refused the call of {remote!r}: {exc.error.message}",
+                code="refused",
                 server=name,
                 tool=remote,
-                code=exc.error.code,
+                rpc_code=exc.error.code,
             )
         except (pydantic.ValidationError, RuntimeError) as exc:
             # The answer arrived but is not a valid result (its structuredContent breaks the
             # tool's outputSchema, or it breaks the protocol's result shape): that call failed,
             # the connection is fine.
             if isinstance(exc, RuntimeError) and not is_result_check(exc):
-                return _error(self._lost(client, exc), server=name, tool=remote)
+                return _error(
+                    self._lost(client, exc), code="connection-lost", server=name, tool=remote
+                )
             return _error(
                 f"MCP server {name!r} answered the call of {remote!r} with an invalid result:"
                 f" {describe_exception(exc)[:500]}",
+                code="invalid-result",
                 server=name,
                 tool=remote,
-                reason="invalid-result",
             )
         except Exception as exc:
-            # Anything else is the transport failing (a closed stream, an HTTP error): drop
-            # the connection; the next call reconnects.
-            return _error(self._lost(client, exc), server=name, tool=remote)
+            # Anything else is the transport failing (a closed stream, an HTTP error, an
+            # unreadable answer): drop the connection; the next call reconnects.
+            return _error(self._lost(client, exc), code="connection-lost", server=name, tool=remote)
         return from_call_result(result, where=f"MCP server {name!r}, tool {remote!r}")
 
     async def aclose(self) -> None:

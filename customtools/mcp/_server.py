@@ -10,8 +10,9 @@ validation, errors and cancellation to us:
 * partial results become ``notifications/progress`` (1, 2, 3, ...), coalesced to at most one
   per ``progress_interval`` seconds, the newest flushed before the result and none after it;
 * a client's cancellation (``notifications/cancelled`` or a dropped connection) aborts the
-  tool's signal first, waits up to ``cancel_grace`` seconds for the tool to settle, then
-  cancels it; no response is sent for a cancelled request (the protocol's rule).
+  tool's signal first; the call has ``cancel_grace`` seconds (its ``grace``, see
+  docs/cancellation.md) before it is stopped; no response is sent for a cancelled request
+  (the protocol's rule), nor anything at all once the client's input has closed.
 
 Both protocol eras are served: the handshake era (``initialize``, up to 2025-11-25) and the
 modern era (2026-07-28); the client's first request decides.
@@ -66,7 +67,10 @@ DEFAULT_PROGRESS_INTERVAL = 0.05
 """Seconds between two progress notifications of one call (newer updates replace older)."""
 
 DEFAULT_CANCEL_GRACE = 2.0
-"""Seconds a cancelled call may take to settle after its signal aborted, before it is cancelled."""
+"""The ``grace`` of served calls (docs/cancellation.md): seconds a cancelled call's tool has,
+after its signal fired, before it is stopped by kind."""
+
+_SETTLE_BOUND = 8.0  # past the grace: the adapter's own bound on stopping a call, with room
 
 _RESERVED_META_PREFIX = "io.modelcontextprotocol/"
 
@@ -270,7 +274,8 @@ class ToolServer:
         instructions: optional instructions for the client's model.
         timeout: seconds any call may run (the tool's own ``timeout`` may be smaller).
         progress_interval: seconds between two progress notifications of one call.
-        cancel_grace: seconds a cancelled call may take to settle after its signal aborted.
+        cancel_grace: the ``grace`` of every call (docs/cancellation.md): seconds a cancelled
+            call's tool has, after its signal fired, before it is stopped by kind.
         context: the :class:`~customtools.ToolContext` calls get (its ``meta`` is replaced by
             the request's ``_meta``, without the protocol's reserved keys).
     """
@@ -427,10 +432,15 @@ class ToolServer:
             progress = _Progress(ctx.session, self._interval, tg, signal)
 
             async def run() -> None:
-                with inner, use_context(meta):  # the client's trace, SEP-414 (issue 20)
+                with inner, use_context(meta):  # the client's trace, SEP-414
                     box.append(
                         await entry.adapter.execute(
-                            call_id, arguments, signal=signal, on_update=progress, ctx=tool_ctx
+                            call_id,
+                            arguments,
+                            signal=signal,
+                            on_update=progress,
+                            ctx=tool_ctx,
+                            grace=self._grace,
                         )
                     )
                 done.set()
@@ -439,11 +449,12 @@ class ToolServer:
             try:
                 await done.wait()
             except anyio.get_cancelled_exc_class():
-                # The client cancelled (or went away): the tool's signal first, a bounded
-                # grace for it to settle, then cancellation. No response is sent.
+                # The client cancelled (or went away): the tool's signal first; the adapter
+                # stops the call past the grace (docs/cancellation.md) and returns, and this
+                # waits for that, bounded. No response is sent.
                 controller.abort("the MCP client cancelled the call")
                 with anyio.CancelScope(shield=True):
-                    with anyio.move_on_after(self._grace):
+                    with anyio.move_on_after(self._grace + _SETTLE_BOUND):
                         await done.wait()
                     inner.cancel()
                 raise
@@ -453,9 +464,17 @@ class ToolServer:
     # -- transports ------------------------------------------------------------------------
 
     async def run_streams(self, read_stream: Any, write_stream: Any) -> None:
-        """Serve one connection over a pair of SDK streams until the read side closes."""
+        """Serve one connection over a pair of SDK streams until the read side closes.
+
+        Once the read side has ended (stdin closed), nothing more is written: the client is
+        gone, and a response to a request that was in flight (the SDK answers those with a
+        "Connection closed" error) would reach a peer that no longer reads (docs/mcp.md).
+        """
+        closed = _InputClosed()
         await self.server.run(
-            read_stream, write_stream, self.server.create_initialization_options()
+            _WatchedInput(read_stream, closed),
+            _GatedOutput(write_stream, closed),
+            self.server.create_initialization_options(),
         )
 
     async def run_stdio(self) -> None:
@@ -514,3 +533,72 @@ class ToolServer:
         if security.bearer_token is not None:
             app.add_middleware(BearerMiddleware, token=security.bearer_token)
         return app
+
+
+class _InputClosed:
+    __slots__ = ("closed",)
+
+    def __init__(self) -> None:
+        self.closed = False
+
+
+class _WatchedInput:
+    """The read stream of a connection, noting when it ends."""
+
+    def __init__(self, stream: Any, state: _InputClosed) -> None:
+        self._stream = stream
+        self._state = state
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    async def receive(self) -> Any:
+        try:
+            return await self._stream.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._state.closed = True
+            raise
+
+    def __aiter__(self) -> _WatchedInput:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _WatchedInput:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> Any:
+        return await self._stream.__aexit__(*exc_info)
+
+
+class _GatedOutput:
+    """The write stream of a connection: drops what is sent after the input ended."""
+
+    def __init__(self, stream: Any, state: _InputClosed) -> None:
+        self._stream = stream
+        self._state = state
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    async def send(self, item: Any) -> None:
+        if self._state.closed:
+            _log.debug("the client closed its input: a message to it was not sent")
+            return
+        await self._stream.send(item)
+
+    def send_nowait(self, item: Any) -> None:
+        if not self._state.closed:
+            self._stream.send_nowait(item)
+
+    async def __aenter__(self) -> _GatedOutput:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> Any:
+        return await self._stream.__aexit__(*exc_info)

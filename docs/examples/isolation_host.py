@@ -32,7 +32,7 @@ def factory(api):
 
 
 async def main(tools_dir: str) -> None:
-    async with IsolationPool(memory_limit_mib=512, grace=2.0, restart_limit=3) as pool:
+    async with IsolationPool(memory_limit_mib=512, restart_limit=3) as pool:
         result = await load_custom_tools([tools_dir], tools_dir, isolation=pool)
         greet = CustomToolAdapter(result.get("greet").tool)
         crash = CustomToolAdapter(result.get("crash").tool)

@@ -12,7 +12,7 @@ from customtools.isolation import IsolationOptions, IsolationPool
     [
         ("memory_limit_mib", 0, "memory_limit_mib must be a positive integer or None, got 0"),
         ("cpu_limit", 1.5, "cpu_limit must be a positive integer or None, got 1.5"),
-        ("grace", -1, "grace must be a positive number, got -1"),
+        ("grace", -1, "grace must be a positive number or None, got -1"),
         ("backoff", float("inf"), "backoff must be a positive number, got inf"),
         ("restart_limit", -1, "restart_limit must be an integer >= 0, got -1"),
         ("max_message_mib", True, "max_message_mib must be a positive integer, got True"),

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import Any, Final
 
 import anyio
 
@@ -31,6 +31,7 @@ from customtools._approval import ApprovalRequest
 from customtools._content import ImageContent, TextContent, ToolResult
 from customtools._context import ToolContext
 from customtools._registry import ToolRegistry
+from customtools._runtime import CALLER_CANCELLED, DEFAULT_GRACE
 
 __all__ = [
     "ADAPTER_APPROVER",
@@ -50,11 +51,13 @@ __all__ = [
 
 _log = logging.getLogger("customtools.integrations")
 
-DEFAULT_CANCEL_GRACE = 2.0
-"""Seconds a call may take to settle after the framework cancelled it and its signal aborted."""
+DEFAULT_CANCEL_GRACE: Final = DEFAULT_GRACE
+"""Seconds a call may take to settle after the framework cancelled it and its signal aborted
+(the adapter's default grace: one cancellation model)."""
 
-CANCELLED_REASON = "the agent run was cancelled"
-"""The reason a tool's signal carries when the framework cancels the call."""
+CANCELLED_REASON: Final = CALLER_CANCELLED
+"""The reason a tool's signal carries when the framework cancels the call: the adapter's own
+reason for a cancelled caller, so sync and async tools see the same one."""
 
 Decide = Callable[[ApprovalRequest], Awaitable[bool]]
 """The framework's answer for a call that needs approval (it may raise to pause the run)."""

@@ -159,7 +159,7 @@ async def test_a_cancelled_run_aborts_a_sync_tools_signal(
             group.cancel_scope.cancel()
         assert await anyio.to_thread.run_sync(state.finished.wait, 5)
     assert state.aborted
-    assert state.reason == "the agent run was cancelled"
+    assert state.reason == "the caller's task was cancelled"
 
 
 @pytest.mark.parametrize(("answer", "runs"), [(True, ["/tmp/x"]), ({"approved": False}, [])])

@@ -123,7 +123,7 @@ async def test_a_cancelled_run_aborts_a_sync_tools_signal(state: SlowState, ran:
             group.cancel_scope.cancel()
         assert await anyio.to_thread.run_sync(state.finished.wait, 5)
     assert state.aborted
-    assert state.reason == "the agent run was cancelled"
+    assert state.reason == "the caller's task was cancelled"
 
 
 async def test_an_approval_gated_tool_interrupts_then_runs_once_approved(

@@ -141,7 +141,7 @@ async def test_a_cancelled_run_aborts_a_sync_tools_signal(
         # The worker thread saw the abort and ended: no thread is left running.
         assert await anyio.to_thread.run_sync(state.finished.wait, 5)
     assert state.aborted
-    assert state.reason == "the agent run was cancelled"
+    assert state.reason == "the caller's task was cancelled"
 
 
 async def test_an_approval_gated_tool_defers_then_runs_once_approved(

@@ -14,7 +14,7 @@ channel).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from customtools._isolation._options import IsolationOptions
@@ -60,6 +60,65 @@ def _proxy_tool(source: IsolatedSource, data: dict[str, Any]) -> Any:
     )
 
 
+def _sandboxed_source(
+    candidate: Any,
+    cwd: str,
+    load_timeout: float | None,
+    options: IsolationOptions,
+    sandbox: Mapping[str, Any],
+    out: Any,
+) -> IsolatedSource | None:
+    """A confined source for ``candidate``; ``None`` (and a load error) when its declared
+    permissions cannot be read."""
+    from customtools._isolation._sandboxed import SandboxedSource
+    from customtools._loading._records import LoadError
+    from customtools._permissions import PermissionsError, declared_permissions
+
+    try:
+        permissions, declared_in = declared_permissions(candidate)
+    except PermissionsError as exc:
+        out.errors.append(
+            LoadError(
+                path=candidate.path,
+                error=f"{exc}; fix the declaration (see docs/sandbox.md)",
+                source=candidate.source,
+                resolved_path=candidate.resolved_path,
+                code="invalid-permissions",
+            )
+        )
+        return None
+    return SandboxedSource(
+        candidate,
+        cwd=cwd,
+        load_timeout=load_timeout,
+        options=options,
+        permissions=permissions,
+        declared_in=declared_in,
+        home=str(sandbox.get("home") or os.path.expanduser("~")),
+        require=bool(sandbox.get("require")),
+    )
+
+
+def _sandbox_diagnostic(source: IsolatedSource, candidate: Any) -> Any:
+    from customtools._isolation._sandboxed import SandboxedSource, describe_report
+    from customtools._loading._records import Diagnostic
+
+    assert isinstance(source, SandboxedSource)
+    status, words = describe_report(source.report)
+    declared = (
+        f"declared in {source.declared_in}"
+        if source.declared_in
+        else "no declaration: the default permissions"
+    )
+    return Diagnostic(
+        code=f"sandbox-{status}",
+        message=f"sandbox of {candidate.path}: {words}; the pack"
+        f" {source.permissions.describe()} ({declared})",
+        path=candidate.path,
+        source=candidate.source,
+    )
+
+
 class IsolationPool:
     """The worker processes of isolated tool modules, one per module.
 
@@ -99,12 +158,19 @@ class IsolationPool:
         return tuple(pid for pid in (source.pid for source in self.sources) if pid is not None)
 
     async def load_candidates(
-        self, candidates: Sequence[Any], *, cwd: str, load_timeout: float | None
+        self,
+        candidates: Sequence[Any],
+        *,
+        cwd: str,
+        load_timeout: float | None,
+        sandbox: Mapping[str, Any] | None = None,
     ) -> list[Any]:
         """Import each candidate in a worker of its own, concurrently; one outcome each.
 
         The outcomes (tools as proxies, load errors, diagnostics) are in ``candidates``'
-        order; the loader merges them as it merges in-process imports.
+        order; the loader merges them as it merges in-process imports. ``sandbox``
+        (``{"home": ..., "require": bool}``) confines each worker to the permissions its
+        module declares (see ``docs/sandbox.md``).
         """
         import anyio
 
@@ -115,22 +181,51 @@ class IsolationPool:
 
         async def one(index: int, candidate: Any) -> None:
             async with limiter:
-                outcomes[index] = await self._load_one(candidate, cwd, load_timeout)
+                outcomes[index] = await self._load_one(candidate, cwd, load_timeout, sandbox)
 
         async with anyio.create_task_group() as group:
             for index, candidate in enumerate(candidates):
                 group.start_soon(one, index, candidate)
         return outcomes
 
-    async def _load_one(self, candidate: Any, cwd: str, load_timeout: float | None) -> Any:
+    async def _load_one(
+        self,
+        candidate: Any,
+        cwd: str,
+        load_timeout: float | None,
+        sandbox: Mapping[str, Any] | None = None,
+    ) -> Any:
         from customtools._loading._import import ImportOutcome
         from customtools._loading._records import Diagnostic, LoadError
 
-        source = IsolatedSource(candidate, cwd=cwd, load_timeout=load_timeout, options=self.options)
         out = ImportOutcome()
+        source: IsolatedSource
+        if sandbox is not None:
+            made = _sandboxed_source(candidate, cwd, load_timeout, self.options, sandbox, out)
+            if made is None:
+                return out
+            source = made
+        else:
+            source = IsolatedSource(
+                candidate, cwd=cwd, load_timeout=load_timeout, options=self.options
+            )
         try:
             reply = await source.load()
         except WorkerLost as lost:
+            if "require_sandbox" in lost.cause:
+                out.errors.append(
+                    LoadError(
+                        path=candidate.path,
+                        error=f"the worker process of {candidate.path} {lost.cause}; run it"
+                        " on a kernel with Landlock (Linux 6.12 or later enforces everything)"
+                        " or load it without require_sandbox",
+                        source=candidate.source,
+                        resolved_path=candidate.resolved_path,
+                        code="sandbox-unavailable",
+                    )
+                )
+                await source.aclose()
+                return out
             timed_out = "load_timeout" in lost.cause
             out.errors.append(
                 LoadError(
@@ -148,7 +243,10 @@ class IsolationPool:
                     code="timeout" if timed_out else "worker-crashed",
                 )
             )
+            await source.aclose()
             return out
+        if sandbox is not None:
+            out.diagnostics.append(_sandbox_diagnostic(source, candidate))
         for item in reply.get("errors", ()):
             out.errors.append(
                 LoadError(

@@ -220,6 +220,7 @@ def declared_permissions(candidate: Any) -> tuple[Permissions | None, str | None
         tree = ast.parse(source, path)
     except (OSError, SyntaxError, ValueError):
         return None, None  # the import reports it
+    found: tuple[Permissions | None, str | None] = (None, None)
     for node in tree.body:
         targets: list[ast.expr] = []
         value: ast.expr | None = None
@@ -230,6 +231,11 @@ def declared_permissions(candidate: Any) -> tuple[Permissions | None, str | None
         if not any(isinstance(t, ast.Name) and t.id == "PERMISSIONS" for t in targets):
             continue
         where = f"{path}:{node.lineno}"
+        if found[0] is not None:
+            raise PermissionsError(
+                f"{where}: PERMISSIONS is assigned more than once; declare it once, at the"
+                " top level"
+            )
         assert value is not None
         func = value.func if isinstance(value, ast.Call) else None
         name = (
@@ -253,7 +259,7 @@ def declared_permissions(candidate: Any) -> tuple[Permissions | None, str | None
                 )
             kwargs[keyword.arg] = _literal(keyword.value, where)
         try:
-            return Permissions(**kwargs), path
+            found = (Permissions(**kwargs), path)
         except PermissionsError as exc:
             raise PermissionsError(f"{where}: {exc}") from None
-    return None, None
+    return found

@@ -76,6 +76,16 @@ def _sandboxed_source(
 
     try:
         permissions, declared_in = declared_permissions(candidate)
+        return SandboxedSource(
+            candidate,
+            cwd=cwd,
+            load_timeout=load_timeout,
+            options=options,
+            permissions=permissions,
+            declared_in=declared_in,
+            home=str(sandbox.get("home") or os.path.expanduser("~")),
+            require=bool(sandbox.get("require")),
+        )
     except PermissionsError as exc:
         out.errors.append(
             LoadError(
@@ -87,16 +97,6 @@ def _sandboxed_source(
             )
         )
         return None
-    return SandboxedSource(
-        candidate,
-        cwd=cwd,
-        load_timeout=load_timeout,
-        options=options,
-        permissions=permissions,
-        declared_in=declared_in,
-        home=str(sandbox.get("home") or os.path.expanduser("~")),
-        require=bool(sandbox.get("require")),
-    )
 
 
 def _sandbox_diagnostic(source: IsolatedSource, candidate: Any) -> Any:

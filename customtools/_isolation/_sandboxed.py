@@ -16,7 +16,12 @@ from typing import Any, Final
 
 from customtools._isolation._confine import abi_cap
 from customtools._isolation._source import IsolatedSource
-from customtools._permissions import DEFAULT_PERMISSIONS, Permissions, resolve_path
+from customtools._permissions import (
+    DEFAULT_PERMISSIONS,
+    Permissions,
+    PermissionsError,
+    resolve_path,
+)
 
 __all__ = ["SandboxedSource", "describe_report"]
 
@@ -40,8 +45,30 @@ def describe_report(report: dict[str, Any] | None) -> tuple[str, str]:
     return status, f"unavailable: {missing}"
 
 
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _check_inside(declared: str, resolved: str, cwd: str, where: str | None) -> None:
+    """A project-relative permission must stay in the project, symlinks resolved: the
+    listing shows `data`, so `data` must not be a link to the home directory."""
+    if _inside(resolved, os.path.normpath(cwd)) and (
+        not os.path.exists(resolved) or _inside(os.path.realpath(resolved), os.path.realpath(cwd))
+    ):
+        return
+    raise PermissionsError(
+        f"{where or 'PERMISSIONS'}: the project path {declared!r} leads outside the project"
+        f" (to {os.path.realpath(resolved)}); declare an absolute or `~/` path instead, so"
+        " the user sees where it points"
+    )
+
+
 class SandboxedSource(IsolatedSource):
-    """The supervised, confined worker of one candidate (see the module docstring)."""
+    """The supervised, confined worker of one candidate (see the module docstring).
+
+    Raises:
+        PermissionsError: a project-relative permission leads outside the project.
+    """
 
     def __init__(
         self,
@@ -63,13 +90,23 @@ class SandboxedSource(IsolatedSource):
         self.home = home
         self.tmp = tempfile.mkdtemp(prefix="customtools-sandbox-")
         base = os.environ if options.env is None else options.env
-        self.policy = self._policy(cwd, home, base)
+        try:
+            self.policy = self._policy(cwd, home, base)
+        except BaseException:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise
 
     def _policy(self, cwd: str, home: str, base: Any) -> dict[str, Any]:
         perms = self.permissions
 
         def resolve(paths: tuple[str, ...]) -> list[str]:
-            return [resolve_path(p, cwd=cwd, home=home, tmp=self.tmp) for p in paths]
+            out = []
+            for path in paths:
+                resolved = resolve_path(path, cwd=cwd, home=home, tmp=self.tmp)
+                if not path.startswith(("/", "~", "$TMP")):
+                    _check_inside(path, resolved, cwd, self.declared_in)
+                out.append(resolved)
+            return out
 
         own = self.candidate.root or self.candidate.path
         reads = resolve(perms.read)

@@ -110,9 +110,7 @@ class Permissions:
         object.__setattr__(self, "run", run)
         names = (env,) if isinstance(env, str) else tuple(env)
         if not all(isinstance(n, str) and n and "=" not in n for n in names):
-            raise PermissionsError(
-                f"Permissions.env must be a list of variable names, got {env!r}"
-            )
+            raise PermissionsError(f"Permissions.env must be a list of variable names, got {env!r}")
         object.__setattr__(self, "env", names)
 
     def to_dict(self) -> dict[str, Any]:

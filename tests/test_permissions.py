@@ -40,8 +40,7 @@ def test_the_default_reads_the_project_and_nothing_else() -> None:
         "env": [],
     }
     assert DEFAULT_PERMISSIONS.describe() == (
-        "may read the project, write only its temporary directory, no network,"
-        " start no programs"
+        "may read the project, write only its temporary directory, no network, start no programs"
     )
 
 

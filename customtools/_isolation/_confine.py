@@ -129,9 +129,7 @@ def landlock_abi(cap: int | None = None) -> int:
     if not sys.platform.startswith("linux"):
         return 0
     try:
-        abi = _syscall(
-            _libc(), _SYS_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(1)
-        )
+        abi = _syscall(_libc(), _SYS_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
     except OSError:
         return 0
     return max(0, min(abi, cap)) if cap is not None else abi
@@ -234,8 +232,9 @@ def confine(policy: Mapping[str, Any]) -> dict[str, Any]:
     """Confine this (single-threaded) process to ``policy``; the report of what holds.
 
     ``policy`` holds absolute ``read`` and ``write`` paths, ``net`` (``"none"``, ``"all"`` or
-    ports), ``run`` and optionally ``maxAbi`` (a cap on the Landlock ABI used). Never raises: what could not be applied is in the report's
-    ``missing`` list (``status`` ``"partial"``), or the status is ``"unavailable"``.
+    ports), ``run`` and optionally ``maxAbi`` (a cap on the Landlock ABI used). Never
+    raises: what could not be applied is in the report's ``missing`` list (``status``
+    ``"partial"``), or the status is ``"unavailable"``.
     """
     if not sys.platform.startswith("linux"):
         return {
@@ -322,21 +321,20 @@ def denial(exc: BaseException, policy: Mapping[str, Any]) -> tuple[str, str, str
     if filename is None:
         if net != "all":
             return (
-                f"denied a network connection ({os.strerror(code)}): this pack {allowed}"
-                f" ({where})",
+                f"denied a network connection ({os.strerror(code)}): this pack {allowed} ({where})",
                 "net",
                 None,
             )
         return None
     path = os.path.abspath(filename)
     shown = _shown(path, policy.get("home"))
-    if not policy.get("run") and ("/" not in filename or os.access(path, os.X_OK)):
-        if not os.path.isdir(path):
-            return (
-                f"denied starting `{shown}`: this pack may not start programs ({where})",
-                "run",
-                path,
-            )
+    program = "/" not in filename or os.access(path, os.X_OK)
+    if not policy.get("run") and program and not os.path.isdir(path):
+        return (
+            f"denied starting `{shown}`: this pack may not start programs ({where})",
+            "run",
+            path,
+        )
     readable = [*policy.get("read", ()), *policy.get("write", ())]
     if _beneath(path, readable) and not _beneath(path, policy.get("write", ())):
         return (f"denied writing `{shown}`: this pack {allowed} ({where})", "write", path)
@@ -345,7 +343,9 @@ def denial(exc: BaseException, policy: Mapping[str, Any]) -> tuple[str, str, str
     return (f"denied reading `{shown}`: this pack {allowed} ({where})", "read", path)
 
 
-def guard(execute: Callable[..., Any], policy: Mapping[str, Any], *, is_async: bool) -> Any:
+def guard(
+    execute: Callable[..., Any], policy: Mapping[str, Any], *, is_async: bool
+) -> Callable[..., Any]:
     """``execute`` wrapped so that a sandbox denial becomes an error result naming it."""
     from customtools._content import text_result
 

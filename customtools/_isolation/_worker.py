@@ -212,11 +212,12 @@ class _Worker:
 
     def _guarded(self, tool: Any) -> Callable[..., Any]:
         """Sandboxed: a denial the tool meets becomes an error result naming it."""
+        execute: Callable[..., Any] = tool.execute
         if self.sandbox is None:
-            return tool.execute  # type: ignore[no-any-return]
+            return execute
         from customtools._isolation._confine import guard
 
-        return guard(tool.execute, self.sandbox, is_async=tool.execute_is_async)
+        return guard(execute, self.sandbox, is_async=tool.execute_is_async)
 
     def _tracked(self, execute: Callable[..., Any]) -> Callable[..., Any]:
         threads = self.threads

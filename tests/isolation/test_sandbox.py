@@ -128,9 +128,7 @@ def text(result: ToolResult) -> str:
     return "".join(getattr(block, "text", "") for block in result.content)
 
 
-async def test_a_sandboxed_tool_cannot_read_a_secret_in_home(
-    project: Path, home: Path
-) -> None:
+async def test_a_sandboxed_tool_cannot_read_a_secret_in_home(project: Path, home: Path) -> None:
     async with IsolationPool(**options()) as pool:
         result = await sandboxed(pool, pack(project), project, home)
         assert result.errors == ()
@@ -203,7 +201,8 @@ async def test_a_declared_port_connects_and_no_other(project: Path, home: Path) 
             assert denied.is_error
             assert f"connect to TCP port(s) {allowed}" in text(denied)
             partial = [d for d in result.diagnostics if d.code == "sandbox-partial"]
-            assert partial and "UDP" in partial[0].message
+            assert len(partial) == 1
+            assert "UDP" in partial[0].message
     finally:
         for server in servers:
             server.close()
@@ -338,9 +337,7 @@ async def test_the_trust_listing_shows_the_permissions_and_widening_asks_again(
 
     claude_tools(project, 'Permissions(read=["data"], net=[443], env=["API_KEY"])')
     store = TrustStore(home=home)
-    first = await discover_and_load(
-        cwd=project, home=home, entry_points=False, trust_store=store
-    )
+    first = await discover_and_load(cwd=project, home=home, entry_points=False, trust_store=store)
     (pending,) = first.pending_trust
     assert pending.source.permissions == (
         "net.py may read `data`, write only its temporary directory, connect to TCP port(s)"
@@ -349,14 +346,10 @@ async def test_the_trust_listing_shows_the_permissions_and_widening_asks_again(
     assert "when sandboxed: net.py may read `data`" in pending.message()
     assert pending.to_dict()["permissions"] == list(pending.source.permissions)
     store.grant(pending.source)
-    trusted = await discover_and_load(
-        cwd=project, home=home, entry_points=False, trust_store=store
-    )
+    trusted = await discover_and_load(cwd=project, home=home, entry_points=False, trust_store=store)
     assert [loaded.tool.name for loaded in trusted.tools] == ["net"]
     claude_tools(project, 'Permissions(read=["data"], net="all", env=["API_KEY"])')
-    widened = await discover_and_load(
-        cwd=project, home=home, entry_points=False, trust_store=store
-    )
+    widened = await discover_and_load(cwd=project, home=home, entry_points=False, trust_store=store)
     assert widened.tools == ()
     (again,) = widened.pending_trust
     assert again.status == "changed"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from customtools.cli._common import (
@@ -18,8 +19,11 @@ from customtools.cli._common import (
     UsageError,
     absolute_paths,
     add_discovery_arguments,
+    add_sandbox_arguments,
     resolve_cwd,
+    sandbox_options,
     scan_options,
+    wants_sandbox,
 )
 
 __all__ = ["add_parser", "add_serve_arguments", "command", "parse_address"]
@@ -103,6 +107,7 @@ def add_serve_arguments(parser: Any) -> None:
         help="HTTP: also accept this Origin header, e.g. https://app.example.com (repeatable)",
     )
     add_discovery_arguments(parser)
+    add_sandbox_arguments(parser)
 
 
 def parse_address(text: str) -> tuple[str, int]:
@@ -197,11 +202,15 @@ def command(args: argparse.Namespace) -> int:
         log.install()
         options["on_load"] = log.loaded
     paths = absolute_paths(list(args.served_paths) + list(args.paths))
+    if wants_sandbox(args) and args.reload:
+        raise UsageError("--sandbox does not work with --reload (or `dev`) yet: drop one")
     if address is None:
-        anyio.run(lambda: serve(paths, transport="stdio", **options))
+        anyio.run(_sandboxed, args, lambda: serve(paths, transport="stdio", **options), options)
     else:
         host, port = address
         anyio.run(
+            _sandboxed,
+            args,
             lambda: serve(
                 paths,
                 transport="http",
@@ -211,6 +220,21 @@ def command(args: argparse.Namespace) -> int:
                 security=security,
                 on_ready=ready,
                 **options,
-            )
+            ),
+            options,
         )
     return EXIT_OK
+
+
+async def _sandboxed(
+    args: argparse.Namespace, serving: Callable[[], Awaitable[Any]], options: dict[str, Any]
+) -> None:
+    """Serve; with ``--sandbox``, from confined isolation workers that end with the server."""
+    if not wants_sandbox(args):
+        await serving()
+        return
+    from customtools._isolation._pool import IsolationPool
+
+    async with IsolationPool() as pool:
+        options.update(sandbox_options(args, pool))
+        await serving()

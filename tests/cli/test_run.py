@@ -306,3 +306,29 @@ def test_an_exception_whose_str_raises_is_an_error_result_not_a_traceback(cli, h
     assert result.out.startswith("[error] ")
     # The adapter names the exception type; the CLI's own net names what broke its message.
     assert "Unprintable" in result.out or "RuntimeError: boom" in result.out
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Landlock is Linux only")
+def test_sandbox_flag_confines_the_tool_and_reports_it(cli, tmp_path):
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET")
+    (tools / "reader.py").write_text(
+        "from customtools import tool\n"
+        "@tool\ndef peek(path: str) -> str:\n"
+        "    '''Read a file.'''\n"
+        "    with open(path) as handle:\n"
+        "        return handle.read()\n"
+    )
+    params = json.dumps({"path": str(secret)})
+    plain = cli("run", "peek", "--path", str(tools), "--params", params, "--cwd", str(tools))
+    assert plain.code == 0, plain.err
+    assert "SECRET" in plain.out
+    boxed = cli(
+        "run", "peek", "--path", str(tools), "--params", params, "--cwd", str(tools), "--sandbox"
+    )
+    assert boxed.code == 1, boxed.err
+    assert "SECRET" not in boxed.out
+    assert f"denied reading `{secret}`" in boxed.out
+    assert "sandbox of" in boxed.err

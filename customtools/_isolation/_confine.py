@@ -253,6 +253,10 @@ def confine(policy: Mapping[str, Any]) -> dict[str, Any]:
             missing.append(f"network namespace ({failure}): UDP and other non-TCP sockets")
     if int(libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) != 0:
         missing.append("no_new_privs")
+    elif net != "all":
+        failure = _seccomp(libc)
+        if failure is not None:
+            missing.append(f"seccomp ({failure}): pathname UNIX sockets and io_uring")
     cap = policy.get("maxAbi")
     abi = landlock_abi(int(cap) if cap is not None else None)
     if abi < 1:
@@ -291,6 +295,64 @@ def confine(policy: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+# -- seccomp: no new UNIX sockets, no io_uring ------------------------------------------------
+
+_SECCOMP_ARCH: Final = {  # machine: (AUDIT_ARCH_*, __NR_socket, __NR_io_uring_setup)
+    "x86_64": (0xC000003E, 41, 425),
+    "aarch64": (0xC00000B7, 198, 425),
+}
+_PR_SET_SECCOMP: Final = 22
+_SECCOMP_MODE_FILTER: Final = 2
+_RET_ALLOW: Final = 0x7FFF0000
+_RET_EPERM: Final = 0x00050000 | errno.EPERM
+_LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = (
+        ("code", ctypes.c_uint16),
+        ("jt", ctypes.c_uint8),
+        ("jf", ctypes.c_uint8),
+        ("k", ctypes.c_uint32),
+    )
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = (("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter)))
+
+
+def _seccomp(libc: Any) -> str | None:
+    """Refuse ``socket(AF_UNIX, ...)`` and ``io_uring_setup`` (and every syscall of a foreign
+    ABI) with ``EPERM``; ``None`` on success, else why not.
+
+    Landlock before ABI 9 does not restrict connecting to pathname UNIX sockets (a Docker or
+    D-Bus socket would be a way out), and io_uring can open sockets without ``socket()``.
+    ``socketpair`` stays allowed: event loops need it.
+    """
+    machine = os.uname().machine
+    if machine not in _SECCOMP_ARCH:
+        return f"no seccomp filter for {machine}"
+    arch, nr_socket, nr_uring = _SECCOMP_ARCH[machine]
+    program = [
+        (_LD_W_ABS, 0, 0, 4),  # seccomp_data.arch
+        (_JEQ_K, 1, 0, arch),
+        (_RET_K, 0, 0, _RET_EPERM),  # i386 or x32 entry points: refused
+        (_LD_W_ABS, 0, 0, 0),  # seccomp_data.nr
+        (_JGE_K, 5, 0, 0x40000000),  # x32 system call numbers: refused
+        (_JEQ_K, 4, 0, nr_uring),
+        (_JEQ_K, 0, 2, nr_socket),
+        (_LD_W_ABS, 0, 0, 16),  # seccomp_data.args[0], low half: the address family
+        (_JEQ_K, 1, 0, 1),  # AF_UNIX
+        (_RET_K, 0, 0, _RET_ALLOW),
+        (_RET_K, 0, 0, _RET_EPERM),
+    ]
+    filters = (_SockFilter * len(program))(*(_SockFilter(*item) for item in program))
+    prog = _SockFprog(len(program), filters)
+    if int(libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0)) != 0:
+        return os.strerror(ctypes.get_errno())
+    return None
+
+
 # -- denials as results ----------------------------------------------------------------------
 
 
@@ -318,6 +380,13 @@ def denial(exc: BaseException, policy: Mapping[str, Any]) -> tuple[str, str, str
     if code not in (errno.EACCES, errno.EPERM):
         return None
     filename = exc.filename if isinstance(exc.filename, str) else None
+    if filename is None and code == errno.EPERM:
+        return (
+            "denied an operation outside the sandbox (Operation not permitted: a new UNIX"
+            f" socket, or a signal to a process outside it): this pack {allowed} ({where})",
+            "scope",
+            None,
+        )
     if filename is None:
         if net != "all":
             return (

@@ -369,3 +369,41 @@ async def test_a_project_path_that_links_outside_the_project_is_refused(
         escaping = pack(project, 'Permissions(write=["../home"])', name="up.py")
         result = await sandboxed(pool, escaping, project, home)
         assert [error.code for error in result.errors] == ["invalid-permissions"]
+
+
+async def test_pathname_unix_sockets_and_signals_outside_stay_out_of_reach(
+    project: Path, home: Path
+) -> None:
+    (project / "escape.py").write_text(
+        "import os, signal, socket\nfrom customtools import tool\n"
+        "@tool\ndef unix(path: str) -> str:\n"
+        "    '''Connect to a UNIX socket.'''\n"
+        "    with socket.socket(socket.AF_UNIX) as sock:\n"
+        "        sock.connect(path)\n"
+        "    return 'connected'\n"
+        "@tool\ndef signal_host() -> str:\n"
+        "    '''Signal the host.'''\n"
+        "    os.kill(os.getppid(), 0)\n"
+        "    return 'reached'\n"
+    )
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        server.bind(str(project / "host.sock"))
+        server.listen(4)
+        async with IsolationPool(**options()) as pool:
+            result = await sandboxed(pool, project / "escape.py", project, home)
+            unix = await call(result, "unix", path=str(project / "host.sock"))
+            assert unix.is_error
+            assert text(unix).startswith("denied an operation outside the sandbox")
+            assert unix.details["permission"] == "scope"
+            signalled = await call(result, "signal_host")
+            assert signalled.is_error
+            assert text(signalled).startswith("denied an operation outside the sandbox")
+        async with IsolationPool(**options()) as pool:
+            scanned = explicit_candidates([str(project / "escape.py")], str(project))
+            plain = await load_scan(scanned, str(project), isolation=pool)
+            reached = await call(plain, "unix", path=str(project / "host.sock"))
+            assert text(reached) == "connected"  # what the sandbox takes away
+            assert text(await call(plain, "signal_host")) == "reached"
+    finally:
+        server.close()

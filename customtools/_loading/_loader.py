@@ -62,8 +62,8 @@ from customtools._observe import (
 )
 
 if TYPE_CHECKING:
-    from customtools._isolation._pool import IsolationPool
     from customtools._loading._api import UIContext
+    from customtools._loading._isolating import ModuleIsolation
     from customtools._loading._mcpjson import McpToolProvider
     from customtools._loading._providers import ToolProvider
     from customtools._loading._trust import PendingSource
@@ -335,7 +335,7 @@ async def load_scan(
     pending_actions: PendingActionStore | None = None,
     trust: TrustPolicy = "prompt",
     trust_store: TrustStore | None = None,
-    isolation: IsolationPool | None = None,
+    isolation: ModuleIsolation | None = None,
     sandbox: bool = False,
     require_sandbox: bool = False,
     home: PathArg | None = None,
@@ -517,7 +517,7 @@ async def discover_and_load(
     trust_store: TrustStore | None = None,
     mcp_servers: McpToolProvider | None = None,
     project_mcp_servers: bool = False,
-    isolation: IsolationPool | None = None,
+    isolation: ModuleIsolation | None = None,
     sandbox: bool = False,
     require_sandbox: bool = False,
 ) -> LoadResult:
@@ -645,7 +645,7 @@ async def load_custom_tools(
     load_timeout: float | None = DEFAULT_LOAD_TIMEOUT,
     pending_actions: PendingActionStore | None = None,
     home: PathArg | None = None,
-    isolation: IsolationPool | None = None,
+    isolation: ModuleIsolation | None = None,
     sandbox: bool = False,
     require_sandbox: bool = False,
 ) -> LoadResult:

@@ -39,6 +39,7 @@ def add_parser(subparsers: Any) -> None:
         " to stderr. Needs the mcp extra: pip install 'customtools[mcp]'. See docs/mcp.md.",
     )
     add_serve_arguments(parser)
+    add_sandbox_arguments(parser)
     parser.add_argument(
         "--reload",
         action="store_true",
@@ -107,7 +108,6 @@ def add_serve_arguments(parser: Any) -> None:
         help="HTTP: also accept this Origin header, e.g. https://app.example.com (repeatable)",
     )
     add_discovery_arguments(parser)
-    add_sandbox_arguments(parser)
 
 
 def parse_address(text: str) -> tuple[str, int]:

@@ -330,6 +330,44 @@ def _tool_paths(packs: Iterable[Pack], findings: _Findings) -> dict[str, str]:
     return paths
 
 
+def _check_permissions(pack: Pack, findings: _Findings) -> None:
+    """Declared permissions: readable without running the module, enforceable here."""
+    from customtools._isolation._confine import abi_cap, landlock_abi
+    from customtools._permissions import PermissionsError, declared_permissions
+
+    abi: int | None = None
+    for candidate in pack.candidates:
+        try:
+            permissions, where = declared_permissions(candidate)
+        except PermissionsError as exc:
+            findings.new(
+                "invalid-permissions",
+                f"{exc}; see docs/sandbox.md",
+                file=candidate.path,
+                pack=pack,
+                unknown="error",
+            )
+            continue
+        if permissions is None:
+            continue
+        if abi is None:
+            abi = landlock_abi(abi_cap(os.environ))
+        lacking = []
+        if abi < 1:
+            lacking.append("the filesystem rules (this kernel has no Landlock)")
+        elif abi < 4 and not isinstance(permissions.net, str):
+            lacking.append(f"the TCP port rules (Landlock ABI {abi} here; ports need ABI 4)")
+        if lacking:
+            findings.new(
+                "unenforceable-permissions",
+                f"when sandboxed here, the kernel cannot enforce {' and '.join(lacking)} of"
+                f" the permissions declared in {where}; a host with require_sandbox refuses"
+                " the module",
+                file=where,
+                pack=pack,
+            )
+
+
 def _check_pack(pack: Pack, findings: _Findings) -> None:
     """The pack rules that need only this pack: metadata, and nothing loaded at all."""
     tool_paths = _tool_paths([pack], findings)
@@ -363,6 +401,7 @@ def command(args: argparse.Namespace) -> int:
             )
         for report in pack.reports:
             _check_module(report, pack, findings, args.slow_import)
+        _check_permissions(pack, findings)
         _check_pack(pack, findings)
     if not packs and not rest.errors:
         findings.new(

@@ -407,3 +407,23 @@ async def test_pathname_unix_sockets_and_signals_outside_stay_out_of_reach(
             assert text(await call(plain, "signal_host")) == "reached"
     finally:
         server.close()
+
+
+async def test_threads_the_module_starts_are_confined_too(project: Path, home: Path) -> None:
+    secret = home / ".ssh" / "id_rsa"
+    (project / "threads.py").write_text(
+        "import threading\nfrom customtools import tool\n"
+        "seen = []\n"
+        "def grab():\n"
+        "    try:\n"
+        f"        seen.append(open({str(secret)!r}).read())\n"
+        "    except OSError as exc:\n"
+        "        seen.append(type(exc).__name__)\n"
+        "worker = threading.Thread(target=grab)\nworker.start()\nworker.join(10)\n"
+        "@tool\ndef what() -> str:\n"
+        "    '''What the import-time thread saw.'''\n"
+        "    return repr(seen)\n"
+    )
+    async with IsolationPool(**options()) as pool:
+        result = await sandboxed(pool, project / "threads.py", project, home)
+        assert text(await call(result, "what")) == "['PermissionError']"

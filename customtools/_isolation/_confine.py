@@ -357,9 +357,11 @@ def _seccomp(libc: Any) -> str | None:
 
 
 def _shown(path: str, home: str | None) -> str:
+    from customtools._format import escape_control
+
     if home and (path == home or path.startswith(home.rstrip("/") + "/")):
-        return "~" + path[len(home.rstrip("/")) :]
-    return path
+        path = "~" + path[len(home.rstrip("/")) :]
+    return escape_control(path).replace("`", "'")
 
 
 def _beneath(path: str, roots: Sequence[str]) -> bool:

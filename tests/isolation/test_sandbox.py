@@ -427,3 +427,33 @@ async def test_threads_the_module_starts_are_confined_too(project: Path, home: P
     async with IsolationPool(**options()) as pool:
         result = await sandboxed(pool, project / "threads.py", project, home)
         assert text(await call(result, "what")) == "['PermissionError']"
+
+
+async def test_api_exec_programs_inherit_the_sandbox(project: Path, home: Path) -> None:
+    secret = str(home / ".ssh" / "id_rsa")
+    (project / "runner.py").write_text(
+        "from customtools import CustomTool\n"
+        "from customtools.isolation import Permissions\n"
+        "PERMISSIONS = Permissions(run=True)\n"
+        "def factory(api):\n"
+        "    async def execute(call_id, params, on_update, ctx, signal):\n"
+        "        done = await api.exec('cat', [params['path']], signal=signal, timeout=20)\n"
+        "        return f'{done.code}|{done.stdout}|{done.stderr}'\n"
+        "    return CustomTool(name='cat', execute=execute, parameters={'type': 'object'})\n"
+    )
+    async with IsolationPool(**options()) as pool:
+        result = await sandboxed(pool, project / "runner.py", project, home)
+        code, out, err = text(await call(result, "cat", path=secret)).split("|", 2)
+        assert code == "1"
+        assert "SECRET" not in out
+        assert "Permission denied" in err
+        own = text(await call(result, "cat", path=str(project / "notes.txt")))
+        assert own == "0|project notes\n|"
+
+
+async def test_a_denied_path_is_shown_without_control_characters(project: Path, home: Path) -> None:
+    (home / "bad\nname`x").write_text("secret")
+    async with IsolationPool(**options()) as pool:
+        result = await sandboxed(pool, pack(project), project, home)
+        denied = await call(result, "read", path=str(home / "bad\nname`x"))
+        assert text(denied).startswith("denied reading `~/bad\\nname'x`:")

@@ -24,14 +24,16 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 __all__ = [
     "DEFAULT_PERMISSIONS",
+    "Declarations",
     "Permissions",
     "PermissionsError",
     "declared_permissions",
+    "read_declarations",
     "resolve_path",
 ]
 
@@ -199,65 +201,140 @@ def _literal(node: ast.expr, where: str) -> Any:
         ) from None
 
 
-def declared_permissions(candidate: Any) -> tuple[Permissions | None, str | None]:
-    """The ``PERMISSIONS`` a candidate's source declares, read without importing it.
+def _called(node: ast.expr | None) -> str | None:
+    """The name a call calls (``Permissions``, ``customtools.tool`` -> ``tool``)."""
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    if isinstance(func, ast.Name):
+        return func.id
+    return func.attr if isinstance(func, ast.Attribute) else None
 
-    Returns:
-        ``(permissions, file)``: ``(None, None)`` when it declares nothing (or its source
-        cannot be found, as for some entry points).
+
+def _permissions_call(value: ast.expr, where: str) -> Permissions:
+    if _called(value) != "Permissions" or not isinstance(value, ast.Call) or value.args:
+        raise PermissionsError(
+            f"{where}: PERMISSIONS must be a call `Permissions(read=..., write=..., net=...,"
+            " run=..., env=...)` with keyword arguments"
+        )
+    kwargs: dict[str, Any] = {}
+    for keyword in value.keywords:
+        if keyword.arg not in _FIELDS:
+            raise PermissionsError(
+                f"{where}: unknown Permissions argument {keyword.arg!r}; use {', '.join(_FIELDS)}"
+            )
+        kwargs[keyword.arg] = _literal(keyword.value, where)
+    try:
+        return Permissions(**kwargs)
+    except PermissionsError as exc:
+        raise PermissionsError(f"{where}: {exc}") from None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Declarations:
+    """What one module declares: its ``PERMISSIONS`` and its tools' ``permissions=``.
+
+    Attributes:
+        module: the module-level ``PERMISSIONS`` (``None``: not declared).
+        module_line: ``"<file>"`` where it is declared, or ``None``.
+        tools: tool name -> its own ``@tool(permissions=...)``.
+        tool_lines: tool name -> ``"<file>:<line>"`` of that declaration.
+    """
+
+    module: Permissions | None = None
+    module_line: str | None = None
+    tools: Mapping[str, Permissions] = field(default_factory=dict)
+    tool_lines: Mapping[str, str] = field(default_factory=dict)
+
+    def tool_groups(self) -> list[tuple[Permissions, frozenset[str]]]:
+        """The tools' own declarations, tools with equal permissions together."""
+        groups: dict[Permissions, set[str]] = {}
+        for name, permissions in self.tools.items():
+            groups.setdefault(permissions, set()).add(name)
+        return [(permissions, frozenset(names)) for permissions, names in groups.items()]
+
+
+def _tool_declaration(node: ast.stmt, path: str) -> tuple[str, Permissions, str] | None:
+    """``(tool name, permissions, where)`` for ``@tool(permissions=...)`` on a function."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    for decorator in node.decorator_list:
+        if _called(decorator) != "tool" or not isinstance(decorator, ast.Call):
+            continue
+        keywords = {keyword.arg: keyword.value for keyword in decorator.keywords}
+        if "permissions" not in keywords:
+            return None
+        where = f"{path}:{decorator.lineno}"
+        name = node.name
+        if "name" in keywords:
+            given = _literal(keywords["name"], where)
+            if not isinstance(given, str):
+                raise PermissionsError(f"{where}: a tool with permissions needs a literal name")
+            name = given
+        return name, _permissions_call(keywords["permissions"], where), where
+    return None
+
+
+def read_declarations(candidate: Any) -> Declarations:
+    """Every permission declaration of a candidate's source, read without importing it.
+
+    A source that cannot be found or parsed declares nothing (the import reports it).
 
     Raises:
-        PermissionsError: a declaration that is not a literal ``Permissions(...)`` call.
+        PermissionsError: a declaration that is not a literal ``Permissions(...)`` call, or a
+            ``PERMISSIONS`` assigned more than once.
     """
     path = _declaration_file(candidate)
     if path is None:
-        return None, None
+        return Declarations()
     try:
         with open(path, "rb") as handle:
             source = handle.read(4 << 20)
         tree = ast.parse(source, path)
     except (OSError, SyntaxError, ValueError):
-        return None, None  # the import reports it
-    found: tuple[Permissions | None, str | None] = (None, None)
+        return Declarations()
+    module: Permissions | None = None
+    tools: dict[str, Permissions] = {}
+    lines: dict[str, str] = {}
     for node in tree.body:
+        found = _tool_declaration(node, path)
+        if found is not None:
+            tools[found[0]], lines[found[0]] = found[1], found[2]
+            continue
         targets: list[ast.expr] = []
         value: ast.expr | None = None
         if isinstance(node, ast.Assign):
             targets, value = node.targets, node.value
         elif isinstance(node, ast.AnnAssign) and node.value is not None:
             targets, value = [node.target], node.value
-        if not any(isinstance(t, ast.Name) and t.id == "PERMISSIONS" for t in targets):
+        if value is None or not any(
+            isinstance(t, ast.Name) and t.id == "PERMISSIONS" for t in targets
+        ):
             continue
         where = f"{path}:{node.lineno}"
-        if found[0] is not None:
+        if module is not None:
             raise PermissionsError(
                 f"{where}: PERMISSIONS is assigned more than once; declare it once, at the"
                 " top level"
             )
-        assert value is not None
-        func = value.func if isinstance(value, ast.Call) else None
-        name = (
-            func.id
-            if isinstance(func, ast.Name)
-            else func.attr
-            if isinstance(func, ast.Attribute)
-            else None
-        )
-        if not isinstance(value, ast.Call) or name != "Permissions" or value.args:
-            raise PermissionsError(
-                f"{where}: PERMISSIONS must be a call `Permissions(read=..., write=..., net=...,"
-                " run=..., env=...)` with keyword arguments"
-            )
-        kwargs: dict[str, Any] = {}
-        for keyword in value.keywords:
-            if keyword.arg not in _FIELDS:
-                raise PermissionsError(
-                    f"{where}: unknown Permissions argument {keyword.arg!r}; use"
-                    f" {', '.join(_FIELDS)}"
-                )
-            kwargs[keyword.arg] = _literal(keyword.value, where)
-        try:
-            found = (Permissions(**kwargs), path)
-        except PermissionsError as exc:
-            raise PermissionsError(f"{where}: {exc}") from None
-    return found
+        module = _permissions_call(value, where)
+    return Declarations(
+        module=module,
+        module_line=path if module is not None else None,
+        tools=tools,
+        tool_lines=lines,
+    )
+
+
+def declared_permissions(candidate: Any) -> tuple[Permissions | None, str | None]:
+    """The module-level ``PERMISSIONS`` of a candidate, read without importing it.
+
+    Returns:
+        ``(permissions, file)``: ``(None, None)`` when it declares nothing (or its source
+        cannot be found, as for some entry points).
+
+    Raises:
+        PermissionsError: a declaration (of the module or of a tool) that cannot be read.
+    """
+    declared = read_declarations(candidate)
+    return declared.module, declared.module_line

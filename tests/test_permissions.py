@@ -109,3 +109,51 @@ def test_an_unreadable_declaration_is_an_error_naming_the_file(
     with pytest.raises(PermissionsError, match=message) as caught:
         declared_permissions(declaring(tmp_path, text))
     assert str(tmp_path / "pack.py") in str(caught.value)
+
+
+def test_tool_declarations_are_read_per_tool_and_grouped(tmp_path: Path) -> None:
+    from customtools._permissions import read_declarations
+
+    found = declaring(
+        tmp_path,
+        "from customtools import tool\n"
+        "@tool(permissions=Permissions(net=[443]))\ndef fetch() -> str: ...\n"
+        "@tool(name='post', permissions=Permissions(net=[443]))\nasync def send() -> str: ...\n"
+        "@tool(permissions=Permissions(run=True))\ndef shell() -> str: ...\n"
+        "@tool\ndef plain() -> str: ...\n",
+    )
+    declared = read_declarations(found)
+    assert declared.module is None
+    assert set(declared.tools) == {"fetch", "post", "shell"}
+    groups = {names: permissions for permissions, names in declared.tool_groups()}
+    assert groups == {
+        frozenset({"fetch", "post"}): Permissions(net=[443]),
+        frozenset({"shell"}): Permissions(run=True),
+    }
+    assert declared.tool_lines["fetch"] == f"{found.path}:3"
+
+
+def test_a_tool_permission_must_be_literal_and_its_name_too(tmp_path: Path) -> None:
+    from customtools._permissions import read_declarations
+
+    with pytest.raises(PermissionsError, match="must be literals"):
+        read_declarations(
+            declaring(tmp_path, "@tool(permissions=Permissions(env=names))\ndef f(): ...\n")
+        )
+    with pytest.raises(PermissionsError, match="literal name"):
+        read_declarations(
+            declaring(tmp_path, "@tool(name=1, permissions=Permissions())\ndef f(): ...\n")
+        )
+
+
+def test_the_tool_decorator_accepts_permissions_and_checks_their_type() -> None:
+    from customtools import ToolDefinitionError, tool
+
+    @tool(permissions=Permissions(net=[443]))
+    def fetch() -> str:
+        """Fetch."""
+        return "ok"
+
+    assert fetch.name == "fetch"
+    with pytest.raises(ToolDefinitionError, match="permissions must be a"):
+        tool(permissions={"net": "all"})(lambda: "x")

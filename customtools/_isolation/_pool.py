@@ -60,33 +60,49 @@ def _proxy_tool(source: IsolatedSource, data: dict[str, Any]) -> Any:
     )
 
 
-def _sandboxed_source(
+def _sandboxed_sources(
     candidate: Any,
     cwd: str,
     load_timeout: float | None,
     options: IsolationOptions,
     sandbox: Mapping[str, Any],
     out: Any,
-) -> IsolatedSource | None:
-    """A confined source for ``candidate``; ``None`` (and a load error) when its declared
-    permissions cannot be read."""
+) -> list[tuple[Any, frozenset[str] | None]]:
+    """Confined sources for ``candidate``: one for the module's permissions (tool names
+    ``None``: every tool not claimed), one per distinct ``@tool(permissions=...)`` with the
+    names of its tools. Empty (and a load error) when a declaration cannot be read."""
     from customtools._isolation._sandboxed import SandboxedSource
     from customtools._loading._records import LoadError
-    from customtools._permissions import PermissionsError, declared_permissions
+    from customtools._permissions import PermissionsError, read_declarations
 
+    made: list[tuple[SandboxedSource, frozenset[str] | None]] = []
     try:
-        permissions, declared_in = declared_permissions(candidate)
-        return SandboxedSource(
-            candidate,
-            cwd=cwd,
-            load_timeout=load_timeout,
-            options=options,
-            permissions=permissions,
-            declared_in=declared_in,
-            home=str(sandbox.get("home") or os.path.expanduser("~")),
-            require=bool(sandbox.get("require")),
-        )
+        declared = read_declarations(candidate)
+        groups: list[tuple[Any, frozenset[str] | None, str | None]] = [
+            (declared.module, None, declared.module_line)
+        ]
+        for permissions, claimed in declared.tool_groups():
+            groups.append((permissions, claimed, declared.tool_lines[min(claimed)]))
+        for permissions, names, where in groups:
+            made.append(
+                (
+                    SandboxedSource(
+                        candidate,
+                        cwd=cwd,
+                        load_timeout=load_timeout,
+                        options=options,
+                        permissions=permissions,
+                        declared_in=where,
+                        home=str(sandbox.get("home") or os.path.expanduser("~")),
+                        require=bool(sandbox.get("require")),
+                        tools=names,
+                    ),
+                    names,
+                )
+            )
     except PermissionsError as exc:
+        for source, _ in made:
+            source.discard()
         out.errors.append(
             LoadError(
                 path=candidate.path,
@@ -96,7 +112,8 @@ def _sandboxed_source(
                 code="invalid-permissions",
             )
         )
-        return None
+        return []
+    return made
 
 
 def _sandbox_diagnostic(source: IsolatedSource, candidate: Any) -> Any:
@@ -105,6 +122,7 @@ def _sandbox_diagnostic(source: IsolatedSource, candidate: Any) -> Any:
 
     assert isinstance(source, SandboxedSource)
     status, words = describe_report(source.report)
+    which = f" (tools {', '.join(sorted(source.tools))})" if source.tools else ""
     declared = (
         f"declared in {source.declared_in}"
         if source.declared_in
@@ -112,7 +130,7 @@ def _sandbox_diagnostic(source: IsolatedSource, candidate: Any) -> Any:
     )
     return Diagnostic(
         code=f"sandbox-{status}",
-        message=f"sandbox of {candidate.path}: {words}; the pack"
+        message=f"sandbox of {candidate.path}{which}: {words}; the pack"
         f" {source.permissions.describe()} ({declared})",
         path=candidate.path,
         source=candidate.source,
@@ -196,19 +214,43 @@ class IsolationPool:
         sandbox: Mapping[str, Any] | None = None,
     ) -> Any:
         from customtools._loading._import import ImportOutcome
-        from customtools._loading._records import Diagnostic, LoadError
 
         out = ImportOutcome()
-        source: IsolatedSource
-        if sandbox is not None:
-            made = _sandboxed_source(candidate, cwd, load_timeout, self.options, sandbox, out)
-            if made is None:
-                return out
-            source = made
-        else:
+        if sandbox is None:
             source = IsolatedSource(
                 candidate, cwd=cwd, load_timeout=load_timeout, options=self.options
             )
+            await self._load_into(source, candidate, out)
+            return out
+        groups = _sandboxed_sources(candidate, cwd, load_timeout, self.options, sandbox, out)
+        claimed = frozenset(name for _, names in groups for name in names or ())
+        for index, (boxed, names) in enumerate(groups):
+            # The module's own group keeps every tool no @tool(permissions=...) claimed; a
+            # tool group keeps its tools only. Errors are reported once, by the first.
+            await self._load_into(
+                boxed,
+                candidate,
+                out,
+                keep=(lambda name: name not in claimed)
+                if names is None
+                else (lambda name, names=names: name in names),  # type: ignore[misc]
+                primary=index == 0,
+            )
+        return out
+
+    async def _load_into(
+        self,
+        source: IsolatedSource,
+        candidate: Any,
+        out: Any,
+        *,
+        keep: Callable[[str], bool] | None = None,
+        primary: bool = True,
+    ) -> None:
+        """Load ``candidate`` in ``source``'s worker; its tools (those ``keep`` accepts),
+        errors and diagnostics go to ``out``."""
+        from customtools._loading._records import Diagnostic, LoadError
+
         try:
             reply = await source.load()
         except WorkerLost as lost:
@@ -225,7 +267,7 @@ class IsolationPool:
                     )
                 )
                 await source.aclose()
-                return out
+                return
             timed_out = "load_timeout" in lost.cause
             out.errors.append(
                 LoadError(
@@ -244,10 +286,12 @@ class IsolationPool:
                 )
             )
             await source.aclose()
-            return out
-        if sandbox is not None:
+            return
+        from customtools._isolation._sandboxed import SandboxedSource
+
+        if isinstance(source, SandboxedSource):
             out.diagnostics.append(_sandbox_diagnostic(source, candidate))
-        for item in reply.get("errors", ()):
+        for item in reply.get("errors", ()) if primary else ():
             out.errors.append(
                 LoadError(
                     path=item.get("path", candidate.path),
@@ -259,7 +303,7 @@ class IsolationPool:
                     traceback=item.get("traceback"),
                 )
             )
-        for item in reply.get("diagnostics", ()):
+        for item in reply.get("diagnostics", ()) if primary else ():
             out.diagnostics.append(
                 Diagnostic(
                     code=item.get("code", "diagnostic"),
@@ -268,9 +312,13 @@ class IsolationPool:
                     source=candidate.source if "source" in item else None,
                 )
             )
+        kept = 0
         for data in reply.get("tools", ()):
+            if keep is not None and not keep(str(data.get("name"))):
+                continue
             try:
                 out.tools.append(_proxy_tool(source, data))
+                kept += 1
             except Exception as exc:
                 from customtools._format import describe_exception
 
@@ -285,11 +333,10 @@ class IsolationPool:
                         tool_name=data.get("name"),
                     )
                 )
-        if out.tools:
+        if kept:
             self.sources.append(source)
         else:
             await source.aclose()
-        return out
 
     async def aclose(self) -> None:
         """Kill every worker and its process group, and wait for them (bounded)."""

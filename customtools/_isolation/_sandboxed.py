@@ -81,11 +81,13 @@ class SandboxedSource(IsolatedSource):
         declared_in: str | None,
         home: str,
         require: bool,
+        tools: frozenset[str] | None = None,
     ) -> None:
         super().__init__(candidate, cwd=cwd, load_timeout=load_timeout, options=options)
         self.permissions = permissions or DEFAULT_PERMISSIONS
         self.declared_in = declared_in
         self.require = require
+        self.tools = tools  # the tools this worker serves (None: the module's own group)
         self.report: dict[str, Any] | None = None
         self.home = home
         self.tmp = tempfile.mkdtemp(prefix="customtools-sandbox-")
@@ -151,6 +153,10 @@ class SandboxedSource(IsolatedSource):
                 " host requires a fully enforced sandbox (require_sandbox)"
             )
         return None
+
+    def discard(self) -> None:
+        """Forget a source that never started: remove its temporary directory."""
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
     async def aclose(self) -> None:
         """Kill the worker, then remove its temporary directory."""

@@ -552,19 +552,22 @@ def _hash_group(root: str, members: list[Candidate], cache: StatCache | None) ->
 
 def _declared_permissions(members: Sequence[Candidate]) -> tuple[str, ...]:
     """What each module may do when sandboxed, in plain words (see ``docs/sandbox.md``)."""
-    from customtools._permissions import PermissionsError, declared_permissions
+    from customtools._permissions import PermissionsError, read_declarations
 
     lines = []
     for candidate in members:
         name = printable(os.path.basename(candidate.path.rstrip("/")))
         try:
-            permissions, _ = declared_permissions(candidate)
+            declared = read_declarations(candidate)
         except PermissionsError as exc:
             lines.append(f"{name}: invalid PERMISSIONS ({printable(str(exc))})")
             continue
-        if permissions is None:
-            continue  # the default (docs/sandbox.md): nothing to review
-        lines.append(f"{name} {printable(permissions.describe())}")
+        if declared.module is not None:
+            lines.append(f"{name} {printable(declared.module.describe())}")
+        for tool_name, permissions in sorted(declared.tools.items()):
+            lines.append(
+                f"{name}, tool {printable(tool_name)}: {printable(permissions.describe())}"
+            )
     return tuple(lines)
 
 

@@ -345,6 +345,20 @@ async def test_the_trust_listing_shows_the_permissions_and_widening_asks_again(
     )
     assert "when sandboxed: net.py may read `data`" in pending.message()
     assert pending.to_dict()["permissions"] == list(pending.source.permissions)
+    (project / ".claude" / "tools" / "shell.py").write_text(
+        "from customtools import tool\n"
+        "from customtools.isolation import Permissions\n"
+        "@tool(permissions=Permissions(run=True))\n"
+        "def sh() -> str:\n    'Shell.'\n    return 'ok'\n"
+    )
+    with_tool = await discover_and_load(
+        cwd=project, home=home, entry_points=False, trust_store=store
+    )
+    assert (
+        "shell.py, tool sh: may read the project, write only its temporary directory, no"
+        " network, start programs"
+    ) in with_tool.pending_trust[0].source.permissions
+    (project / ".claude" / "tools" / "shell.py").unlink()
     store.grant(pending.source)
     trusted = await discover_and_load(cwd=project, home=home, entry_points=False, trust_store=store)
     assert [loaded.tool.name for loaded in trusted.tools] == ["net"]
@@ -457,3 +471,36 @@ async def test_a_denied_path_is_shown_without_control_characters(project: Path, 
         result = await sandboxed(pool, pack(project), project, home)
         denied = await call(result, "read", path=str(home / "bad\nname`x"))
         assert text(denied).startswith("denied reading `~/bad\\nname'x`:")
+
+
+async def test_a_tool_holds_only_the_permissions_it_declares(project: Path, home: Path) -> None:
+    (project / "mixed.py").write_text(
+        "from customtools import tool\n"
+        "from customtools.isolation import Permissions\n"
+        "PERMISSIONS = Permissions(read=['.'])\n"
+        "@tool(permissions=Permissions(read=['.'], write=['out']))\n"
+        "def save(text: str) -> str:\n"
+        "    '''Save.'''\n"
+        "    with open('out/saved.txt', 'w') as handle:\n"
+        "        handle.write(text)\n"
+        "    return 'saved'\n"
+        "@tool\n"
+        "def scribble(text: str) -> str:\n"
+        "    '''Try to save.'''\n"
+        "    with open('out/scribbled.txt', 'w') as handle:\n"
+        "        handle.write(text)\n"
+        "    return 'scribbled'\n"
+    )
+    async with IsolationPool(**options()) as pool:
+        result = await sandboxed(pool, project / "mixed.py", project, home)
+        assert result.errors == ()
+        assert sorted(result.tool_names) == ["save", "scribble"]
+        assert text(await call(result, "save", text="a")) == "saved"
+        denied = await call(result, "scribble", text="b")
+        assert denied.is_error
+        assert text(denied).startswith("denied writing")
+        assert not (project / "out" / "scribbled.txt").exists()
+        records = sorted(d.message for d in result.diagnostics if d.code == "sandbox-enforced")
+        assert len(records) == 2
+        assert sum("mixed.py (tools save): enforced" in record for record in records) == 1
+        assert len(pool.pids) == 2  # one worker per permission set

@@ -226,7 +226,8 @@ class IsolationPool:
         claimed = frozenset(name for _, names in groups for name in names or ())
         for index, (boxed, names) in enumerate(groups):
             # The module's own group keeps every tool no @tool(permissions=...) claimed; a
-            # tool group keeps its tools only. Errors are reported once, by the first.
+            # tool group keeps its tools only. Diagnostics are reported once, by the first;
+            # errors once each.
             await self._load_into(
                 boxed,
                 candidate,
@@ -291,7 +292,10 @@ class IsolationPool:
 
         if isinstance(source, SandboxedSource):
             out.diagnostics.append(_sandbox_diagnostic(source, candidate))
-        for item in reply.get("errors", ()) if primary else ():
+        seen = {(error.code, error.error) for error in out.errors}
+        for item in reply.get("errors", ()):
+            if not primary and (item.get("code", "load-error"), item.get("error")) in seen:
+                continue  # the module's own worker reported it already
             out.errors.append(
                 LoadError(
                     path=item.get("path", candidate.path),

@@ -504,3 +504,25 @@ async def test_a_tool_holds_only_the_permissions_it_declares(project: Path, home
         assert len(records) == 2
         assert sum("mixed.py (tools save): enforced" in record for record in records) == 1
         assert len(pool.pids) == 2  # one worker per permission set
+
+
+async def test_a_tool_group_whose_import_fails_is_reported(project: Path, home: Path) -> None:
+    (project / "needy.py").write_text(
+        "from customtools import tool\n"
+        "from customtools.isolation import Permissions\n"
+        "PERMISSIONS = Permissions(write=['.'])\n"
+        "open('import-marker.txt', 'w').close()  # needs the module's write permission\n"
+        "@tool(permissions=Permissions(read=['.']))\n"
+        "def narrow() -> str:\n"
+        "    'Narrow.'\n"
+        "    return 'ok'\n"
+        "@tool\n"
+        "def wide() -> str:\n"
+        "    'Wide.'\n"
+        "    return 'ok'\n"
+    )
+    async with IsolationPool(**options()) as pool:
+        result = await sandboxed(pool, project / "needy.py", project, home)
+        assert result.tool_names == ("wide",)
+        assert len(result.errors) == 1
+        assert "import-marker.txt" in result.errors[0].error

@@ -138,7 +138,7 @@ def add_sandbox_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def sandbox_options(args: argparse.Namespace, pool: Any) -> dict[str, Any]:
+def sandbox_load_options(args: argparse.Namespace, pool: Any) -> dict[str, Any]:
     """The loader's keywords for ``--sandbox``/``--require-sandbox`` with ``pool``."""
     if pool is None:
         return {}
@@ -163,7 +163,7 @@ def load_tools(args: argparse.Namespace, cwd: str, pool: Any = None) -> LoadResu
             cwd,
             list(args.builtins),
             **scan_options(args),
-            **sandbox_options(args, pool),
+            **sandbox_load_options(args, pool),
         )
 
     try:

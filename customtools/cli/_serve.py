@@ -21,7 +21,7 @@ from customtools.cli._common import (
     add_discovery_arguments,
     add_sandbox_arguments,
     resolve_cwd,
-    sandbox_options,
+    sandbox_load_options,
     scan_options,
     wants_sandbox,
 )
@@ -236,5 +236,5 @@ async def _sandboxed(
     from customtools._isolation._pool import IsolationPool
 
     async with IsolationPool() as pool:
-        options.update(sandbox_options(args, pool))
+        options.update(sandbox_load_options(args, pool))
         await serving()

@@ -3,7 +3,7 @@
 A *pack* is one PATH given on the command line (a tools directory, a module file or a package
 directory). With no PATH, every discovered source directory is a pack (and each installed
 distribution's entry points one more). The modules of a pack load in a child process
-(:mod:`customtools.cli._sandbox`), which runs the rulebook's per-tool checks
+(:mod:`customtools._isolation._checker`), which runs the rulebook's per-tool checks
 (:func:`customtools._rules.check_tool`) on what loaded; this module adds the rulebook's pack
 checks (name conflicts across packs, similar names, metadata, empty packs) and what only a
 child process and a clock can see (crashes, hangs, slow imports). Every severity comes from
@@ -19,6 +19,12 @@ import os
 from collections.abc import Iterable
 from typing import Any, Final
 
+from customtools._isolation._checker import (
+    ModuleReport,
+    add_sandbox_arguments,
+    load_isolated,
+    sandbox_options,
+)
 from customtools._rules import (
     Finding,
     Severity,
@@ -36,12 +42,6 @@ from customtools.cli._common import (
     display_path,
     resolve_cwd,
     scan_options,
-)
-from customtools.cli._sandbox import (
-    ModuleReport,
-    add_sandbox_arguments,
-    load_isolated,
-    sandbox_options,
 )
 from customtools.cli._validate_report import Pack, ReportedFinding, render
 

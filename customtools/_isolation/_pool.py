@@ -15,15 +15,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from customtools._isolation._options import IsolationOptions
 from customtools._isolation._source import IsolatedSource, WorkerLost
 
+if TYPE_CHECKING:
+    from customtools._isolation._sandboxed import SandboxedSource
+    from customtools._loading._import import ImportOutcome
+    from customtools._loading._records import Candidate, Diagnostic
+    from customtools._tool import CustomTool
+
 __all__ = ["IsolationPool"]
 
 
-def _proxy_tool(source: IsolatedSource, data: dict[str, Any]) -> Any:
+def _proxy_tool(source: IsolatedSource, data: dict[str, Any]) -> CustomTool:
     from customtools._tool import CustomTool
 
     name = data["name"]
@@ -61,28 +67,28 @@ def _proxy_tool(source: IsolatedSource, data: dict[str, Any]) -> Any:
 
 
 def _sandboxed_sources(
-    candidate: Any,
+    candidate: Candidate,
     cwd: str,
     load_timeout: float | None,
     options: IsolationOptions,
     sandbox: Mapping[str, Any],
-    out: Any,
-) -> list[tuple[Any, frozenset[str] | None]]:
+    out: ImportOutcome,
+) -> list[tuple[SandboxedSource, frozenset[str] | None]]:
     """Confined sources for ``candidate``: one for the module's permissions (tool names
     ``None``: every tool not claimed), one per distinct ``@tool(permissions=...)`` with the
     names of its tools. Empty (and a load error) when a declaration cannot be read."""
     from customtools._isolation._sandboxed import SandboxedSource
     from customtools._loading._records import LoadError
-    from customtools._permissions import PermissionsError, read_declarations
+    from customtools._permissions import Permissions, PermissionsError, read_declarations
 
     made: list[tuple[SandboxedSource, frozenset[str] | None]] = []
     try:
         declared = read_declarations(candidate)
-        groups: list[tuple[Any, frozenset[str] | None, str | None]] = [
+        groups: list[tuple[Permissions | None, frozenset[str] | None, str | None]] = [
             (declared.module, None, declared.module_line)
         ]
-        for permissions, claimed in declared.tool_groups():
-            groups.append((permissions, claimed, declared.tool_lines[min(claimed)]))
+        for own, claimed in declared.tool_groups():
+            groups.append((own, claimed, declared.tool_lines[min(claimed)]))
         for permissions, names, where in groups:
             made.append(
                 (
@@ -116,7 +122,7 @@ def _sandboxed_sources(
     return made
 
 
-def _sandbox_diagnostic(source: IsolatedSource, candidate: Any) -> Any:
+def _sandbox_diagnostic(source: IsolatedSource, candidate: Candidate) -> Diagnostic:
     from customtools._isolation._sandboxed import SandboxedSource, describe_report
     from customtools._loading._records import Diagnostic
 
@@ -177,12 +183,12 @@ class IsolationPool:
 
     async def load_candidates(
         self,
-        candidates: Sequence[Any],
+        candidates: Sequence[Candidate],
         *,
         cwd: str,
         load_timeout: float | None,
         sandbox: Mapping[str, Any] | None = None,
-    ) -> list[Any]:
+    ) -> list[ImportOutcome]:
         """Import each candidate in a worker of its own, concurrently; one outcome each.
 
         The outcomes (tools as proxies, load errors, diagnostics) are in ``candidates``'
@@ -197,7 +203,7 @@ class IsolationPool:
         outcomes: list[Any] = [None] * len(candidates)
         limiter = anyio.CapacityLimiter(max(1, os.cpu_count() or 1))
 
-        async def one(index: int, candidate: Any) -> None:
+        async def one(index: int, candidate: Candidate) -> None:
             async with limiter:
                 outcomes[index] = await self._load_one(candidate, cwd, load_timeout, sandbox)
 
@@ -208,11 +214,11 @@ class IsolationPool:
 
     async def _load_one(
         self,
-        candidate: Any,
+        candidate: Candidate,
         cwd: str,
         load_timeout: float | None,
         sandbox: Mapping[str, Any] | None = None,
-    ) -> Any:
+    ) -> ImportOutcome:
         from customtools._loading._import import ImportOutcome
 
         out = ImportOutcome()
@@ -242,8 +248,8 @@ class IsolationPool:
     async def _load_into(
         self,
         source: IsolatedSource,
-        candidate: Any,
-        out: Any,
+        candidate: Candidate,
+        out: ImportOutcome,
         *,
         keep: Callable[[str], bool] | None = None,
         primary: bool = True,

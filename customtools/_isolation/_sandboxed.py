@@ -12,7 +12,8 @@ import contextlib
 import os
 import shutil
 import tempfile
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
 
 from customtools._isolation._confine import abi_cap
 from customtools._isolation._source import IsolatedSource
@@ -22,6 +23,10 @@ from customtools._permissions import (
     PermissionsError,
     resolve_path,
 )
+
+if TYPE_CHECKING:
+    from customtools._isolation._options import IsolationOptions
+    from customtools._loading._records import Candidate
 
 __all__ = ["SandboxedSource", "describe_report"]
 
@@ -72,11 +77,11 @@ class SandboxedSource(IsolatedSource):
 
     def __init__(
         self,
-        candidate: Any,
+        candidate: Candidate,
         *,
         cwd: str,
         load_timeout: float | None,
-        options: Any,
+        options: IsolationOptions,
         permissions: Permissions | None,
         declared_in: str | None,
         home: str,
@@ -98,7 +103,7 @@ class SandboxedSource(IsolatedSource):
             shutil.rmtree(self.tmp, ignore_errors=True)
             raise
 
-    def _policy(self, cwd: str, home: str, base: Any) -> dict[str, Any]:
+    def _policy(self, cwd: str, home: str, base: Mapping[str, str]) -> dict[str, Any]:
         perms = self.permissions
 
         def resolve(paths: tuple[str, ...]) -> list[str]:

@@ -526,3 +526,20 @@ async def test_a_tool_group_whose_import_fails_is_reported(project: Path, home: 
         assert result.tool_names == ("wide",)
         assert len(result.errors) == 1
         assert "import-marker.txt" in result.errors[0].error
+
+
+async def test_a_restarted_worker_is_confined_again(project: Path, home: Path) -> None:
+    (project / "crashy.py").write_text(
+        "import os\nfrom customtools import tool\n"
+        "@tool\ndef crash() -> str:\n    'Crash.'\n    os._exit(3)\n"
+        "@tool\ndef peek(path: str) -> str:\n    'Read.'\n"
+        "    with open(path) as handle:\n        return handle.read()\n"
+    )
+    async with IsolationPool(**options()) as pool:
+        result = await sandboxed(pool, project / "crashy.py", project, home)
+        first = pool.pids
+        crashed = await call(result, "crash")
+        assert crashed.details["error"] == "WorkerLost"
+        denied = await call(result, "peek", path=str(home / ".ssh" / "id_rsa"))
+        assert pool.pids != first  # a new worker answered
+        assert denied.details["error"] == "SandboxDenied"

@@ -163,6 +163,8 @@ def _security(args: argparse.Namespace, address: tuple[str, int] | None) -> Any:
 
 def command(args: argparse.Namespace) -> int:
     """Run ``serve``; returns the exit status."""
+    if wants_sandbox(args) and args.reload:
+        raise UsageError("--sandbox does not work with --reload yet: drop one")
     if args.stateless and not args.http:
         raise UsageError("--stateless applies to --http only")
     if args.timeout is not None and not args.timeout > 0:
@@ -202,8 +204,6 @@ def command(args: argparse.Namespace) -> int:
         log.install()
         options["on_load"] = log.loaded
     paths = absolute_paths(list(args.served_paths) + list(args.paths))
-    if wants_sandbox(args) and args.reload:
-        raise UsageError("--sandbox does not work with --reload (or `dev`) yet: drop one")
     if address is None:
         anyio.run(_sandboxed, args, lambda: serve(paths, transport="stdio", **options), options)
     else:

@@ -332,3 +332,29 @@ def test_sandbox_flag_confines_the_tool_and_reports_it(cli, tmp_path):
     assert "SECRET" not in boxed.out
     assert f"denied reading `{secret}`" in boxed.out
     assert "sandbox of" in boxed.err
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Landlock is Linux only")
+def test_serve_sandbox_serves_from_confined_workers_and_refuses_reload(tmp_path):
+    pytest.importorskip("mcp")
+    from ._helpers import run_command
+
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "hello.py").write_text(
+        "from customtools import tool\n@tool\ndef hello() -> str:\n    '''Hi.'''\n    return 'hi'\n"
+    )
+    served = subprocess.run(  # stdin at end of file: the stdio client leaves at once
+        [sys.executable, "-m", "customtools", "serve", "--sandbox", str(tools / "hello.py")],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=tools,
+        env=subprocess_env(),
+        timeout=60,
+    )
+    assert served.returncode == 0, served.stderr
+    assert "serving 1 tool" in served.stderr
+    refused = run_command("serve", "--sandbox", "--reload", str(tools / "hello.py"))
+    assert refused.code == 2
+    assert "--sandbox does not work with --reload" in refused.err

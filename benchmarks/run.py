@@ -20,6 +20,7 @@ BENCHMARKS = [
     "bench_frontmatter.py",
     "bench_mcp.py",
     "bench_isolation.py",
+    "bench_sandbox.py",
     "bench_telemetry.py",
     "bench_reload.py",
     "bench_cancel.py",

@@ -46,6 +46,10 @@ ERROR_RESULTS: Final[dict[str, tuple[str, tuple[str, ...]]]] = {
         ("message-too-large",),
     ),
     "ToolNotFound": ("the worker process no longer defines the tool", ("tool-not-found",)),
+    "SandboxDenied": (
+        "a sandboxed tool was denied what its pack did not declare (details: permission, path)",
+        ("sandbox-denied",),
+    ),
     "McpServerError": (
         "a mounted MCP server failed, refused or did not answer the call, or answered it with"
         " an invalid result (a JSON-RPC error code is in rpc_code)",

@@ -200,12 +200,25 @@ def _returned(fn: Callable[..., Any], hint: Any) -> Any:
     return hint
 
 
+def _check_permissions(name: str, permissions: Any) -> None:
+    """``permissions=`` is read by the host from the source (docs/sandbox.md); here it is
+    only checked to be what it says."""
+    from customtools._permissions import Permissions
+
+    if permissions is not None and not isinstance(permissions, Permissions):
+        raise ToolDefinitionError(
+            f"tool {name!r}: permissions must be a customtools.isolation.Permissions,"
+            f" got {type(permissions).__name__}"
+        )
+
+
 def _build(fn: Callable[..., Any], options: dict[str, Any]) -> CustomTool:
     from customtools._docstrings import parse_docstring
 
     if not callable(fn):
         raise ToolDefinitionError(f"tool() takes a function, got {type(fn).__name__}")
     name = options.pop("name", None) or getattr(fn, "__name__", "")
+    _check_permissions(name, options.pop("permissions", None))
     strict = bool(options.get("strict", False))
     doc = parse_docstring(inspect.getdoc(fn))
     hints = _hints(fn, name)

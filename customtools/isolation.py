@@ -7,14 +7,19 @@ the same :class:`~customtools.CustomToolAdapter`. A crash, ``os._exit``, a segfa
 becomes an error result or a load error naming the module and the exit cause; a tool that
 ignores its abort signal is stopped by killing its worker; memory and CPU are limited per
 worker (:class:`IsolationOptions`). See ``docs/isolation.md``.
+
+With ``sandbox=True`` as well, each worker is confined by the kernel to the
+:class:`Permissions` its module declares (``PERMISSIONS = Permissions(...)``); see
+``docs/sandbox.md``.
 """
 
 from __future__ import annotations
 
 from customtools._isolation._options import IsolationOptions
 from customtools._isolation._pool import IsolationPool
+from customtools._permissions import Permissions
 from customtools._public import rehome as _rehome
 
-__all__ = ["IsolationOptions", "IsolationPool"]
+__all__ = ["IsolationOptions", "IsolationPool", "Permissions"]
 
 _rehome(globals(), __name__, __all__)

@@ -48,6 +48,7 @@ LAYERS: dict[str, int] = {
     "customtools._typeschema": 2,
     "customtools._typegen": 2,
     "customtools._docstrings": 1,
+    "customtools._permissions": 1,  # declared permissions of a tool pack (value object)
     "customtools.validation": 2,
     "customtools.rendering": 2,
     "customtools.export": 2,

@@ -14,16 +14,22 @@ channel).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from customtools._isolation._options import IsolationOptions
 from customtools._isolation._source import IsolatedSource, WorkerLost
 
+if TYPE_CHECKING:
+    from customtools._isolation._sandboxed import SandboxedSource
+    from customtools._loading._import import ImportOutcome
+    from customtools._loading._records import Candidate, Diagnostic
+    from customtools._tool import CustomTool
+
 __all__ = ["IsolationPool"]
 
 
-def _proxy_tool(source: IsolatedSource, data: dict[str, Any]) -> Any:
+def _proxy_tool(source: IsolatedSource, data: dict[str, Any]) -> CustomTool:
     from customtools._tool import CustomTool
 
     name = data["name"]
@@ -61,6 +67,83 @@ def _proxy_tool(source: IsolatedSource, data: dict[str, Any]) -> Any:
         meta=data.get("meta"),
         output_schema=data.get("outputSchema"),
         requires_approval=data.get("requiresApproval"),
+    )
+
+
+def _sandboxed_sources(
+    candidate: Candidate,
+    cwd: str,
+    load_timeout: float | None,
+    options: IsolationOptions,
+    sandbox: Mapping[str, Any],
+    out: ImportOutcome,
+) -> list[tuple[SandboxedSource, frozenset[str] | None]]:
+    """Confined sources for ``candidate``: one for the module's permissions (tool names
+    ``None``: every tool not claimed), one per distinct ``@tool(permissions=...)`` with the
+    names of its tools. Empty (and a load error) when a declaration cannot be read."""
+    from customtools._isolation._sandboxed import SandboxedSource
+    from customtools._loading._records import LoadError
+    from customtools._permissions import Permissions, PermissionsError, read_declarations
+
+    made: list[tuple[SandboxedSource, frozenset[str] | None]] = []
+    try:
+        declared = read_declarations(candidate)
+        groups: list[tuple[Permissions | None, frozenset[str] | None, str | None]] = [
+            (declared.module, None, declared.module_line)
+        ]
+        for own, claimed in declared.tool_groups():
+            groups.append((own, claimed, declared.tool_lines[min(claimed)]))
+        for permissions, names, where in groups:
+            made.append(
+                (
+                    SandboxedSource(
+                        candidate,
+                        cwd=cwd,
+                        load_timeout=load_timeout,
+                        options=options,
+                        permissions=permissions,
+                        declared_in=where,
+                        home=str(sandbox.get("home") or os.path.expanduser("~")),
+                        require=bool(sandbox.get("require")),
+                        tools=names,
+                    ),
+                    names,
+                )
+            )
+    except PermissionsError as exc:
+        for source, _ in made:
+            source.discard()
+        out.errors.append(
+            LoadError(
+                path=candidate.path,
+                error=f"{exc}; fix the declaration (see docs/sandbox.md)",
+                source=candidate.source,
+                resolved_path=candidate.resolved_path,
+                code="invalid-permissions",
+            )
+        )
+        return []
+    return made
+
+
+def _sandbox_diagnostic(source: IsolatedSource, candidate: Candidate) -> Diagnostic:
+    from customtools._isolation._sandboxed import SandboxedSource, describe_report
+    from customtools._loading._records import Diagnostic
+
+    assert isinstance(source, SandboxedSource)
+    status, words = describe_report(source.report)
+    which = f" (tools {', '.join(sorted(source.tools))})" if source.tools else ""
+    declared = (
+        f"declared in {source.declared_in}"
+        if source.declared_in
+        else "no declaration: the default permissions"
+    )
+    return Diagnostic(
+        code=f"sandbox-{status}",
+        message=f"sandbox of {candidate.path}{which}: {words}; the pack"
+        f" {source.permissions.describe()} ({declared})",
+        path=candidate.path,
+        source=candidate.source,
     )
 
 
@@ -103,12 +186,19 @@ class IsolationPool:
         return tuple(pid for pid in (source.pid for source in self.sources) if pid is not None)
 
     async def load_candidates(
-        self, candidates: Sequence[Any], *, cwd: str, load_timeout: float | None
-    ) -> list[Any]:
+        self,
+        candidates: Sequence[Candidate],
+        *,
+        cwd: str,
+        load_timeout: float | None,
+        sandbox: Mapping[str, Any] | None = None,
+    ) -> list[ImportOutcome]:
         """Import each candidate in a worker of its own, concurrently; one outcome each.
 
         The outcomes (tools as proxies, load errors, diagnostics) are in ``candidates``'
-        order; the loader merges them as it merges in-process imports.
+        order; the loader merges them as it merges in-process imports. ``sandbox``
+        (``{"home": ..., "require": bool}``) confines each worker to the permissions its
+        module declares (see ``docs/sandbox.md``).
         """
         import anyio
 
@@ -117,24 +207,78 @@ class IsolationPool:
         outcomes: list[Any] = [None] * len(candidates)
         limiter = anyio.CapacityLimiter(max(1, os.cpu_count() or 1))
 
-        async def one(index: int, candidate: Any) -> None:
+        async def one(index: int, candidate: Candidate) -> None:
             async with limiter:
-                outcomes[index] = await self._load_one(candidate, cwd, load_timeout)
+                outcomes[index] = await self._load_one(candidate, cwd, load_timeout, sandbox)
 
         async with anyio.create_task_group() as group:
             for index, candidate in enumerate(candidates):
                 group.start_soon(one, index, candidate)
         return outcomes
 
-    async def _load_one(self, candidate: Any, cwd: str, load_timeout: float | None) -> Any:
+    async def _load_one(
+        self,
+        candidate: Candidate,
+        cwd: str,
+        load_timeout: float | None,
+        sandbox: Mapping[str, Any] | None = None,
+    ) -> ImportOutcome:
         from customtools._loading._import import ImportOutcome
+
+        out = ImportOutcome()
+        if sandbox is None:
+            source = IsolatedSource(
+                candidate, cwd=cwd, load_timeout=load_timeout, options=self.options
+            )
+            await self._load_into(source, candidate, out)
+            return out
+        groups = _sandboxed_sources(candidate, cwd, load_timeout, self.options, sandbox, out)
+        claimed = frozenset(name for _, names in groups for name in names or ())
+        for index, (boxed, names) in enumerate(groups):
+            # The module's own group keeps every tool no @tool(permissions=...) claimed; a
+            # tool group keeps its tools only. Diagnostics are reported once, by the first;
+            # errors once each.
+            await self._load_into(
+                boxed,
+                candidate,
+                out,
+                keep=(lambda name: name not in claimed)
+                if names is None
+                else (lambda name, names=names: name in names),  # type: ignore[misc]
+                primary=index == 0,
+            )
+        return out
+
+    async def _load_into(
+        self,
+        source: IsolatedSource,
+        candidate: Candidate,
+        out: ImportOutcome,
+        *,
+        keep: Callable[[str], bool] | None = None,
+        primary: bool = True,
+    ) -> None:
+        """Load ``candidate`` in ``source``'s worker; its tools (those ``keep`` accepts),
+        errors and diagnostics go to ``out``."""
         from customtools._loading._records import Diagnostic, LoadError
 
-        source = IsolatedSource(candidate, cwd=cwd, load_timeout=load_timeout, options=self.options)
-        out = ImportOutcome()
         try:
             reply = await source.load()
         except WorkerLost as lost:
+            if "require_sandbox" in lost.cause:
+                out.errors.append(
+                    LoadError(
+                        path=candidate.path,
+                        error=f"the worker process of {candidate.path} {lost.cause}; run it"
+                        " on a kernel with Landlock (Linux 6.12 or later enforces everything)"
+                        " or load it without require_sandbox",
+                        source=candidate.source,
+                        resolved_path=candidate.resolved_path,
+                        code="sandbox-unavailable",
+                    )
+                )
+                await source.aclose()
+                return
             timed_out = "load_timeout" in lost.cause
             out.errors.append(
                 LoadError(
@@ -152,8 +296,16 @@ class IsolationPool:
                     code="timeout" if timed_out else "worker-crashed",
                 )
             )
-            return out
+            await source.aclose()
+            return
+        from customtools._isolation._sandboxed import SandboxedSource
+
+        if isinstance(source, SandboxedSource):
+            out.diagnostics.append(_sandbox_diagnostic(source, candidate))
+        seen = {(error.code, error.error) for error in out.errors}
         for item in reply.get("errors", ()):
+            if not primary and (item.get("code", "load-error"), item.get("error")) in seen:
+                continue  # the module's own worker reported it already
             out.errors.append(
                 LoadError(
                     path=item.get("path", candidate.path),
@@ -165,7 +317,7 @@ class IsolationPool:
                     traceback=item.get("traceback"),
                 )
             )
-        for item in reply.get("diagnostics", ()):
+        for item in reply.get("diagnostics", ()) if primary else ():
             out.diagnostics.append(
                 Diagnostic(
                     code=item.get("code", "diagnostic"),
@@ -174,9 +326,13 @@ class IsolationPool:
                     source=candidate.source if "source" in item else None,
                 )
             )
+        kept = 0
         for data in reply.get("tools", ()):
+            if keep is not None and not keep(str(data.get("name"))):
+                continue
             try:
                 out.tools.append(_proxy_tool(source, data))
+                kept += 1
             except Exception as exc:
                 from customtools._format import describe_exception
 
@@ -191,11 +347,10 @@ class IsolationPool:
                         tool_name=data.get("name"),
                     )
                 )
-        if out.tools:
+        if kept:
             self.sources.append(source)
         else:
             await source.aclose()
-        return out
 
     async def aclose(self) -> None:
         """Kill every worker and its process group, and wait for them (bounded)."""

@@ -160,12 +160,29 @@ class IsolatedSource:
         """The running worker's process id, or ``None``."""
         return self._process.pid if self._process is not None else None
 
+    # -- what a sandboxed source changes (see ._sandboxed) ---------------------------------
+
+    def _worker_env(self) -> dict[str, str]:
+        return dict(os.environ if self.options.env is None else self.options.env)
+
+    def _init_message(self) -> dict[str, Any]:
+        return {
+            "op": "init",
+            "limits": self.options.limits(),
+            "maxMessage": self.options.max_message_mib << 20,
+            "spin": self.options.spin_us / 1e6,
+        }
+
+    def _refuse(self, ready: dict[str, Any]) -> str | None:
+        """Why the started worker must not load the module (``None``: it may)."""
+        return None
+
     # -- process life ----------------------------------------------------------------------
 
     def _spawn(self) -> _Process:
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
-        env = dict(os.environ if self.options.env is None else self.options.env)
+        env = self._worker_env()
         try:
             popen = subprocess.Popen(
                 [self.options.python or sys.executable, "-c", BOOTSTRAP],
@@ -248,14 +265,7 @@ class IsolatedSource:
         process = self._spawn()
         self._process = process
         try:
-            process.channel.send_nowait(
-                {
-                    "op": "init",
-                    "limits": self.options.limits(),
-                    "maxMessage": self.options.max_message_mib << 20,
-                    "spin": self.options.spin_us / 1e6,
-                }
-            )
+            process.channel.send_nowait(self._init_message())
             ready = _Pending(None, None)
             with anyio.move_on_after(self.options.start_timeout):
                 ready.reply = await process.channel.receive()
@@ -267,6 +277,9 @@ class IsolatedSource:
                         " (start_timeout) and was killed",
                     )
                 raise await self._lose(process)
+            refusal = self._refuse(ready.reply)
+            if refusal is not None:
+                raise await self._kill(process, refusal)
             wait = None if self.load_timeout is None else self.load_timeout + _LOAD_SLACK
             reply = await self._request(
                 process,

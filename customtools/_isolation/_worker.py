@@ -84,6 +84,8 @@ class _Worker:
         self.loads: list[Any] = []  # keep each LoadResult (and its api state) alive
         self.task_group: Any = None
         self.flushing = False
+        self.sandbox: dict[str, Any] | None = None  # the confinement policy (issue 19)
+        self.sandbox_report: dict[str, Any] | None = None
 
     # -- sending ---------------------------------------------------------------------------
 
@@ -127,7 +129,7 @@ class _Worker:
 
         async with anyio.create_task_group() as group:
             self.task_group = group
-            self.send({"op": "ready", "pid": os.getpid()})
+            self.send({"op": "ready", "pid": os.getpid(), "sandbox": self.sandbox_report})
             while True:
                 message = await self.channel.receive()
                 if message is None:
@@ -201,7 +203,7 @@ class _Worker:
                 tool,
                 timeout=None,
                 requires_approval=False,
-                execute=self._tracked(tool.execute) if sync else tool.execute,
+                execute=self._tracked(self._guarded(tool)) if sync else self._guarded(tool),
             )
             self.tools.remove(tool.name)  # a later load of the module replaces its tools
             self.tools.add(inner)
@@ -215,6 +217,15 @@ class _Worker:
                 "diagnostics": [item.to_dict() for item in result.diagnostics],
             }
         )
+
+    def _guarded(self, tool: Any) -> Callable[..., Any]:
+        """Sandboxed: a denial the tool meets becomes an error result naming it."""
+        execute: Callable[..., Any] = tool.execute
+        if self.sandbox is None:
+            return execute
+        from customtools._isolation._confine import guard
+
+        return guard(execute, self.sandbox, is_async=tool.execute_is_async)
 
     def _tracked(self, execute: Callable[..., Any]) -> Callable[..., Any]:
         def run(tool_call_id: Any, params: Any, on_update: Any, ctx: Any, signal: Any) -> Any:
@@ -357,11 +368,21 @@ def main() -> None:
     set_limits(init.get("limits") or {})
     channel.limit = int(init.get("maxMessage") or channel.limit)
     channel.spin = float(init.get("spin") or 0.0)
+    # Sandboxed (issue 19): confined now, while this is the only thread and before any tool
+    # code, anyio or a second thread exists (see ._confine).
+    sandbox = init.get("sandbox")
+    report = None
+    if sandbox is not None:
+        from customtools._isolation._confine import confine
+
+        report = confine(sandbox)
     import anyio
 
+    worker = _Worker(channel)
+    worker.sandbox, worker.sandbox_report = sandbox, report
     code = 0
     try:
-        anyio.run(_Worker(channel).serve)
+        anyio.run(worker.serve)
     except BaseException:
         import traceback
 

@@ -62,8 +62,8 @@ from customtools._observe import (
 )
 
 if TYPE_CHECKING:
-    from customtools._isolation._pool import IsolationPool
     from customtools._loading._api import UIContext
+    from customtools._loading._isolating import ModuleIsolation
     from customtools._loading._mcpjson import McpToolProvider
     from customtools._loading._providers import ToolProvider
     from customtools._loading._trust import PendingSource
@@ -305,6 +305,22 @@ def _policy_name(trust: Any) -> str:
     return trust if isinstance(trust, str) else "callback"
 
 
+def _check_sandbox(sandbox: bool, isolation: object) -> None:
+    if sandbox and isolation is None:
+        raise ValueError(
+            "sandbox=True needs process isolation: pass isolation=IsolationPool() (the"
+            " sandbox confines each module's worker process; see docs/sandbox.md)"
+        )
+
+
+def _sandbox_request(sandbox: bool, require: bool, home: PathArg | None) -> dict[str, Any]:
+    """The pool's keyword for a sandboxed load; nothing for an unsandboxed one."""
+    if not sandbox:
+        return {}
+    where = os.fspath(home) if home is not None else os.path.expanduser("~")
+    return {"sandbox": {"home": os.path.abspath(where), "require": require}}
+
+
 def _has_project_code(scanned: ScanResult) -> bool:
     return any(candidate.source.level == "project" for candidate in scanned.candidates)
 
@@ -319,7 +335,10 @@ async def load_scan(
     pending_actions: PendingActionStore | None = None,
     trust: TrustPolicy = "prompt",
     trust_store: TrustStore | None = None,
-    isolation: IsolationPool | None = None,
+    isolation: ModuleIsolation | None = None,
+    sandbox: bool = False,
+    require_sandbox: bool = False,
+    home: PathArg | None = None,
 ) -> LoadResult:
     """Import the candidates of a :func:`scan` result and call their factories.
 
@@ -342,12 +361,21 @@ async def load_scan(
         trust_store: where grants are kept (default: ``~/.customtools/trust.json``).
         isolation: import each module in a worker process of this pool instead of here;
             the tools are then proxies (see ``docs/isolation.md``).
+        sandbox: confine each worker (kernel-enforced) to the permissions its module
+            declares, or to the default ones (needs ``isolation``; see ``docs/sandbox.md``).
+            Each source's load record (a ``"sandbox-enforced"``, ``"sandbox-partial"`` or
+            ``"sandbox-unavailable"`` diagnostic) says what the kernel enforces.
+        require_sandbox: refuse (a ``"sandbox-unavailable"`` load error) to import a module
+            whose sandbox the running kernel cannot fully enforce.
+        home: the home directory ``~`` in declared permissions means (default: the user's).
 
     Raises:
         LoadFailedError: ``strict`` is true and there were errors (all are listed).
-        ValueError: ``load_timeout`` or ``trust`` is not valid.
+        ValueError: ``load_timeout`` or ``trust`` is not valid, or ``sandbox`` without
+            ``isolation``.
     """
     _check_timeout(load_timeout)
+    _check_sandbox(sandbox or require_sandbox, isolation)
     check_trust_policy(trust)
     pending: tuple[PendingSource, ...] = ()
     gate_errors: tuple[LoadError, ...] = ()
@@ -379,7 +407,10 @@ async def load_scan(
     generation = new_generation()
     isolated = (
         await isolation.load_candidates(
-            scanned.candidates, cwd=result._state.cwd, load_timeout=load_timeout
+            scanned.candidates,
+            cwd=result._state.cwd,
+            load_timeout=load_timeout,
+            **_sandbox_request(sandbox or require_sandbox, require_sandbox, home),
         )
         if isolation is not None
         else None
@@ -486,7 +517,9 @@ async def discover_and_load(
     trust_store: TrustStore | None = None,
     mcp_servers: McpToolProvider | None = None,
     project_mcp_servers: bool = False,
-    isolation: IsolationPool | None = None,
+    isolation: ModuleIsolation | None = None,
+    sandbox: bool = False,
+    require_sandbox: bool = False,
 ) -> LoadResult:
     """Find tool modules in every source, import them and call their factories.
 
@@ -530,12 +563,17 @@ async def discover_and_load(
         isolation: import each module in a worker process of this
             :class:`~customtools.isolation.IsolationPool`; the tools are then proxies
             (see ``docs/isolation.md``).
+        sandbox: confine each isolated module to the permissions it declares, enforced by
+            the kernel (needs ``isolation``; see ``docs/sandbox.md``).
+        require_sandbox: refuse a module whose sandbox cannot be fully enforced here.
 
     Raises:
         LoadFailedError: ``strict`` is true and there were errors.
-        ValueError: an option is not valid (``load_timeout``, ``trust``, ``app_name``).
+        ValueError: an option is not valid (``load_timeout``, ``trust``, ``app_name``), or
+            ``sandbox`` without ``isolation``.
     """
     _check_timeout(load_timeout)
+    _check_sandbox(sandbox or require_sandbox, isolation)
     opts = merge_options(
         options,
         home=home,
@@ -570,6 +608,9 @@ async def discover_and_load(
         trust=opts.trust,
         trust_store=store,
         isolation=isolation,
+        sandbox=sandbox,
+        require_sandbox=require_sandbox,
+        home=opts.home,
     )
     if mcp_servers is not None:
         from customtools._loading._mcpjson import load_mcp_json_tools
@@ -604,17 +645,21 @@ async def load_custom_tools(
     load_timeout: float | None = DEFAULT_LOAD_TIMEOUT,
     pending_actions: PendingActionStore | None = None,
     home: PathArg | None = None,
-    isolation: IsolationPool | None = None,
+    isolation: ModuleIsolation | None = None,
+    sandbox: bool = False,
+    require_sandbox: bool = False,
 ) -> LoadResult:
     """Load exactly the given files and directories, nothing discovered.
 
     A ``.md``/``.json`` path is a ``"metadata-not-executable"`` error and a missing path a
     ``"not-found"`` error; everything else behaves as in :func:`discover_and_load`
     (``home`` is the directory ``~`` expands to; ``isolation`` runs the modules in worker
-    processes, see ``docs/isolation.md``).
+    processes, see ``docs/isolation.md``; ``sandbox`` and ``require_sandbox`` confine them
+    to their declared permissions, see ``docs/sandbox.md``).
 
     Raises:
         LoadFailedError: ``strict`` is true and there were errors.
+        ValueError: ``sandbox`` without ``isolation``.
     """
     from customtools._loading._scan import explicit_candidates
 
@@ -629,4 +674,7 @@ async def load_custom_tools(
         load_timeout=load_timeout,
         pending_actions=pending_actions,
         isolation=isolation,
+        sandbox=sandbox,
+        require_sandbox=require_sandbox,
+        home=home,
     )

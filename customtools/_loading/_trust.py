@@ -103,6 +103,9 @@ class ProjectSource:
         problems: why it cannot be trusted (a file that cannot be read, too many files);
             empty when it can.
         notes: what runs but is not covered by a grant (programs outside the project).
+        permissions: the permissions its modules declare for a sandboxed run, in plain
+            words, one line per module (the declarations are in the hashed files, so the
+            grant covers them and any change, a widening included, asks again).
     """
 
     root: str
@@ -114,6 +117,7 @@ class ProjectSource:
     digest: str = ""
     problems: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    permissions: tuple[str, ...] = ()
 
     @property
     def trustable(self) -> bool:
@@ -135,6 +139,8 @@ class ProjectSource:
             out["problems"] = list(self.problems)
         if self.notes:
             out["notes"] = list(self.notes)
+        if self.permissions:
+            out["permissions"] = list(self.permissions)
         return out
 
 
@@ -186,6 +192,8 @@ class PendingSource:
             text += "; cannot be trusted: " + "; ".join(self.source.problems)
         if self.source.notes:
             text += "; " + "; ".join(self.source.notes)
+        if self.source.permissions:
+            text += "; when sandboxed: " + "; ".join(self.source.permissions)
         if self.warnings:
             text += "; WARNING: " + "; ".join(self.warnings)
         if self.status != "blocked" and self.source.trustable:
@@ -537,7 +545,30 @@ def _hash_group(root: str, members: list[Candidate], cache: StatCache | None) ->
                 " distribution, or keep the project off sys.path (`python -P -m customtools`)"
             )
     source = members[0].source
-    return collector.source(provider=source.provider, source=source, candidates=members)
+    made = collector.source(provider=source.provider, source=source, candidates=members)
+    permissions = _declared_permissions(members)
+    return dataclasses.replace(made, permissions=permissions) if permissions else made
+
+
+def _declared_permissions(members: Sequence[Candidate]) -> tuple[str, ...]:
+    """What each module may do when sandboxed, in plain words (see ``docs/sandbox.md``)."""
+    from customtools._permissions import PermissionsError, read_declarations
+
+    lines = []
+    for candidate in members:
+        name = printable(os.path.basename(candidate.path.rstrip("/")))
+        try:
+            declared = read_declarations(candidate)
+        except PermissionsError as exc:
+            lines.append(f"{name}: invalid PERMISSIONS ({printable(str(exc))})")
+            continue
+        if declared.module is not None:
+            lines.append(f"{name} {printable(declared.module.describe())}")
+        for tool_name, permissions in sorted(declared.tools.items()):
+            lines.append(
+                f"{name}, tool {printable(tool_name)}: {printable(permissions.describe())}"
+            )
+    return tuple(lines)
 
 
 def file_source(

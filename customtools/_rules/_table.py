@@ -252,6 +252,20 @@ RULES: Final[Mapping[str, Rule]] = _rules(
         " and build its tools",
     ),
     Rule(
+        code="invalid-permissions",
+        severity="error",
+        scope="validate",
+        summary="the module's `PERMISSIONS` cannot be read without running it (not a literal"
+        " `Permissions(...)` call, an unknown or ill-typed argument, assigned twice)",
+    ),
+    Rule(
+        code="unenforceable-permissions",
+        severity="notice",
+        scope="validate",
+        summary="the running kernel cannot enforce all the module's declared permissions"
+        " when sandboxed (no Landlock, or TCP ports before Landlock ABI 4)",
+    ),
+    Rule(
         code="no-tools-found",
         severity="warning",
         scope="validate",

@@ -122,8 +122,37 @@ def scan_options(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def load_tools(args: argparse.Namespace, cwd: str) -> LoadResult:
-    """Discover and load every tool the options point at (tool code runs here)."""
+def add_sandbox_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--sandbox`` and ``--require-sandbox`` (``serve``, ``dev`` and ``run``)."""
+    group = parser.add_argument_group("least privilege (docs/sandbox.md)")
+    group.add_argument(
+        "--sandbox",
+        action="store_true",
+        help="run each tool module in a worker process confined by the kernel to the"
+        " permissions it declares (PERMISSIONS); the load reports what is enforced",
+    )
+    group.add_argument(
+        "--require-sandbox",
+        action="store_true",
+        help="like --sandbox, and refuse a module whose sandbox this kernel cannot fully enforce",
+    )
+
+
+def sandbox_load_options(args: argparse.Namespace, pool: Any) -> dict[str, Any]:
+    """The loader's keywords for ``--sandbox``/``--require-sandbox`` with ``pool``."""
+    if pool is None:
+        return {}
+    return {"isolation": pool, "sandbox": True, "require_sandbox": args.require_sandbox}
+
+
+def wants_sandbox(args: argparse.Namespace) -> bool:
+    """Whether ``--sandbox`` or ``--require-sandbox`` was given."""
+    return bool(getattr(args, "sandbox", False) or getattr(args, "require_sandbox", False))
+
+
+def load_tools(args: argparse.Namespace, cwd: str, pool: Any = None) -> LoadResult:
+    """Discover and load every tool the options point at (tool code runs here, or in the
+    workers of ``pool`` when sandboxed)."""
     import anyio
 
     from customtools._loading._loader import discover_and_load
@@ -134,6 +163,7 @@ def load_tools(args: argparse.Namespace, cwd: str) -> LoadResult:
             cwd,
             list(args.builtins),
             **scan_options(args),
+            **sandbox_load_options(args, pool),
         )
 
     try:

@@ -24,8 +24,10 @@ from customtools.cli._common import (
     EXIT_OK,
     UsageError,
     add_discovery_arguments,
+    add_sandbox_arguments,
     resolve_cwd,
     unknown_tool,
+    wants_sandbox,
     warn,
 )
 from customtools.cli._output import (
@@ -74,6 +76,7 @@ def add_parser(subparsers: Any) -> None:
         help="colour the output (default: auto, honours NO_COLOR)",
     )
     add_discovery_arguments(parser)
+    add_sandbox_arguments(parser)
     parser.set_defaults(handler=command)
 
 
@@ -234,15 +237,33 @@ def command(args: argparse.Namespace) -> int:
     """Run ``run``; returns the exit status."""
     import anyio
 
-    from customtools import ToolRegistry
-    from customtools.cli._common import load_tools
-    from customtools.rendering import PLAIN_THEME, RenderOptions, render_call, render_result
-
     if args.timeout is not None and not args.timeout > 0:
         raise UsageError(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
     cwd = resolve_cwd(args)
     params = read_params(args.params, args.params_file)
-    result = load_tools(args, cwd)
+    if not wants_sandbox(args):
+        return _command(args, cwd, params, None)
+    from customtools._isolation._pool import IsolationPool
+
+    pool = IsolationPool()
+    try:
+        return _command(args, cwd, params, pool)
+    finally:
+        anyio.run(pool.aclose)
+
+
+def _command(args: argparse.Namespace, cwd: str, params: dict[str, Any], pool: Any) -> int:
+    import anyio
+
+    from customtools import ToolRegistry
+    from customtools.cli._common import load_tools
+    from customtools.rendering import PLAIN_THEME, RenderOptions, render_call, render_result
+
+    result = load_tools(args, cwd, pool)
+    if pool is not None:
+        for item in result.diagnostics:
+            if item.code.startswith("sandbox-"):
+                warn(item.message)
     entry = ToolRegistry(result).lookup(args.name)
     if entry is None:
         raise unknown_tool(args.name, result, os.getcwd())

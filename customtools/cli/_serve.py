@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from customtools.cli._common import (
@@ -18,8 +19,11 @@ from customtools.cli._common import (
     UsageError,
     absolute_paths,
     add_discovery_arguments,
+    add_sandbox_arguments,
     resolve_cwd,
+    sandbox_load_options,
     scan_options,
+    wants_sandbox,
 )
 
 __all__ = ["add_parser", "add_serve_arguments", "command", "parse_address"]
@@ -35,6 +39,7 @@ def add_parser(subparsers: Any) -> None:
         " to stderr. Needs the mcp extra: pip install 'customtools[mcp]'. See docs/mcp.md.",
     )
     add_serve_arguments(parser)
+    add_sandbox_arguments(parser)
     parser.add_argument(
         "--reload",
         action="store_true",
@@ -158,6 +163,8 @@ def _security(args: argparse.Namespace, address: tuple[str, int] | None) -> Any:
 
 def command(args: argparse.Namespace) -> int:
     """Run ``serve``; returns the exit status."""
+    if wants_sandbox(args) and args.reload:
+        raise UsageError("--sandbox does not work with --reload yet: drop one")
     if args.stateless and not args.http:
         raise UsageError("--stateless applies to --http only")
     if args.timeout is not None and not args.timeout > 0:
@@ -198,10 +205,12 @@ def command(args: argparse.Namespace) -> int:
         options["on_load"] = log.loaded
     paths = absolute_paths(list(args.served_paths) + list(args.paths))
     if address is None:
-        anyio.run(lambda: serve(paths, transport="stdio", **options))
+        anyio.run(_sandboxed, args, lambda: serve(paths, transport="stdio", **options), options)
     else:
         host, port = address
         anyio.run(
+            _sandboxed,
+            args,
             lambda: serve(
                 paths,
                 transport="http",
@@ -211,6 +220,21 @@ def command(args: argparse.Namespace) -> int:
                 security=security,
                 on_ready=ready,
                 **options,
-            )
+            ),
+            options,
         )
     return EXIT_OK
+
+
+async def _sandboxed(
+    args: argparse.Namespace, serving: Callable[[], Awaitable[Any]], options: dict[str, Any]
+) -> None:
+    """Serve; with ``--sandbox``, from confined isolation workers that end with the server."""
+    if not wants_sandbox(args):
+        await serving()
+        return
+    from customtools._isolation._pool import IsolationPool
+
+    async with IsolationPool() as pool:
+        options.update(sandbox_load_options(args, pool))
+        await serving()

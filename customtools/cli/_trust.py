@@ -207,6 +207,7 @@ def _text(
         lines.append(f"  [{status}] {where} ({source.provider}), {len(source.files)} file(s):")
         for file in source.files:
             lines.append(f"      {printable(file.name)}  sha256:{file.sha256[:16]}")
+        lines += [f"    when sandboxed: {line}" for line in source.permissions]
         if item is not None:
             lines += [f"    changed: {change}" for change in item.changes]
             lines += [f"    cannot be trusted: {problem}" for problem in source.problems]

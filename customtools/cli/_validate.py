@@ -3,7 +3,7 @@
 A *pack* is one PATH given on the command line (a tools directory, a module file or a package
 directory). With no PATH, every discovered source directory is a pack (and each installed
 distribution's entry points one more). The modules of a pack load in a child process
-(:mod:`customtools.cli._sandbox`), which runs the rulebook's per-tool checks
+(:mod:`customtools._isolation._checker`), which runs the rulebook's per-tool checks
 (:func:`customtools._rules.check_tool`) on what loaded; this module adds the rulebook's pack
 checks (name conflicts across packs, similar names, metadata, empty packs) and what only a
 child process and a clock can see (crashes, hangs, slow imports). Every severity comes from
@@ -19,6 +19,12 @@ import os
 from collections.abc import Iterable
 from typing import Any, Final
 
+from customtools._isolation._checker import (
+    ModuleReport,
+    add_sandbox_arguments,
+    load_isolated,
+    sandbox_options,
+)
 from customtools._rules import (
     Finding,
     Severity,
@@ -36,12 +42,6 @@ from customtools.cli._common import (
     display_path,
     resolve_cwd,
     scan_options,
-)
-from customtools.cli._sandbox import (
-    ModuleReport,
-    add_sandbox_arguments,
-    load_isolated,
-    sandbox_options,
 )
 from customtools.cli._validate_report import Pack, ReportedFinding, render
 
@@ -330,6 +330,44 @@ def _tool_paths(packs: Iterable[Pack], findings: _Findings) -> dict[str, str]:
     return paths
 
 
+def _check_permissions(pack: Pack, findings: _Findings) -> None:
+    """Declared permissions: readable without running the module, enforceable here."""
+    from customtools._isolation._confine import abi_cap, landlock_abi
+    from customtools._permissions import PermissionsError, declared_permissions
+
+    abi: int | None = None
+    for candidate in pack.candidates:
+        try:
+            permissions, where = declared_permissions(candidate)
+        except PermissionsError as exc:
+            findings.new(
+                "invalid-permissions",
+                f"{exc}; see docs/sandbox.md",
+                file=candidate.path,
+                pack=pack,
+                unknown="error",
+            )
+            continue
+        if permissions is None:
+            continue
+        if abi is None:
+            abi = landlock_abi(abi_cap(os.environ))
+        lacking = []
+        if abi < 1:
+            lacking.append("the filesystem rules (this kernel has no Landlock)")
+        elif abi < 4 and not isinstance(permissions.net, str):
+            lacking.append(f"the TCP port rules (Landlock ABI {abi} here; ports need ABI 4)")
+        if lacking:
+            findings.new(
+                "unenforceable-permissions",
+                f"when sandboxed here, the kernel cannot enforce {' and '.join(lacking)} of"
+                f" the permissions declared in {where}; a host with require_sandbox refuses"
+                " the module",
+                file=where,
+                pack=pack,
+            )
+
+
 def _check_pack(pack: Pack, findings: _Findings) -> None:
     """The pack rules that need only this pack: metadata, and nothing loaded at all."""
     tool_paths = _tool_paths([pack], findings)
@@ -363,6 +401,7 @@ def command(args: argparse.Namespace) -> int:
             )
         for report in pack.reports:
             _check_module(report, pack, findings, args.slow_import)
+        _check_permissions(pack, findings)
         _check_pack(pack, findings)
     if not packs and not rest.errors:
         findings.new(

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from customtools._format import escape_control
+from customtools._isolation._checker import ModuleReport
 from customtools._loading._records import Candidate, Diagnostic, LoadError, MetadataFile
 from customtools._rules import Finding
 from customtools.cli._common import display_path
 from customtools.cli._output import REPORT_VERSION, github_command, print_json
-from customtools.cli._sandbox import ModuleReport
 
 __all__ = ["Pack", "ReportedFinding", "render", "to_json"]
 

@@ -306,3 +306,55 @@ def test_an_exception_whose_str_raises_is_an_error_result_not_a_traceback(cli, h
     assert result.out.startswith("[error] ")
     # The adapter names the exception type; the CLI's own net names what broke its message.
     assert "Unprintable" in result.out or "RuntimeError: boom" in result.out
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Landlock is Linux only")
+def test_sandbox_flag_confines_the_tool_and_reports_it(cli, tmp_path):
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET")
+    (tools / "reader.py").write_text(
+        "from customtools import tool\n"
+        "@tool\ndef peek(path: str) -> str:\n"
+        "    '''Read a file.'''\n"
+        "    with open(path) as handle:\n"
+        "        return handle.read()\n"
+    )
+    params = json.dumps({"path": str(secret)})
+    plain = cli("run", "peek", "--path", str(tools), "--params", params, "--cwd", str(tools))
+    assert plain.code == 0, plain.err
+    assert "SECRET" in plain.out
+    boxed = cli(
+        "run", "peek", "--path", str(tools), "--params", params, "--cwd", str(tools), "--sandbox"
+    )
+    assert boxed.code == 1, boxed.err
+    assert "SECRET" not in boxed.out
+    assert f"denied reading `{secret}`" in boxed.out
+    assert "sandbox of" in boxed.err
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Landlock is Linux only")
+def test_serve_sandbox_serves_from_confined_workers_and_refuses_reload(tmp_path):
+    pytest.importorskip("mcp")
+    from ._helpers import run_command
+
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "hello.py").write_text(
+        "from customtools import tool\n@tool\ndef hello() -> str:\n    '''Hi.'''\n    return 'hi'\n"
+    )
+    served = subprocess.run(  # stdin at end of file: the stdio client leaves at once
+        [sys.executable, "-m", "customtools", "serve", "--sandbox", str(tools / "hello.py")],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=tools,
+        env=subprocess_env(),
+        timeout=60,
+    )
+    assert served.returncode == 0, served.stderr
+    assert "serving 1 tool" in served.stderr
+    refused = run_command("serve", "--sandbox", "--reload", str(tools / "hello.py"))
+    assert refused.code == 2
+    assert "--sandbox does not work with --reload" in refused.err

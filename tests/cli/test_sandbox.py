@@ -1,4 +1,4 @@
-"""Loading modules in child processes (``customtools.cli._sandbox``), called in-process."""
+"""Loading modules in child processes (``customtools._isolation._checker``), called in-process."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from customtools.cli import _sandbox
-from customtools.cli._sandbox import load_isolated
+from customtools._isolation import _checker as _sandbox
+from customtools._isolation._checker import load_isolated
 from customtools.loading import explicit_candidates
 
 from ._helpers import FIXTURES, run_command, subprocess_env

@@ -114,3 +114,21 @@ def test_nothing_to_trust(cli, tmp_path):
     result = cli("trust", str(tmp_path))
     assert result.code == 0
     assert "none: no project tool code would run" in result.out
+
+
+def test_trust_lists_the_declared_permissions(cli, checkout):
+    tools = checkout / ".claude" / "tools"
+    (tools / "fetch.py").write_text(
+        "from customtools import tool\n"
+        "from customtools.isolation import Permissions\n"
+        "PERMISSIONS = Permissions(net=[443], env=['TOKEN'])\n"
+        "@tool\ndef fetch() -> str:\n    '''Fetch.'''\n    return 'ok'\n"
+    )
+    result = cli("trust", str(checkout))
+    assert result.code == 1
+    assert (
+        "    when sandboxed: fetch.py may read the project, write only its temporary directory,"
+        " connect to TCP port(s) 443, start no programs, receive the environment variable(s)"
+        " TOKEN\n"
+    ) in result.out
+    assert not (checkout / "MARKER").exists()

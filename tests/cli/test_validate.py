@@ -327,3 +327,38 @@ def test_a_hanging_module_times_out_and_is_reported_with_its_line():
     assert "a_hang.py:6: error [timeout]" in result.out
     assert "within 1 s" in result.out
     assert "after_hang" in result.out  # the next module loaded in a fresh child
+
+
+def _declaring(directory: Path, name: str, declaration: str) -> None:
+    (directory / name).write_text(
+        "from customtools import tool\n"
+        "from customtools.isolation import Permissions\n"
+        f"PERMISSIONS = {declaration}\n"
+        "@tool\ndef "
+        + name.removesuffix(".py")
+        + "() -> str:\n    '''Say ok.'''\n    return 'ok'\n"
+    )
+
+
+def test_declared_permissions_are_checked_without_running_the_module(cli, tmp_path, monkeypatch):
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    _declaring(pack, "ports.py", "Permissions(net=[443])")
+    _declaring(pack, "broken.py", "Permissions(net=[int('443')])")
+    _declaring(pack, "fine.py", "Permissions(read=['.'])")
+    monkeypatch.setenv("CUSTOMTOOLS_SANDBOX_MAX_ABI", "3")
+    result = cli("validate", "--format", "json", str(pack))
+    assert result.code == 1, result.err
+    found = {(Path(f.get("file") or "-").name, f["code"]): f for f in _findings(result.out)}
+    assert found["broken.py", "invalid-permissions"]["severity"] == "error"
+    assert "must be literals" in found["broken.py", "invalid-permissions"]["message"]
+    notice = found["ports.py", "unenforceable-permissions"]
+    assert notice["severity"] == "notice"
+    assert "TCP port rules (Landlock ABI 3 here" in notice["message"]
+    assert ("fine.py", "unenforceable-permissions") not in found
+    monkeypatch.delenv("CUSTOMTOOLS_SANDBOX_MAX_ABI")
+    if sys.platform.startswith("linux"):
+        again = cli("validate", "--format", "json", str(pack))
+        assert ("ports.py", "unenforceable-permissions") not in {
+            (Path(f.get("file") or "-").name, f["code"]) for f in _findings(again.out)
+        }

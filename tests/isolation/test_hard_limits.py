@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from customtools import CustomToolAdapter
+from customtools._isolation import _checker as _sandbox
+from customtools._isolation._checker import load_isolated
 from customtools._isolation._pool import IsolationPool
-from customtools.cli import _sandbox
-from customtools.cli._sandbox import load_isolated
 from customtools.loading import explicit_candidates
 
 from ._helpers import load, options, write

@@ -1,12 +1,17 @@
 """Loading tool modules in child processes, so no module can take ``validate`` down with it.
 
+(Process supervision has one home, :mod:`customtools._isolation`: the isolation pool's
+workers and these ``validate`` children share its resource limits (``_limits``) and, for the
+pool, the kernel confinement (``_confine``).)
+
 This is **crash and hang isolation, not a security boundary**: the modules run with the
 user's rights, files and network. What it does:
 
-- **One process per module.** A *supervisor* child (:mod:`customtools.cli._supervisor`),
-  which runs no tool code, forks a fresh *worker* for each module. A module that hangs past
-  the timeout (its stacks are dumped by ``faulthandler`` first), calls ``os._exit``, or
-  crashes the interpreter becomes that module's finding; the next module gets a new worker.
+- **One process per module.** A *supervisor* child
+  (:mod:`customtools._isolation._checker_supervisor`), which runs no tool code, forks a fresh
+  *worker* for each module. A module that hangs past the timeout (its stacks are dumped by
+  ``faulthandler`` first), calls ``os._exit``, or crashes the interpreter becomes that module's
+  finding; the next module gets a new worker.
 - **Outcomes are decided outside the module's process.** The worker writes its report to a
   pipe only the supervisor reads; the supervisor's channel to this process is closed in the
   worker before the module is imported, and the supervisor and this process are made
@@ -67,9 +72,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, Final, Literal
 
+from customtools._isolation._checker_worker import frame_in, main_file
 from customtools._isolation._limits import dumpable, set_dumpable
 from customtools._loading._records import Candidate
-from customtools.cli._worker import frame_in, main_file
 
 __all__ = [
     "DEFAULT_FILE_SIZE_LIMIT_MIB",
@@ -96,7 +101,7 @@ _BOOTSTRAP: Final = (
     # `python -c` puts the working directory (the user's project) first on sys.path, where a
     # tools directory's `json.py` would shadow the standard library: take it off again.
     "import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
-    "from customtools.cli._supervisor import main; main()"
+    "from customtools._isolation._checker_supervisor import main; main()"
 )
 _STDERR_TAIL: Final = 64 * 1024
 _START_TIMEOUT: Final = 60.0  # seconds for the supervisor to start

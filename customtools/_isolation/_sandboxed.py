@@ -1,0 +1,172 @@
+"""A sandboxed isolated source: the worker of one tool pack, confined to its permissions.
+
+:class:`SandboxedSource` is an :class:`~._source.IsolatedSource` whose worker receives only
+the declared environment, a private temporary directory, and a policy it applies to itself
+before importing the module (:mod:`._confine`). It refuses to load the module when the
+host required a full sandbox and the worker reports less.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from customtools._isolation._confine import abi_cap
+from customtools._isolation._source import IsolatedSource
+from customtools._permissions import (
+    DEFAULT_PERMISSIONS,
+    Permissions,
+    PermissionsError,
+    resolve_path,
+)
+
+if TYPE_CHECKING:
+    from customtools._isolation._options import IsolationOptions
+    from customtools._loading._records import Candidate
+
+__all__ = ["SandboxedSource", "describe_report"]
+
+# Always passed (when set on the host): what a Python process and its programs need to run.
+_BASE_ENV: Final = ("PATH", "HOME", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "PYTHONHOME")
+
+
+def describe_report(report: dict[str, Any] | None) -> tuple[str, str]:
+    """``(status, words)`` for a worker's sandbox report (``None``: it sent none)."""
+    if not report:
+        return "unavailable", "unavailable: the worker did not report a sandbox"
+    status = str(report.get("status") or "unavailable")
+    missing = "; ".join(str(item) for item in report.get("missing") or ())
+    how = f"Landlock ABI {report.get('abi', 0)}"
+    if report.get("netns"):
+        how += ", no network (own network namespace)"
+    if status == "enforced":
+        return status, f"enforced ({how})"
+    if status == "partial":
+        return status, f"partly enforced ({how}); the running kernel cannot enforce: {missing}"
+    return status, f"unavailable: {missing}"
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _check_inside(declared: str, resolved: str, cwd: str, where: str | None) -> None:
+    """A project-relative permission must stay in the project, symlinks resolved: the
+    listing shows `data`, so `data` must not be a link to the home directory."""
+    if _inside(resolved, os.path.normpath(cwd)) and (
+        not os.path.exists(resolved) or _inside(os.path.realpath(resolved), os.path.realpath(cwd))
+    ):
+        return
+    raise PermissionsError(
+        f"{where or 'PERMISSIONS'}: the project path {declared!r} leads outside the project"
+        f" (to {os.path.realpath(resolved)}); declare an absolute or `~/` path instead, so"
+        " the user sees where it points"
+    )
+
+
+class SandboxedSource(IsolatedSource):
+    """The supervised, confined worker of one candidate (see the module docstring).
+
+    Raises:
+        PermissionsError: a project-relative permission leads outside the project.
+    """
+
+    def __init__(
+        self,
+        candidate: Candidate,
+        *,
+        cwd: str,
+        load_timeout: float | None,
+        options: IsolationOptions,
+        permissions: Permissions | None,
+        declared_in: str | None,
+        home: str,
+        require: bool,
+        tools: frozenset[str] | None = None,
+    ) -> None:
+        super().__init__(candidate, cwd=cwd, load_timeout=load_timeout, options=options)
+        self.permissions = permissions or DEFAULT_PERMISSIONS
+        self.declared_in = declared_in
+        self.require = require
+        self.tools = tools  # the tools this worker serves (None: the module's own group)
+        self.report: dict[str, Any] | None = None
+        self.home = home
+        self.tmp = tempfile.mkdtemp(prefix="customtools-sandbox-")
+        base = os.environ if options.env is None else options.env
+        try:
+            self.policy = self._policy(cwd, home, base)
+        except BaseException:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise
+
+    def _policy(self, cwd: str, home: str, base: Mapping[str, str]) -> dict[str, Any]:
+        perms = self.permissions
+
+        def resolve(paths: tuple[str, ...]) -> list[str]:
+            out = []
+            for path in paths:
+                resolved = resolve_path(path, cwd=cwd, home=home, tmp=self.tmp)
+                if not path.startswith(("/", "~", "$TMP")):
+                    _check_inside(path, resolved, cwd, self.declared_in)
+                out.append(resolved)
+            return out
+
+        own = self.candidate.root or self.candidate.path
+        reads = resolve(perms.read)
+        if not self.candidate.path.startswith("<"):
+            reads.append(os.path.abspath(own))
+            reads.append(os.path.abspath(self.candidate.path))
+            reads.append(os.path.realpath(self.candidate.resolved_path))
+        policy: dict[str, Any] = {
+            "read": reads,
+            "write": [*resolve(perms.write), self.tmp],
+            "net": perms.net if isinstance(perms.net, str) else list(perms.net),
+            "run": perms.run,
+            "home": home,
+            "describe": perms.describe(),
+            "declaredIn": self.declared_in,
+        }
+        cap = abi_cap(base)
+        if cap is not None:
+            policy["maxAbi"] = cap
+        return policy
+
+    def _worker_env(self) -> dict[str, str]:
+        base = os.environ if self.options.env is None else self.options.env
+        names = set(_BASE_ENV) | set(self.permissions.env)
+        env = {k: v for k, v in base.items() if k in names or k.startswith("LC_")}
+        env["TMPDIR"] = self.tmp
+        env["HOME"] = self.home
+        return env
+
+    def _init_message(self) -> dict[str, Any]:
+        message = super()._init_message()
+        message["sandbox"] = self.policy
+        return message
+
+    def _refuse(self, ready: dict[str, Any]) -> str | None:
+        report = ready.get("sandbox")
+        self.report = report if isinstance(report, dict) else None
+        status, words = describe_report(self.report)
+        if self.require and status != "enforced":
+            return (
+                f"was stopped before importing the module: its sandbox is {words}, and the"
+                " host requires a fully enforced sandbox (require_sandbox)"
+            )
+        return None
+
+    def discard(self) -> None:
+        """Forget a source that never started: remove its temporary directory."""
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    async def aclose(self) -> None:
+        """Kill the worker, then remove its temporary directory."""
+        try:
+            await super().aclose()
+        finally:
+            with contextlib.suppress(OSError):
+                shutil.rmtree(self.tmp, ignore_errors=True)

@@ -1,0 +1,254 @@
+"""Tools that talk back in process: ctx.ask (forms), ctx.sample (the host's model), ctx.log."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+import pytest
+
+from customtools import CustomTool, CustomToolAdapter, ToolContext, Type, tool
+from customtools._abort import AbortController
+from customtools._errors import ToolAbortedError
+from customtools.talkback import (
+    InputAnswer,
+    InputRequest,
+    SampleRequest,
+    SampleResult,
+    TalkBackError,
+    check_form_schema,
+)
+
+pytestmark = pytest.mark.anyio
+
+FORM = Type.Object(
+    {
+        "name": Type.String(),
+        "age": Type.Optional(Type.Integer(minimum=0, default=30)),
+        "colour": Type.Union([Type.Literal("red"), Type.Literal("blue")]),
+    }
+)
+SIMPLE = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "age": {"type": "integer", "minimum": 0, "default": 30},
+        "plan": {"type": "string", "enum": ["free", "pro"]},
+    },
+    "required": ["name"],
+}
+
+
+def answering(action: str, values: Mapping[str, Any] | None = None) -> Any:
+    seen: list[InputRequest] = []
+
+    async def handler(request: InputRequest) -> InputAnswer:
+        seen.append(request)
+        return InputAnswer(action=action, values=values or {})  # type: ignore[arg-type]
+
+    handler.seen = seen  # type: ignore[attr-defined]
+    return handler
+
+
+async def never(_request: Any) -> Any:
+    await anyio.sleep_forever()
+
+
+async def test_an_accepted_form_returns_validated_values_with_defaults() -> None:
+    handler = answering("accept", {"name": "Ada", "plan": "pro"})
+    answer = await ToolContext(input_handler=handler).ask("Who are you?", SIMPLE)
+    assert answer.accepted
+    assert dict(answer.values) == {"name": "Ada", "plan": "pro", "age": 30}
+    assert handler.seen[0].message == "Who are you?"
+
+
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+async def test_declined_and_cancelled_forms_are_typed_outcomes(action: str) -> None:
+    answer = await ToolContext(input_handler=answering(action)).ask("Go on?", SIMPLE)
+    assert answer.action == action
+    assert not answer.accepted
+    assert dict(answer.values) == {}
+
+
+async def test_an_answer_that_breaks_the_form_is_an_invalid_answer() -> None:
+    ctx = ToolContext(input_handler=answering("accept", {"plan": "gold"}), tool_name="setup")
+    with pytest.raises(TalkBackError) as caught:
+        await ctx.ask("Plan?", SIMPLE)
+    assert caught.value.code == "invalid-answer"
+    assert "'setup'" in str(caught.value)
+
+
+async def test_asking_without_a_handler_says_who_cannot_answer() -> None:
+    with pytest.raises(TalkBackError) as caught:
+        await ToolContext(tool_name="wipe").ask("Delete?", SIMPLE)
+    assert caught.value.code == "no-input-handler"
+    assert "'wipe'" in str(caught.value)
+    assert "input handler" in str(caught.value)
+
+
+async def test_an_unanswered_form_times_out() -> None:
+    with anyio.fail_after(5):
+        with pytest.raises(TalkBackError) as caught:
+            await ToolContext(input_handler=never).ask("Hello?", SIMPLE, timeout=0.05)
+    assert caught.value.code == "input-timeout"
+
+
+async def test_aborting_the_signal_stops_a_pending_question() -> None:
+    controller = AbortController()
+    ctx = ToolContext(input_handler=never)
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(anyio.sleep, 0.02)
+            tg.start_soon(_abort_soon, controller)
+            with pytest.raises(ToolAbortedError):
+                await ctx.ask("Hello?", SIMPLE, signal=controller.signal)
+
+
+async def _abort_soon(controller: AbortController) -> None:
+    await anyio.sleep(0.02)
+    controller.abort("user pressed stop")
+
+
+@pytest.mark.parametrize(
+    ("schema", "fragment"),
+    [
+        ({"type": "string"}, "root must be an object"),
+        ({"type": "object", "properties": {}}, "at least one property"),
+        (
+            {"type": "object", "properties": {"a": {"type": "object", "properties": {}}}},
+            "property 'a' has type 'object'",
+        ),
+        (
+            {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "string"}}}},
+            "property 'a' is an array",
+        ),
+        (
+            {"type": "object", "properties": {"a": {"type": "string", "format": "password"}}},
+            "format 'password'",
+        ),
+    ],
+)
+def test_a_schema_that_is_not_a_form_is_refused_naming_the_property(
+    schema: Any, fragment: str
+) -> None:
+    with pytest.raises(ValueError, match=fragment):
+        check_form_schema(schema)
+
+
+def test_a_type_object_of_primitives_and_enums_is_a_form() -> None:
+    form = check_form_schema(FORM)
+    assert set(form["properties"]) == {"name", "age", "colour"}
+
+
+async def test_sampling_goes_to_the_hosts_sampler() -> None:
+    seen: list[SampleRequest] = []
+
+    async def sampler(request: SampleRequest) -> SampleResult:
+        seen.append(request)
+        return SampleResult(text="Paris", model="m", stop_reason="endTurn")
+
+    result = await ToolContext(sampler=sampler).sample("Capital of France?", max_tokens=20)
+    assert result.text == "Paris"
+    assert seen[0].messages == ({"role": "user", "content": "Capital of France?"},)
+    assert seen[0].max_tokens == 20
+
+
+async def test_sampling_without_a_sampler_is_a_typed_error() -> None:
+    with pytest.raises(TalkBackError) as caught:
+        await ToolContext().sample("hi", max_tokens=5)
+    assert caught.value.code == "no-sampler"
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, 2.5])
+async def test_sampling_needs_a_positive_token_limit(bad: Any) -> None:
+    with pytest.raises(ValueError, match="max_tokens"):
+        await ToolContext().sample("hi", max_tokens=bad)
+
+
+async def test_a_sampler_that_hangs_is_bounded() -> None:
+    with anyio.fail_after(5), pytest.raises(TalkBackError) as caught:
+        await ToolContext(sampler=never).sample("hi", max_tokens=5, timeout=0.05)
+    assert caught.value.code == "sampling-timeout"
+
+
+def test_log_reaches_the_sink_at_each_level() -> None:
+    got: list[tuple[str, str, dict[str, Any]]] = []
+    ctx = ToolContext(log_sink=lambda level, message, data: got.append((level, message, data)))
+    for level in ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"):
+        ctx.log(level, f"at {level}", n=1)  # type: ignore[arg-type]
+    assert [g[0] for g in got][:2] == ["debug", "info"]
+    assert len(got) == 8
+    assert got[0][2] == {"n": 1}
+
+
+def test_log_without_a_sink_goes_to_the_tools_logger(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="customtools.tools"):
+        ToolContext().log("warning", "disk almost full")
+    assert "disk almost full" in caplog.text
+
+
+def test_a_broken_sink_never_breaks_the_tool(caplog: pytest.LogCaptureFixture) -> None:
+    def sink(*_args: Any) -> None:
+        raise OSError("pipe closed")
+
+    ToolContext(log_sink=sink).log("info", "hello")
+    assert "log sink raised" in caplog.text
+
+
+def test_an_unknown_level_is_a_bug_in_the_tool() -> None:
+    with pytest.raises(ValueError, match="'loud'"):
+        ToolContext().log("loud", "x")  # type: ignore[arg-type]
+
+
+async def test_an_unhandled_question_is_an_error_result_the_model_reads() -> None:
+    async def execute(_id: str, _params: Any, _update: Any, ctx: Any, _signal: Any) -> str:
+        answer = await ctx.ask("Delete 40 files?", SIMPLE)
+        return answer.action  # type: ignore[no-any-return]
+
+    probe = CustomTool(
+        name="cleanup", description="d", parameters={"type": "object"}, execute=execute
+    )
+    result = await CustomToolAdapter(probe).execute("c1", {}, ctx=ToolContext(tool_name="cleanup"))
+    assert result.is_error
+    assert result.details["error"] == "TalkBackError"
+    assert "cannot ask" in result.text
+
+
+async def test_a_tool_function_gets_ctx_injected_and_asks() -> None:
+    @tool
+    async def rename(path: str, ctx: ToolContext) -> str:
+        """Rename a file after asking for the new name."""
+        answer = await ctx.ask(f"New name for {path}?", SIMPLE)
+        return answer.values["name"] if answer.accepted else answer.action
+
+    ctx = ToolContext(input_handler=answering("accept", {"name": "b.txt"}))
+    result = await CustomToolAdapter(rename).execute("c1", {"path": "a.txt"}, ctx=ctx)
+    assert result.text == "b.txt"
+
+
+async def test_a_sync_tool_asks_from_its_thread() -> None:
+    @tool
+    def confirm_sync(ctx: ToolContext) -> str:
+        """A sync tool."""
+        answer = ctx.ask_sync("Sure?", SIMPLE)
+        sample = ctx.sample_sync("why?", max_tokens=3)
+        return f"{answer.action}/{sample.text}"
+
+    async def sampler(_request: SampleRequest) -> SampleResult:
+        return SampleResult(text="because")
+
+    ctx = ToolContext(input_handler=answering("decline"), sampler=sampler)
+    with anyio.fail_after(10):
+        result = await CustomToolAdapter(confirm_sync).execute("c1", {}, ctx=ctx)
+    assert result.text == "decline/because"
+
+
+async def test_a_handler_returning_the_wrong_type_is_reported() -> None:
+    async def handler(_request: Any) -> Any:
+        return {"action": "accept"}
+
+    with pytest.raises(TalkBackError) as caught:
+        await ToolContext(input_handler=handler).ask("x", SIMPLE)
+    assert caught.value.code == "talkback-failed"

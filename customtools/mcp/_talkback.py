@@ -1,0 +1,582 @@
+"""Tools that talk back over ``customtools serve``: the talk-back API mapped to MCP per call.
+
+Each call gets a :class:`CallBridge` holding the call's session and what its client declared:
+
+* ``ctx.ask`` and ``ctx.ui.confirm/select/input`` become form-mode elicitation, but only for a
+  client that declared ``elicitation``; otherwise ``ctx.ask`` raises
+  :class:`~customtools.talkback.TalkBackError` (``no-input-handler``) saying so, and ``ctx.ui``
+  is the no-op UI with ``has_ui`` false;
+* ``ctx.sample`` becomes ``sampling/createMessage`` for a client that declared ``sampling``;
+* ``ctx.log`` and ``ctx.ui.notify`` become ``notifications/message``, at or above the level the
+  client set with ``logging/setLevel`` (handshake era) or asked for in the request's ``_meta``
+  (2026-07-28), sent in order by one pump task that starts on the first message;
+* approval (``requires_approval``, ``destructiveHint``) is one more form, asked of the client.
+
+In the 2026-07-28 era a server cannot send requests in the middle of a call. There a
+question is answered by **re-running** the call: the first unanswered question aborts the run
+and the call returns ``input_required`` with that question; the client retries with the answer,
+and the tool runs again from the top, getting the answers it already has, in order, until it
+asks a new one or finishes. The answers travel in ``requestState``, sealed with HMAC-SHA256
+under a key of this server process, bound to the tool, a digest of the arguments and an expiry
+(:data:`STATE_TTL`), and capped (:data:`MAX_ROUNDS` questions, :data:`MAX_STATE_BYTES`), so no
+server memory is held between rounds and a forged or replayed-elsewhere state is refused.
+A tool must therefore ask the same questions in the same order when re-run, and do nothing it
+cannot repeat before its last question (the house rule for ``execute`` anyway: effects after
+the answers).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import logging
+import time
+import warnings
+from collections import deque
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from customtools._approval import ApprovalRequest
+from customtools._talkback import (
+    LOG_LEVELS,
+    NO_OP_UI,
+    InputAnswer,
+    InputRequest,
+    LogLevel,
+    SampleRequest,
+    SampleResult,
+    TalkBackError,
+    check_form_schema,
+)
+
+__all__ = [
+    "MAX_ROUNDS",
+    "MAX_STATE_BYTES",
+    "STATE_TTL",
+    "CallBridge",
+    "LogLevels",
+    "StateSeal",
+    "arguments_digest",
+    "input_required",
+    "resume",
+]
+
+_log = logging.getLogger("customtools.mcp")
+
+MAX_ROUNDS = 16
+"""Questions one call may ask in the 2026-07-28 era (each is a round trip)."""
+
+MAX_STATE_BYTES = 256 * 1024
+"""The largest ``requestState`` the server issues or accepts."""
+
+STATE_TTL = 900.0
+"""Seconds a ``requestState`` stays valid."""
+
+_MAX_QUEUED_LOGS = 1000
+_CAPS_KEY = "io.modelcontextprotocol/clientCapabilities"
+_APPROVE = {
+    "type": "object",
+    "properties": {"approve": {"type": "boolean", "title": "Run it", "default": False}},
+    "required": ["approve"],
+}
+
+
+class LogLevels:
+    """The level each handshake-era connection asked for with ``logging/setLevel``."""
+
+    __slots__ = ("_levels",)
+
+    def __init__(self) -> None:
+        self._levels: dict[int, tuple[Any, LogLevel]] = {}
+
+    def set(self, session: Any, level: LogLevel) -> None:
+        """Remember ``level`` for ``session``'s connection."""
+        conn = _connection(session)
+        self._levels[id(conn)] = (conn, level)
+        if len(self._levels) > 10_000:  # the SDK's session cap: the oldest go first
+            del self._levels[next(iter(self._levels))]
+
+    def get(self, session: Any) -> LogLevel | None:
+        """The level ``session``'s connection set, if any."""
+        entry = self._levels.get(id(_connection(session)))
+        return entry[1] if entry is not None and entry[0] is _connection(session) else None
+
+
+def _connection(session: Any) -> Any:
+    # The SDK builds one ServerSession per request around the connection's object.
+    return getattr(session, "_connection", session)
+
+
+class StateSeal:
+    """Seals and opens the ``requestState`` of re-run calls (HMAC-SHA256, one key per server)."""
+
+    __slots__ = ("_key",)
+
+    def __init__(self, key: bytes) -> None:
+        self._key = key
+
+    def seal(self, payload: Mapping[str, Any]) -> str:
+        """``payload`` as a tamper-evident string."""
+        body = base64.urlsafe_b64encode(json.dumps(payload, separators=(",", ":")).encode())
+        mac = hmac.new(self._key, body, hashlib.sha256).digest()
+        return f"{body.decode()}.{base64.urlsafe_b64encode(mac).decode()}"
+
+    def open(self, state: str, *, tool: str, digest: str) -> dict[str, Any]:
+        """The payload sealed in ``state`` (its answers under ``"a"``).
+
+        Raises:
+            MCPError: ``-32602`` when the state is forged, expired, too large or for another
+                call (the client must start the call again without it).
+        """
+
+        def refuse(why: str) -> MCPError:
+            return MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"requestState for tool {tool!r} refused: {why}; call the tool again"
+                " without requestState",
+            )
+
+        if len(state) > MAX_STATE_BYTES * 2:
+            raise refuse("it is too large")
+        body, _, mac = state.partition(".")
+        try:
+            expected = hmac.new(self._key, body.encode(), hashlib.sha256).digest()
+            if not hmac.compare_digest(expected, base64.urlsafe_b64decode(mac.encode())):
+                raise refuse("its integrity check failed")
+            payload = json.loads(base64.urlsafe_b64decode(body.encode()))
+        except MCPError:
+            raise
+        except Exception:
+            raise refuse("it is not a state this server issued") from None
+        if not isinstance(payload, dict):
+            raise refuse("it is not a state this server issued")
+        if payload.get("t") != tool or payload.get("d") != digest:
+            raise refuse("it was issued for another tool or other arguments")
+        if not isinstance(payload.get("e"), (int, float)) or payload["e"] < time.time():
+            raise refuse("it expired")
+        if not isinstance(payload.get("a"), list):
+            raise refuse("it holds no answers")
+        return dict(payload)
+
+
+def arguments_digest(arguments: Any) -> str:
+    """A digest of a call's arguments (canonical JSON), binding a state to them."""
+    text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _question_digest(kind: str, body: Any) -> str:
+    text = json.dumps([kind, body], sort_keys=True, separators=(",", ":"), default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+class _NeedInput:
+    """What a re-run call still needs: the question to send in ``input_required``."""
+
+    __slots__ = ("digest", "request")
+
+    def __init__(self, digest: str, request: Any) -> None:
+        self.digest = digest
+        self.request = request
+
+
+class _LogPump:
+    """Sends a call's log messages in order on its response stream, from one lazy task."""
+
+    __slots__ = ("_done", "_dropped", "_logger", "_queue", "_related", "_session", "_tg", "_wake")
+
+    def __init__(self, session: Any, related: Any, tg: Any, logger: str) -> None:
+        self._session = session
+        self._related = related
+        self._tg = tg
+        self._logger = logger
+        self._queue: deque[tuple[LogLevel, Any]] = deque()
+        self._wake: anyio.Event | None = None
+        self._done: anyio.Event | None = None
+        self._dropped = 0
+
+    def put(self, level: LogLevel, data: Any) -> None:
+        if len(self._queue) >= _MAX_QUEUED_LOGS:
+            self._dropped += 1
+            return
+        self._queue.append((level, data))
+        if self._done is None:
+            self._done = anyio.Event()
+            self._wake = anyio.Event()
+            self._tg.start_soon(self._pump)
+        elif self._wake is not None:
+            self._wake.set()
+
+    async def _pump(self) -> None:
+        assert self._done is not None
+        try:
+            while True:
+                while self._queue:
+                    level, data = self._queue.popleft()
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", MCPDeprecationWarning)
+                        await self._session.send_log_message(
+                            level, data, logger=self._logger, related_request_id=self._related
+                        )
+                if self._wake is None:
+                    return
+                self._wake = anyio.Event()
+                await self._wake.wait()
+        except Exception:
+            _log.debug("a log message could not be sent (the client went away)", exc_info=True)
+        finally:
+            self._done.set()
+
+    async def aclose(self, grace: float) -> None:
+        if self._done is None:
+            return
+        wake, self._wake = self._wake, None
+        if wake is not None:
+            wake.set()
+        with anyio.move_on_after(grace):
+            await self._done.wait()
+        if self._dropped:
+            _log.warning("%d log messages of tool %r were dropped", self._dropped, self._logger)
+
+
+class _McpUI:
+    """``ctx.ui`` over MCP: questions are forms (elicitation), notices are log messages."""
+
+    __slots__ = ("_bridge",)
+
+    def __init__(self, bridge: CallBridge) -> None:
+        self._bridge = bridge
+
+    def __repr__(self) -> str:
+        return "<MCP UI>"
+
+    def notify(self, message: str, level: str = "info") -> None:
+        self._bridge.log_sink(level if level in LOG_LEVELS else "info", message, {})
+
+    async def confirm(self, title: str, message: str = "") -> bool:
+        text = f"{title}\n\n{message}" if message else title
+        answer = await self._bridge.ask_checked(text, _APPROVE)
+        return answer.accepted and answer.values.get("approve") is True
+
+    async def select(self, title: str, options: Sequence[str]) -> str | None:
+        schema = {
+            "type": "object",
+            "properties": {"choice": {"type": "string", "enum": [str(o) for o in options]}},
+            "required": ["choice"],
+        }
+        answer = await self._bridge.ask_checked(title, schema)
+        return str(answer.values["choice"]) if answer.accepted else None
+
+    async def input(self, title: str, placeholder: str | None = None) -> str | None:
+        field: dict[str, Any] = {"type": "string"}
+        if placeholder:
+            field["description"] = placeholder
+        schema = {"type": "object", "properties": {"value": field}, "required": ["value"]}
+        answer = await self._bridge.ask_checked(title, schema)
+        return str(answer.values["value"]) if answer.accepted else None
+
+    def set_status(self, key: str, text: str | None) -> None:
+        if text:
+            self.notify(f"{key}: {text}", "info")
+
+
+class CallBridge:
+    """One ``tools/call``'s talk-back channel to its MCP client.
+
+    Args:
+        ctx: the SDK's request context.
+        tool: the tool's name.
+        tg: the call's task group (for the log pump).
+        levels: the per-connection log levels.
+        answers: in the 2026-07-28 era, the answers recorded so far (re-run mode).
+        signal: the call's signal (waits stop when it aborts).
+        abort: aborts the call (re-run mode stops at the first unanswered question).
+    """
+
+    def __init__(
+        self,
+        ctx: Any,
+        *,
+        tool: str,
+        tg: Any,
+        levels: LogLevels,
+        answers: list[Any] | None,
+        signal: Any,
+        abort: Any,
+    ) -> None:
+        self._ctx = ctx
+        self._session = ctx.session
+        self.tool = tool
+        self._tool = tool
+        self._signal = signal
+        self._abort = abort
+        self.modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        self.answers = answers if answers is not None else []
+        self._asked = 0
+        self.pending: _NeedInput | None = None
+        caps = self._capabilities()
+        self.can_elicit = "elicitation" in caps
+        self.can_sample = "sampling" in caps
+        threshold: LogLevel | None = None
+        if self.modern:
+            threshold = "debug"  # the SDK drops what the request did not opt into
+        else:
+            threshold = levels.get(self._session)
+        self._threshold = LOG_LEVELS.index(threshold) if threshold is not None else None
+        self._pump = _LogPump(self._session, ctx.request_id, tg, tool)
+
+    def _capabilities(self) -> Mapping[str, Any]:
+        if self.modern:
+            params = self._ctx.params
+            meta = params.get("_meta") if isinstance(params, Mapping) else None
+            caps = meta.get(_CAPS_KEY) if isinstance(meta, Mapping) else None
+            if isinstance(caps, Mapping):
+                return caps
+        declared = getattr(self._session, "client_capabilities", None)
+        if declared is None:
+            return {}
+        dumped: dict[str, Any] = declared.model_dump(exclude_none=True)
+        return dumped
+
+    # -- what the tool context gets ---------------------------------------------------------
+
+    @property
+    def ui(self) -> Any:
+        """``ctx.ui``: the MCP UI for a client that can answer forms, else the no-op UI."""
+        return _McpUI(self) if self.can_elicit else NO_OP_UI
+
+    async def input_handler(self, request: InputRequest) -> InputAnswer:
+        """Ask the client to fill in ``request``'s form."""
+        if not self.can_elicit:
+            raise TalkBackError(
+                f"tool {self._tool!r} asked the user ({request.message!r}) but the MCP client"
+                " did not declare the elicitation capability, so it cannot be asked; use a"
+                " client that supports elicitation, or handle TalkBackError in the tool",
+                code="no-input-handler",
+            )
+        if self.modern:
+            raw = self._replay("elicit", {"message": request.message, "schema": request.schema})
+            if raw is None:
+                self._need(
+                    "elicit",
+                    types.ElicitRequest(
+                        params=types.ElicitRequestFormParams(
+                            message=request.message, requested_schema=dict(request.schema)
+                        )
+                    ),
+                )
+            return InputAnswer(action=raw["action"], values=raw.get("content") or {})
+        try:
+            result = await self._session.elicit_form(
+                request.message, dict(request.schema), related_request_id=self._ctx.request_id
+            )
+        except MCPError as exc:
+            raise TalkBackError(
+                f"the MCP client refused the form of tool {self._tool!r}: {exc}",
+                code="talkback-failed",
+            ) from None
+        return InputAnswer(action=result.action, values=result.content or {})
+
+    async def ask_checked(self, message: str, schema: Mapping[str, Any]) -> InputAnswer:
+        """:meth:`input_handler` for a form built here, through the context's validation."""
+        from customtools._talkback import answer_from, bounded
+
+        form = check_form_schema(schema)
+        raw = await bounded(
+            self.input_handler,
+            InputRequest(message=message, schema=form),
+            timeout=300.0,
+            signal=self._signal,
+            what="the form",
+            code="input-timeout",
+        )
+        return answer_from(raw.action, raw.values, form, tool=self._tool)
+
+    async def sampler(self, request: SampleRequest) -> SampleResult:
+        """Ask the client's model."""
+        if not self.can_sample:
+            raise TalkBackError(
+                f"tool {self._tool!r} asked the host's model but the MCP client did not declare"
+                " the sampling capability; use a client that supports sampling, or call a"
+                " model provider from the tool",
+                code="no-sampler",
+            )
+        messages = [
+            types.SamplingMessage(
+                role=m["role"], content=types.TextContent(type="text", text=str(m["content"]))
+            )
+            for m in request.messages
+        ]
+        if self.modern:
+            body = {"messages": [dict(m) for m in request.messages], "max": request.max_tokens}
+            raw = self._replay("sample", body)
+            if raw is None:
+                self._need(
+                    "sample",
+                    types.CreateMessageRequest(
+                        params=types.CreateMessageRequestParams(
+                            messages=messages,
+                            max_tokens=request.max_tokens,
+                            system_prompt=request.system_prompt,
+                            temperature=request.temperature,
+                            stop_sequences=list(request.stop_sequences) or None,
+                        )
+                    ),
+                )
+            return _sample_result(raw)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                result = await self._session.create_message(
+                    messages,
+                    max_tokens=request.max_tokens,
+                    system_prompt=request.system_prompt,
+                    temperature=request.temperature,
+                    stop_sequences=list(request.stop_sequences) or None,
+                    related_request_id=self._ctx.request_id,
+                )
+        except MCPError as exc:
+            raise TalkBackError(
+                f"the MCP client refused the sampling request of tool {self._tool!r}: {exc}",
+                code="talkback-failed",
+            ) from None
+        return _sample_result(result.model_dump(by_alias=True, mode="json", exclude_none=True))
+
+    def log_sink(self, level: LogLevel, message: str, data: Mapping[str, Any]) -> None:
+        """Queue a ``notifications/message`` if the client wants this level."""
+        if self._threshold is None or LOG_LEVELS.index(level) < self._threshold:
+            return
+        payload: Any = {"message": message, **data} if data else message
+        self._pump.put(level, payload)
+
+    async def approver(self, request: ApprovalRequest) -> bool:
+        """Approval as a form: run the tool only on an explicit yes."""
+        if not self.can_elicit:
+            raise TalkBackError(
+                "the MCP client did not declare the elicitation capability, so nobody can be"
+                " asked; connect with a client that supports elicitation, or serve with an"
+                " approver (ToolServer(approver=...))",
+                code="no-input-handler",
+            )
+        shown = json.dumps(dict(request.arguments), default=repr)[:2000]
+        answer = await self.input_handler(
+            InputRequest(
+                message=f"Allow tool {self._tool!r} to run with these arguments?\n{shown}",
+                schema=_APPROVE,
+            )
+        )
+        return answer.action == "accept" and answer.values.get("approve") is True
+
+    async def aclose(self, grace: float) -> None:
+        """Send the queued log messages (bounded by ``grace``) before the result."""
+        await self._pump.aclose(grace)
+
+    # -- re-run mode (2026-07-28) -----------------------------------------------------------
+
+    def _replay(self, kind: str, body: Any) -> Any:
+        index = self._asked
+        self._asked += 1
+        digest = _question_digest(kind, body)
+        if index < len(self.answers):
+            entry = self.answers[index]
+            if not isinstance(entry, Mapping) or entry.get("q") != digest:
+                raise TalkBackError(
+                    f"tool {self._tool!r} asked a different question when re-run (question"
+                    f" {index + 1}); a tool must ask the same questions in the same order",
+                    code="talkback-failed",
+                )
+            return entry.get("r")
+        return None
+
+    def _need(self, kind: str, request: Any) -> None:
+        if self._asked > MAX_ROUNDS:
+            raise TalkBackError(
+                f"tool {self._tool!r} asked more than {MAX_ROUNDS} questions in one call",
+                code="talkback-failed",
+            )
+        body = _body_of(kind, request)
+        self.pending = _NeedInput(_question_digest(kind, body), request)
+        self._abort("waiting for the client's answer (input_required)")
+        raise TalkBackError(
+            "the answer comes with the client's retry (input_required)", code="input-required"
+        )
+
+
+def resume(seal: StateSeal, params: Any, *, tool: str, digest: str) -> list[Any]:
+    """The answers a retried call already has: those sealed in its ``requestState`` plus the
+    one its ``inputResponses`` brings for the pending question (unknown keys are ignored).
+
+    Raises:
+        MCPError: the state is refused (see :meth:`StateSeal.open`).
+    """
+    state = params.request_state
+    if state is None:
+        return []
+    payload = seal.open(state, tool=tool, digest=digest)
+    answers = list(payload["a"])
+    pending = payload.get("p")
+    responses = params.input_responses or {}
+    response = responses.get(f"q{len(answers)}")
+    if isinstance(pending, str) and response is not None:
+        dumped = (
+            response.model_dump(by_alias=True, mode="json", exclude_none=True)
+            if hasattr(response, "model_dump")
+            else dict(response)
+        )
+        answers.append({"q": pending, "r": dumped})
+    return answers
+
+
+def input_required(seal: StateSeal, bridge: CallBridge, *, digest: str) -> Any:
+    """The ``input_required`` result asking ``bridge``'s pending question, or ``None`` when the
+    state would be too large (the caller answers with an error result)."""
+    pending = bridge.pending
+    assert pending is not None
+    state = seal.seal(
+        {
+            "t": bridge.tool,
+            "d": digest,
+            "e": time.time() + STATE_TTL,
+            "a": bridge.answers,
+            "p": pending.digest,
+        }
+    )
+    if len(state) > MAX_STATE_BYTES:
+        return None
+    return types.InputRequiredResult(
+        input_requests={f"q{len(bridge.answers)}": pending.request}, request_state=state
+    )
+
+
+def _body_of(kind: str, request: Any) -> Any:
+    params = request.params
+    if kind == "elicit":
+        return {"message": params.message, "schema": params.requested_schema}
+    return {
+        "messages": [
+            {"role": m.role, "content": m.content.text if hasattr(m.content, "text") else ""}
+            for m in params.messages
+        ],
+        "max": params.max_tokens,
+    }
+
+
+def _sample_result(raw: Mapping[str, Any]) -> SampleResult:
+    content = raw.get("content")
+    blocks = content if isinstance(content, list) else [content] if content else []
+    text = "".join(
+        str(b.get("text", "")) for b in blocks if isinstance(b, Mapping) and b.get("type") == "text"
+    )
+    return SampleResult(
+        text=text,
+        content=tuple(dict(b) for b in blocks if isinstance(b, Mapping)),
+        model=raw.get("model"),
+        stop_reason=raw.get("stopReason"),
+    )

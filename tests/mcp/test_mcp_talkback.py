@@ -1,0 +1,314 @@
+"""Tools that talk back over ``customtools serve``, with the official client, in both eras.
+
+``mode="legacy"`` is the handshake era (live elicitation/sampling requests mid-call);
+``"auto"`` is 2026-07-28, where a question becomes ``input_required`` and the call is re-run
+with the answers (the SDK client drives that loop).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from customtools import CustomTool, ToolContext, Type, tool
+from customtools.mcp import ToolServer
+from customtools.talkback import TalkBackError
+
+pytestmark = pytest.mark.anyio
+
+FORM = Type.Object({"username": Type.String(), "email": Type.String(format="email")})
+RUNS: list[str] = []
+
+
+@pytest.fixture(params=["auto", "legacy"])
+def mode(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@tool
+async def sign_up(ctx: ToolContext) -> str:
+    """Ask for a user name and an e-mail address."""
+    RUNS.append("sign_up")
+    answer = await ctx.ask("Who are you?", FORM)
+    if not answer.accepted:
+        return f"no: {answer.action}"
+    return f"hello {answer.values['username']} <{answer.values['email']}>"
+
+
+@tool
+async def confirm_delete(ctx: ToolContext) -> str:
+    """Confirm through ctx.ui."""
+    ok = await ctx.ui.confirm("Delete 40 files?", "They go to the bin.")
+    return "deleted" if ok else "kept"
+
+
+@tool
+async def two_questions(ctx: ToolContext) -> str:
+    """Ask twice: a pick, then a line of text."""
+    colour = await ctx.ui.select("Colour?", ["red", "blue"])
+    name = await ctx.ui.input("Name?", "your name")
+    return f"{colour}/{name}"
+
+
+@tool
+async def capital(ctx: ToolContext) -> str:
+    """Ask the client's model."""
+    try:
+        result = await ctx.sample("What is the capital of France?", max_tokens=100)
+    except TalkBackError as exc:
+        return f"cannot sample: {exc.code}"
+    return f"LLM response: {result.text}"
+
+
+@tool
+async def chatty(ctx: ToolContext) -> str:
+    """Log at each level."""
+    for level in ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"):
+        ctx.log(level, f"at {level}", step=level)  # type: ignore[arg-type]
+    return "logged"
+
+
+@tool
+async def waits(ctx: ToolContext) -> str:
+    """Ask with a short timeout."""
+    answer = await ctx.ask("Anyone?", FORM, timeout=0.2)
+    return answer.action
+
+
+@tool
+async def unhandled(ctx: ToolContext) -> str:
+    """Ask without handling the typed error."""
+    answer = await ctx.ask("Who are you?", FORM)
+    return answer.action
+
+
+async def _wipe(_id: str, _params: Any, _update: Any, _ctx: Any, _signal: Any) -> str:
+    RUNS.append("wipe")
+    return "wiped"
+
+
+WIPE = CustomTool(
+    name="wipe",
+    description="Delete everything.",
+    parameters={"type": "object", "properties": {"path": {"type": "string"}}},
+    annotations={"destructiveHint": True},
+    execute=_wipe,
+)
+
+
+def server(**options: Any) -> ToolServer:
+    tools = [sign_up, confirm_delete, two_questions, capital, chatty, waits, unhandled, WIPE]
+    return ToolServer(tools, **options)
+
+
+def elicit_with(*answers: types.ElicitResult) -> Any:
+    pending = list(answers)
+    seen: list[types.ElicitRequestParams] = []
+
+    async def callback(_ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        seen.append(params)
+        return pending.pop(0)
+
+    callback.seen = seen  # type: ignore[attr-defined]
+    return callback
+
+
+def text(result: Any) -> str:
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+async def test_a_tool_fills_a_form(mode: str) -> None:
+    RUNS.clear()
+    callback = elicit_with(
+        types.ElicitResult(action="accept", content={"username": "ada", "email": "a@b.org"})
+    )
+    async with Client(server().server, mode=mode, elicitation_callback=callback) as client:
+        with anyio.fail_after(10):
+            result = await client.call_tool("sign_up", {})
+    assert text(result) == "hello ada <a@b.org>"
+    asked = callback.seen[0]
+    assert asked.message == "Who are you?"
+    assert set(asked.requested_schema["properties"]) == {"username", "email"}
+    # the modern era re-runs the call once with the answer; the handshake era runs it once
+    assert (["sign_up", "sign_up"] if mode == "auto" else ["sign_up"]) == RUNS
+
+
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+async def test_declining_or_cancelling_is_a_typed_outcome(mode: str, action: str) -> None:
+    callback = elicit_with(types.ElicitResult(action=action))
+    async with Client(server().server, mode=mode, elicitation_callback=callback) as client:
+        with anyio.fail_after(10):
+            result = await client.call_tool("sign_up", {})
+    assert text(result) == f"no: {action}"
+
+
+async def test_ui_confirm_select_and_input_are_forms(mode: str) -> None:
+    callback = elicit_with(
+        types.ElicitResult(action="accept", content={"approve": True}),
+        types.ElicitResult(action="accept", content={"choice": "blue"}),
+        types.ElicitResult(action="accept", content={"value": "Ada"}),
+    )
+    async with Client(server().server, mode=mode, elicitation_callback=callback) as client:
+        with anyio.fail_after(10):
+            deleted = await client.call_tool("confirm_delete", {})
+            picked = await client.call_tool("two_questions", {})
+    assert text(deleted) == "deleted"
+    assert text(picked) == "blue/Ada"
+    assert callback.seen[1].requested_schema["properties"]["choice"]["enum"] == ["red", "blue"]
+
+
+async def test_a_client_without_elicitation_gets_an_error_the_model_reads(mode: str) -> None:
+    async with Client(server().server, mode=mode) as client:
+        with anyio.fail_after(10):
+            result = await client.call_tool("unhandled", {})
+            confirm = await client.call_tool("confirm_delete", {})
+    assert result.is_error is True
+    assert "did not declare the elicitation capability" in text(result)
+    assert text(confirm) == "kept"  # ctx.ui is the no-op UI there (has_ui is false)
+
+
+async def test_an_answer_that_breaks_the_form_is_an_error_result(mode: str) -> None:
+    callback = elicit_with(types.ElicitResult(action="accept", content={"username": "ada"}))
+    async with Client(server().server, mode=mode, elicitation_callback=callback) as client:
+        with anyio.fail_after(10):
+            result = await client.call_tool("sign_up", {})
+    assert result.is_error is True
+    assert "does not match the form" in text(result)
+
+
+async def test_sampling_reaches_the_clients_model(mode: str) -> None:
+    seen: list[types.CreateMessageRequestParams] = []
+
+    async def sampling(_ctx: Any, params: types.CreateMessageRequestParams) -> Any:
+        seen.append(params)
+        return types.CreateMessageResult(
+            role="assistant",
+            content=types.TextContent(type="text", text="Paris"),
+            model="test-model",
+            stop_reason="endTurn",
+        )
+
+    async with Client(server().server, mode=mode, sampling_callback=sampling) as client:
+        with anyio.fail_after(10):
+            result = await client.call_tool("capital", {})
+    assert text(result) == "LLM response: Paris"
+    assert seen[0].max_tokens == 100
+
+
+async def test_a_client_without_sampling_gets_a_typed_outcome(mode: str) -> None:
+    async with Client(server().server, mode=mode) as client:
+        with anyio.fail_after(10):
+            result = await client.call_tool("capital", {})
+    assert text(result) == "cannot sample: no-sampler"
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_logging_honours_the_level_the_client_set() -> None:
+    got: list[types.LoggingMessageNotificationParams] = []
+
+    async def logging_callback(params: types.LoggingMessageNotificationParams) -> None:
+        got.append(params)
+
+    async with Client(server().server, mode="legacy", logging_callback=logging_callback) as client:
+        with anyio.fail_after(10):
+            await client.call_tool("chatty", {})
+            assert got == []  # no level set: nothing is sent
+            await client.set_logging_level("warning")
+            await client.call_tool("chatty", {})
+    assert [g.level for g in got] == ["warning", "error", "critical", "alert", "emergency"]
+    assert got[0].data == {"message": "at warning", "step": "warning"}
+    assert got[0].logger == "chatty"
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_logging_in_the_modern_era_follows_the_requested_level() -> None:
+    got: list[types.LoggingMessageNotificationParams] = []
+
+    async def logging_callback(params: types.LoggingMessageNotificationParams) -> None:
+        got.append(params)
+
+    async with Client(
+        server().server, mode="auto", logging_callback=logging_callback, log_level="error"
+    ) as client:
+        with anyio.fail_after(10):
+            await client.call_tool("chatty", {})
+    assert [g.level for g in got] == ["error", "critical", "alert", "emergency"]
+
+
+async def test_an_approval_gated_tool_runs_when_the_client_says_yes(mode: str) -> None:
+    RUNS.clear()
+    callback = elicit_with(types.ElicitResult(action="accept", content={"approve": True}))
+    async with Client(server().server, mode=mode, elicitation_callback=callback) as client:
+        with anyio.fail_after(10):
+            result = await client.call_tool("wipe", {"path": "/tmp/x"})
+    assert text(result) == "wiped"
+    assert RUNS == ["wipe"]
+    assert "'wipe'" in callback.seen[0].message
+    assert "/tmp/x" in callback.seen[0].message
+
+
+async def test_an_approval_gated_tool_is_refused_when_the_client_says_no(mode: str) -> None:
+    RUNS.clear()
+    callback = elicit_with(types.ElicitResult(action="decline"))
+    async with Client(server().server, mode=mode, elicitation_callback=callback) as client:
+        with anyio.fail_after(10):
+            result = await client.call_tool("wipe", {"path": "/tmp/x"})
+    assert result.is_error is True
+    assert "denied" in text(result)
+    assert RUNS == []
+
+
+async def test_without_elicitation_the_refusal_says_what_the_host_must_provide(mode: str) -> None:
+    async with Client(server().server, mode=mode) as client:
+        with anyio.fail_after(10):
+            listed = {t.name: t for t in (await client.list_tools()).tools}
+            result = await client.call_tool("wipe", {"path": "/tmp/x"})
+    assert listed["wipe"].meta is not None
+    assert listed["wipe"].meta["customtools/approval"] == "always"
+    assert result.is_error is True
+    assert result.meta is not None
+    assert "elicitation" in text(result)
+    assert "approver" in text(result)
+
+
+async def test_a_client_that_never_answers_is_bounded() -> None:
+    async def never(_ctx: Any, _params: Any) -> Any:
+        await anyio.sleep_forever()
+
+    async with Client(server().server, mode="legacy", elicitation_callback=never) as client:
+        with anyio.fail_after(10):
+            result = await client.call_tool("waits", {})
+    assert result.is_error is True
+    assert "no answer to the form within 0.2 s" in text(result)
+
+
+async def test_cancelling_the_call_while_a_question_is_pending() -> None:
+    asked = anyio.Event()
+
+    async def never(_ctx: Any, _params: Any) -> Any:
+        asked.set()
+        await anyio.sleep_forever()
+
+    async with Client(server().server, mode="legacy", elicitation_callback=never) as client:
+        with anyio.fail_after(10):
+            with anyio.CancelScope() as scope:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(client.call_tool, "sign_up", {})
+                    await asked.wait()
+                    scope.cancel()
+            # the server is still serving after the cancelled call
+            result = await client.call_tool("capital", {})
+    assert text(result) == "cannot sample: no-sampler"
+
+
+async def test_a_tampered_request_state_is_refused() -> None:
+    async with Client(server().server, mode="auto") as client:
+        with anyio.fail_after(10), pytest.raises(MCPError, match="requestState"):
+            await client.session.call_tool(
+                "sign_up", {}, request_state="eyJ0IjoieCJ9.AAAA", input_responses={}
+            )

@@ -322,8 +322,11 @@ class CallBridge:
         self._asked = 0
         self.pending: _NeedInput | None = None
         caps = self._capabilities()
-        self.can_elicit = "elicitation" in caps
-        self.can_sample = "sampling" in caps
+        # Stateless HTTP in the handshake era: no initialize on this connection, no channel
+        # for requests to the client.
+        self.cut_off = not self.modern and not getattr(self._session, "can_send_request", True)
+        self.can_elicit = "elicitation" in caps and not self.cut_off
+        self.can_sample = "sampling" in caps and not self.cut_off
         threshold: LogLevel | None = None
         if self.modern:
             threshold = "debug"  # the SDK drops what the request did not opt into
@@ -352,8 +355,18 @@ class CallBridge:
         """``ctx.ui``: the MCP UI for a client that can answer forms, else the no-op UI."""
         return _McpUI(self) if self.can_elicit else NO_OP_UI
 
+    def _cut_off(self, what: str) -> TalkBackError:
+        return TalkBackError(
+            f"tool {self._tool!r} {what} but this connection cannot carry requests to the client"
+            " (stateless HTTP in the handshake era); serve over stateful HTTP or stdio, or use"
+            " a 2026-07-28 client",
+            code="no-input-handler" if what.startswith("asked the user") else "no-sampler",
+        )
+
     async def input_handler(self, request: InputRequest) -> InputAnswer:
         """Ask the client to fill in ``request``'s form."""
+        if self.cut_off:
+            raise self._cut_off(f"asked the user ({request.message!r})")
         if not self.can_elicit:
             raise TalkBackError(
                 f"tool {self._tool!r} asked the user ({request.message!r}) but the MCP client"
@@ -401,6 +414,8 @@ class CallBridge:
 
     async def sampler(self, request: SampleRequest) -> SampleResult:
         """Ask the client's model."""
+        if self.cut_off:
+            raise self._cut_off("asked the host's model")
         if not self.can_sample:
             raise TalkBackError(
                 f"tool {self._tool!r} asked the host's model but the MCP client did not declare"
@@ -458,6 +473,8 @@ class CallBridge:
 
     async def approver(self, request: ApprovalRequest) -> bool:
         """Approval as a form: run the tool only on an explicit yes."""
+        if self.cut_off:
+            raise self._cut_off("asked the user for approval")
         if not self.can_elicit:
             raise TalkBackError(
                 "the MCP client did not declare the elicitation capability, so nobody can be"

@@ -120,16 +120,20 @@ async def test_stdio_client_without_capabilities_gets_typed_outcomes(
 async def test_http_asks_samples_and_logs(anyio_backend: str) -> None:
     mode = era(anyio_backend)
     recorder = Recorder()
-    async with http_server(str(TALKPACK)) as url:
-        async with Client(url, **recorder.options(mode)) as client:
-            await exercise(client, recorder, mode)
+    async with (
+        http_server(str(TALKPACK)) as url,
+        Client(url, **recorder.options(mode)) as client,
+    ):
+        await exercise(client, recorder, mode)
 
 
 async def test_stateless_http_handshake_era_says_why_it_cannot_ask() -> None:
     recorder = Recorder()
-    async with http_server(str(TALKPACK), "--stateless") as url:
-        async with Client(url, mode="legacy", elicitation_callback=recorder.elicit) as client:
-            with anyio.fail_after(20):
-                result = await client.call_tool("test_elicitation", {"message": "Who?"})
+    async with (
+        http_server(str(TALKPACK), "--stateless") as url,
+        Client(url, mode="legacy", elicitation_callback=recorder.elicit) as client,
+    ):
+        with anyio.fail_after(20):
+            result = await client.call_tool("test_elicitation", {"message": "Who?"})
     assert result.is_error is True
     assert "stateless HTTP in the handshake era" in result.content[0].text  # type: ignore[union-attr]

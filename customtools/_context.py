@@ -40,6 +40,7 @@ from customtools._talkback import (
     check_form_schema,
     default_log,
     sample_messages,
+    ui_input_handler,
 )
 
 if TYPE_CHECKING:
@@ -117,8 +118,8 @@ class ToolContext:
 
     @property
     def can_ask(self) -> bool:
-        """Whether :meth:`ask` has someone to ask (an input handler is attached)."""
-        return self.input_handler is not None
+        """Whether :meth:`ask` has someone to ask (an input handler, or a real UI)."""
+        return self.input_handler is not None or (self.has_ui and self.ui is not NO_OP_UI)
 
     @property
     def can_sample(self) -> bool:
@@ -154,6 +155,8 @@ class ToolContext:
         """
         form = check_form_schema(schema)
         handler = self.input_handler
+        if handler is None and self.has_ui and self.ui is not NO_OP_UI:
+            handler = ui_input_handler(self.ui)  # an in-process host's UI asks field by field
         if handler is None:
             raise TalkBackError(
                 f"tool {self.tool_name or '?'!r} asked the user ({message!r}) but the host"

@@ -346,6 +346,60 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _options(prop: Mapping[str, Any]) -> list[str] | None:
+    if isinstance(prop.get("enum"), list):
+        return [str(v) for v in prop["enum"]]
+    for key in ("oneOf", "anyOf"):
+        consts = prop.get(key)
+        if isinstance(consts, list) and consts:
+            return [str(c.get("const")) for c in consts if isinstance(c, Mapping)]
+    return None
+
+
+def ui_input_handler(ui: Any) -> InputHandler:
+    """An :class:`InputHandler` built on a host's :class:`UIContext`: each field of the form
+    becomes one question (an enum is ``select``, a boolean ``confirm``, anything else
+    ``input``, checked and converted by the form's schema afterwards). Dismissing a
+    question cancels the form; answering "no" to a form of one boolean declines it."""
+
+    async def handler(request: InputRequest) -> InputAnswer:
+        properties: Mapping[str, Any] = request.schema.get("properties") or {}
+        required = set(request.schema.get("required") or ())
+        values: dict[str, Any] = {}
+        for name, prop in properties.items():
+            title = prop.get("title") or prop.get("description") or name
+            label = request.message if len(properties) == 1 else f"{request.message}\n{title}"
+            options = _options(prop)
+            if prop.get("type") == "array":
+                items = prop.get("items") or {}
+                hint = ", ".join(_options(items) or ())
+                text = await ui.input(label, f"comma-separated: {hint}" if hint else None)
+                if text is None:
+                    return InputAnswer(action="cancel")
+                values[name] = [part.strip() for part in text.split(",") if part.strip()]
+            elif options is not None:
+                picked = await ui.select(label, options)
+                if picked is None:
+                    return InputAnswer(action="cancel")
+                values[name] = picked
+            elif prop.get("type") == "boolean":
+                yes = await ui.confirm(label)
+                if len(properties) == 1 and yes is not True:
+                    return InputAnswer(action="decline")
+                values[name] = yes is True
+            else:
+                default = prop.get("default")
+                text = await ui.input(label, None if default is None else str(default))
+                if text is None:
+                    return InputAnswer(action="cancel")
+                if text == "" and name not in required:
+                    continue
+                values[name] = text
+        return InputAnswer(action="accept", values=values)
+
+    return handler
+
+
 def answer_from(
     action: Any, values: Any, schema: Mapping[str, Any], *, tool: str | None
 ) -> InputAnswer:
@@ -396,6 +450,11 @@ def sample_messages(messages: Any) -> tuple[Mapping[str, Any], ...]:
     if not out:
         raise ValueError("sample: give at least one message")
     return tuple(out)
+
+
+def py_level(level: str) -> int:
+    """The Python logging level of an RFC 5424 ``level`` (INFO when unknown)."""
+    return _PY_LEVELS.get(level, logging.INFO)
 
 
 def default_log(level: LogLevel, message: str, data: Mapping[str, Any]) -> None:

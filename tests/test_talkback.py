@@ -252,3 +252,81 @@ async def test_a_handler_returning_the_wrong_type_is_reported() -> None:
     with pytest.raises(TalkBackError) as caught:
         await ToolContext(input_handler=handler).ask("x", SIMPLE)
     assert caught.value.code == "talkback-failed"
+
+
+def test_the_wire_form_round_trips_every_data_field_and_meta() -> None:
+    import json
+
+    def rule(_args: Any) -> bool:
+        return True
+
+    async def execute(*_args: Any) -> str:
+        return "ok"
+
+    original = CustomTool(
+        name="full",
+        label="Full",
+        description="d",
+        parameters={"type": "object", "properties": {"a": {"type": "string"}}},
+        output_schema={"type": "object"},
+        execute=execute,
+        timeout=3.5,
+        coerce_args=False,
+        apply_defaults=True,
+        lenient_args=True,
+        hidden=True,
+        deferrable=True,
+        strict=True,
+        concurrency="exclusive",
+        annotations={"destructiveHint": True},
+        meta={"x/y": [1, 2]},
+        requires_approval=rule,
+    )
+    wire = original.to_dict()
+    assert json.loads(json.dumps(wire)) == wire  # JSON-safe
+    assert wire["_meta"] == {"x/y": [1, 2]}
+    assert wire["requiresApproval"] is True  # a rule cannot travel: ask every time
+    back = CustomTool.from_dict({**wire, "futureField": 1}, execute=execute)
+    for name in (
+        "name", "label", "description", "parameters", "output_schema", "timeout",
+        "coerce_args", "apply_defaults", "lenient_args", "hidden", "deferrable", "strict",
+        "concurrency", "annotations", "meta",
+    ):  # fmt: skip
+        assert getattr(back, name) == getattr(original, name), name
+    assert back.to_dict() == wire
+
+
+def test_a_minimal_tool_has_a_minimal_wire_form() -> None:
+    async def execute(*_args: Any) -> str:
+        return "ok"
+
+    wire = CustomTool(name="tiny", execute=execute).to_dict()
+    assert set(wire) == {"name", "label", "description", "parameters"}
+
+
+def test_a_wire_form_without_a_name_is_refused() -> None:
+    from customtools import ToolDefinitionError
+
+    with pytest.raises(ToolDefinitionError, match="'name'"):
+        CustomTool.from_dict({"label": "x"}, execute=lambda *a: None)
+
+
+async def test_an_in_process_ui_answers_ask_field_by_field() -> None:
+    class UI:
+        def notify(self, message: str, level: str = "info") -> None: ...
+
+        async def confirm(self, title: str, message: str = "") -> bool:
+            return True
+
+        async def select(self, title: str, options: Any) -> str | None:
+            return list(options)[-1]
+
+        async def input(self, title: str, placeholder: str | None = None) -> str | None:
+            return "41" if "age" in title else "Ada"
+
+        def set_status(self, key: str, text: str | None) -> None: ...
+
+    ctx = ToolContext(ui=UI(), has_ui=True)
+    assert ctx.can_ask
+    answer = await ctx.ask("About you", SIMPLE)
+    assert dict(answer.values) == {"name": "Ada", "age": 41, "plan": "pro"}

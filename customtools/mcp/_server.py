@@ -127,11 +127,12 @@ def _approval_meta(tool: CustomTool) -> str | None:
 
 
 def _listing(tool: CustomTool) -> types.Tool:
+    wire = tool.to_dict()
     annotations = None
-    if tool.annotations:
-        annotations = types.ToolAnnotations.model_validate(dict(tool.annotations))
+    if wire.get("annotations"):
+        annotations = types.ToolAnnotations.model_validate(wire["annotations"])
     schema = output_schema(tool)
-    meta = dict(tool.meta) if tool.meta else {}
+    meta = dict(wire.get("_meta") or {})
     approval = _approval_meta(tool)
     if approval is not None:
         meta[APPROVAL_META_KEY] = approval

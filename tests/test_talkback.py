@@ -330,3 +330,33 @@ async def test_an_in_process_ui_answers_ask_field_by_field() -> None:
     assert ctx.can_ask
     answer = await ctx.ask("About you", SIMPLE)
     assert dict(answer.values) == {"name": "Ada", "age": 41, "plan": "pro"}
+
+
+async def test_the_guides_example_asks_samples_and_logs() -> None:
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "docs" / "examples" / "talkback_tool.py"
+    spec = importlib.util.spec_from_file_location("talkback_example", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    logged: list[str] = []
+
+    async def sampler(_request: SampleRequest) -> SampleResult:
+        return SampleResult(text="old files go away")
+
+    ctx = ToolContext(
+        input_handler=answering("accept", {"mode": "trash"}),
+        sampler=sampler,
+        log_sink=lambda level, message, data: logged.append(f"{level}:{message}"),
+    )
+    adapter = CustomToolAdapter(module.cleanup)
+    done = await adapter.execute("c1", {"folder": "/tmp/x"}, ctx=ctx)
+    assert done.text == "trash after 30 days: old files go away"
+    assert logged == ["info:cleanup asked"]
+    headless = await adapter.execute("c2", {"folder": "/tmp/x"})
+    assert headless.text == "not cleaned: no-input-handler"
+    guide = (path.parents[1] / "authoring.md").read_text(encoding="utf-8")
+    assert "examples/talkback_tool.py" in guide

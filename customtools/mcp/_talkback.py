@@ -322,12 +322,12 @@ class CallBridge:
         self.answers = answers if answers is not None else []
         self._asked = 0
         self.pending: _NeedInput | None = None
-        caps = self._capabilities()
+        elicit, sample = self._capabilities()
         # Stateless HTTP in the handshake era: no initialize on this connection, no channel
         # for requests to the client.
         self.cut_off = not self.modern and not getattr(self._session, "can_send_request", True)
-        self.can_elicit = "elicitation" in caps and not self.cut_off
-        self.can_sample = "sampling" in caps and not self.cut_off
+        self.can_elicit = elicit and not self.cut_off
+        self.can_sample = sample and not self.cut_off
         threshold: LogLevel | None = None
         if self.modern:
             threshold = "debug"  # the SDK drops what the request did not opt into
@@ -336,18 +336,18 @@ class CallBridge:
         self._threshold = LOG_LEVELS.index(threshold) if threshold is not None else None
         self._pump = _LogPump(self._session, ctx.request_id, tg, tool)
 
-    def _capabilities(self) -> Mapping[str, Any]:
+    def _capabilities(self) -> tuple[bool, bool]:
+        """Whether the client declared elicitation and sampling (cheap: every call asks)."""
         if self.modern:
             params = self._ctx.params
             meta = params.get("_meta") if isinstance(params, Mapping) else None
             caps = meta.get(_CAPS_KEY) if isinstance(meta, Mapping) else None
             if isinstance(caps, Mapping):
-                return caps
+                return "elicitation" in caps, "sampling" in caps
         declared = getattr(self._session, "client_capabilities", None)
         if declared is None:
-            return {}
-        dumped: dict[str, Any] = declared.model_dump(exclude_none=True)
-        return dumped
+            return False, False
+        return declared.elicitation is not None, declared.sampling is not None
 
     # -- what the tool context gets ---------------------------------------------------------
 

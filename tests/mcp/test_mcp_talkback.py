@@ -312,3 +312,62 @@ async def test_a_tampered_request_state_is_refused() -> None:
             await client.session.call_tool(
                 "sign_up", {}, request_state="eyJ0IjoieCJ9.AAAA", input_responses={}
             )
+
+
+async def test_the_conformance_pack_serves_defaults_and_every_enum_form(mode: str) -> None:
+    from pathlib import Path
+
+    from customtools import load_custom_tools
+
+    pack = Path(__file__).resolve().parent / "talkpack"
+    loaded = await load_custom_tools([str(pack)], str(pack))
+    tools = ToolServer([item.tool for item in loaded.tools])
+    callback = elicit_with(
+        types.ElicitResult(action="accept", content={"name": "Jane", "age": 31}),
+        types.ElicitResult(
+            action="accept",
+            content={
+                "untitledSingle": "option2",
+                "titledSingle": "value3",
+                "legacyEnum": "opt1",
+                "untitledMulti": ["option1", "option3"],
+                "titledMulti": ["value2"],
+            },
+        ),
+    )
+    async with Client(tools.server, mode=mode, elicitation_callback=callback) as client:
+        with anyio.fail_after(10):
+            defaults = await client.call_tool("test_elicitation_sep1034_defaults", {})
+            enums = await client.call_tool("test_elicitation_sep1330_enums", {})
+    sent = callback.seen[0].requested_schema["properties"]
+    assert sent["name"]["default"] == "John Doe"
+    assert sent["status"]["default"] == "active"
+    assert sent["verified"]["default"] is True
+    assert "'score': 95.5" in text(defaults)  # the defaults fill what was not answered
+    assert "'name': 'Jane'" in text(defaults)
+    enum_schema = callback.seen[1].requested_schema["properties"]
+    assert enum_schema["legacyEnum"]["enumNames"] == ["Option One", "Option Two", "Option Three"]
+    assert enum_schema["titledSingle"]["oneOf"][0] == {"const": "value1", "title": "First Option"}
+    assert enum_schema["titledMulti"]["items"]["anyOf"][1]["title"] == "Second Choice"
+    assert "'untitledMulti': ['option1', 'option3']" in text(enums)
+
+
+def test_the_conformance_script_refuses_an_old_node_clearly(tmp_path: Any) -> None:
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    fake = tmp_path / "node"
+    fake.write_text("#!/bin/sh\necho 20\n")
+    fake.chmod(0o755)
+    out = subprocess.run(
+        ["bash", str(root / "scripts" / "conformance_talkback.sh"), "1"],
+        cwd=root,
+        env={"PATH": f"{tmp_path}:/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert out.returncode == 2
+    assert "Node >= 22 is needed" in out.stderr

@@ -32,6 +32,7 @@ import hashlib
 import hmac
 import json
 import logging
+import secrets
 import time
 import warnings
 from collections import deque
@@ -60,6 +61,7 @@ from customtools._talkback import (
 __all__ = [
     "MAX_ROUNDS",
     "MAX_STATE_BYTES",
+    "MAX_USED_STATES",
     "STATE_TTL",
     "CallBridge",
     "LogLevels",
@@ -79,6 +81,9 @@ MAX_STATE_BYTES = 256 * 1024
 
 STATE_TTL = 900.0
 """Seconds a ``requestState`` stays valid."""
+
+MAX_USED_STATES = 100_000
+"""How many used ``requestState`` nonces a server remembers (to refuse replays)."""
 
 _MAX_QUEUED_LOGS = 1000
 _CAPS_KEY = "io.modelcontextprotocol/clientCapabilities"
@@ -116,15 +121,23 @@ def _connection(session: Any) -> Any:
 
 
 class StateSeal:
-    """Seals and opens the ``requestState`` of re-run calls (HMAC-SHA256, one key per server)."""
+    """Seals and opens the ``requestState`` of re-run calls (HMAC-SHA256, one key per server).
 
-    __slots__ = ("_key",)
+    Each state carries a random nonce and opens once: a replayed state (the same answers,
+    an approval among them, sent again) is refused. The nonces seen are kept until their
+    state expires, at most :data:`MAX_USED_STATES` (the oldest are forgotten first); they are
+    per process, so workers sharing a ``state_key`` do not see each other's.
+    """
+
+    __slots__ = ("_key", "_used")
 
     def __init__(self, key: bytes) -> None:
         self._key = key
+        self._used: dict[str, float] = {}
 
     def seal(self, payload: Mapping[str, Any]) -> str:
-        """``payload`` as a tamper-evident string."""
+        """``payload`` as a tamper-evident string, with a fresh nonce."""
+        payload = {**payload, "n": secrets.token_hex(12)}
         body = base64.urlsafe_b64encode(json.dumps(payload, separators=(",", ":")).encode())
         mac = hmac.new(self._key, body, hashlib.sha256).digest()
         return f"{body.decode()}.{base64.urlsafe_b64encode(mac).decode()}"
@@ -164,7 +177,21 @@ class StateSeal:
             raise refuse("it expired")
         if not isinstance(payload.get("a"), list):
             raise refuse("it holds no answers")
+        nonce = payload.get("n")
+        if not isinstance(nonce, str) or nonce in self._used:
+            raise refuse("it was already used (each requestState is good for one retry)")
+        self._remember(nonce, float(payload["e"]))
         return dict(payload)
+
+    def _remember(self, nonce: str, expiry: float) -> None:
+        now = time.time()
+        used = self._used
+        while used:  # insertion order is expiry order: the oldest go first
+            oldest = next(iter(used))
+            if used[oldest] >= now and len(used) < MAX_USED_STATES:
+                break
+            del used[oldest]
+        used[nonce] = expiry
 
 
 def arguments_digest(arguments: Any) -> str:

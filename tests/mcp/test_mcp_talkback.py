@@ -371,3 +371,125 @@ def test_the_conformance_script_refuses_an_old_node_clearly(tmp_path: Any) -> No
     )
     assert out.returncode == 2
     assert "Node >= 22 is needed" in out.stderr
+
+
+async def test_a_replayed_request_state_is_refused() -> None:
+    """An approval answered once cannot be replayed to run the tool again."""
+    RUNS.clear()
+    tools = server()
+    async with Client(tools.server, mode="auto", elicitation_callback=elicit_with()) as client:
+        with anyio.fail_after(10):
+            first = await client.session.call_tool(
+                "wipe", {"path": "/x"}, allow_input_required=True
+            )
+            assert isinstance(first, types.InputRequiredResult)
+            state = first.request_state
+            approve = types.ElicitResult(action="accept", content={"approve": True})
+            done = await client.session.call_tool(
+                "wipe",
+                {"path": "/x"},
+                request_state=state,
+                input_responses={"q0": approve},
+                allow_input_required=True,
+            )
+            assert isinstance(done, types.CallToolResult)
+            assert text(done) == "wiped"
+            with pytest.raises(MCPError, match="already used"):
+                await client.session.call_tool(
+                    "wipe",
+                    {"path": "/x"},
+                    request_state=state,
+                    input_responses={"q0": approve},
+                    allow_input_required=True,
+                )
+            with pytest.raises(MCPError, match="other arguments"):
+                again = await client.session.call_tool(
+                    "wipe", {"path": "/x"}, allow_input_required=True
+                )
+                assert isinstance(again, types.InputRequiredResult)
+                await client.session.call_tool(
+                    "wipe",
+                    {"path": "/elsewhere"},
+                    request_state=again.request_state,
+                    input_responses={"q0": approve},
+                    allow_input_required=True,
+                )
+    assert RUNS == ["wipe"]
+
+
+async def test_a_retry_without_the_answer_asks_again() -> None:
+    tools = server()
+    async with Client(tools.server, mode="auto", elicitation_callback=elicit_with()) as client:
+        with anyio.fail_after(10):
+            first = await client.session.call_tool("sign_up", {}, allow_input_required=True)
+            assert isinstance(first, types.InputRequiredResult)
+            again = await client.session.call_tool(
+                "sign_up",
+                {},
+                request_state=first.request_state,
+                input_responses={"zz": types.ElicitResult(action="cancel")},
+                allow_input_required=True,
+            )
+    assert isinstance(again, types.InputRequiredResult)
+    assert again.input_requests is not None
+    assert list(again.input_requests) == ["q0"]
+
+
+async def test_a_client_that_answers_with_an_error_gives_a_typed_outcome() -> None:
+    async def refuse(_ctx: Any, _params: Any) -> Any:
+        return types.ErrorData(code=-32600, message="user closed the dialog")
+
+    async with Client(server().server, mode="legacy", elicitation_callback=refuse) as client:
+        with anyio.fail_after(10):
+            result = await client.call_tool("unhandled", {})
+    assert result.is_error is True
+    assert "refused the form" in text(result)
+    assert "user closed the dialog" in text(result)
+
+
+async def test_a_tool_that_never_stops_asking_is_cut_off() -> None:
+    @tool
+    async def pester(ctx: ToolContext) -> str:
+        """Ask for ever."""
+        n = 0
+        while True:
+            await ctx.ask(f"Question {n}?", FORM)
+            n += 1
+
+    answer = types.ElicitResult(action="accept", content={"username": "a", "email": "a@b.c"})
+
+    async def always(_ctx: Any, _params: Any) -> Any:
+        return answer
+
+    async with Client(
+        ToolServer([pester]).server,
+        mode="auto",
+        elicitation_callback=always,
+        input_required_max_rounds=100,
+    ) as client:
+        with anyio.fail_after(30):
+            result = await client.call_tool("pester", {})
+    assert result.is_error is True
+    assert "more than 16 questions" in text(result)
+
+
+async def test_a_log_flood_is_bounded_and_the_call_still_answers() -> None:
+    @tool
+    async def flood(ctx: ToolContext) -> str:
+        """Log a lot."""
+        for i in range(5000):
+            ctx.log("info", f"line {i}")
+        return "flooded"
+
+    got: list[Any] = []
+
+    async def logging_callback(params: Any) -> None:
+        got.append(params)
+
+    async with Client(
+        ToolServer([flood]).server, mode="auto", logging_callback=logging_callback, log_level="info"
+    ) as client:
+        with anyio.fail_after(20):
+            result = await client.call_tool("flood", {})
+    assert text(result) == "flooded"
+    assert 0 < len(got) <= 1001

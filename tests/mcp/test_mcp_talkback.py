@@ -402,11 +402,11 @@ async def test_a_replayed_request_state_is_refused() -> None:
                     input_responses={"q0": approve},
                     allow_input_required=True,
                 )
+            again = await client.session.call_tool(
+                "wipe", {"path": "/x"}, allow_input_required=True
+            )
+            assert isinstance(again, types.InputRequiredResult)
             with pytest.raises(MCPError, match="other arguments"):
-                again = await client.session.call_tool(
-                    "wipe", {"path": "/x"}, allow_input_required=True
-                )
-                assert isinstance(again, types.InputRequiredResult)
                 await client.session.call_tool(
                     "wipe",
                     {"path": "/elsewhere"},

@@ -360,3 +360,48 @@ async def test_the_guides_example_asks_samples_and_logs() -> None:
     assert headless.text == "not cleaned: no-input-handler"
     guide = (path.parents[1] / "authoring.md").read_text(encoding="utf-8")
     assert "examples/talkback_tool.py" in guide
+
+
+async def test_a_load_result_carries_the_hosts_ui_and_handlers(tmp_path: Any) -> None:
+    from customtools import load_custom_tools
+
+    (tmp_path / "asker.py").write_text(
+        "from customtools import ToolContext, tool\n\n"
+        "@tool\n"
+        "async def asker(ctx: ToolContext) -> str:\n"
+        '    """Ask, then sample, then log."""\n'
+        '    ok = await ctx.ui.confirm("Go?")\n'
+        '    said = await ctx.sample("hi", max_tokens=5)\n'
+        '    ctx.log("notice", "done")\n'
+        '    return f"{ok}/{said.text}"\n'
+    )
+    result = await load_custom_tools([str(tmp_path)], str(tmp_path))
+    assert result.ok, result.errors
+
+    class UI:
+        def notify(self, message: str, level: str = "info") -> None: ...
+
+        async def confirm(self, title: str, message: str = "") -> bool:
+            return True
+
+        async def select(self, title: str, options: Any) -> str | None:
+            return None
+
+        async def input(self, title: str, placeholder: str | None = None) -> str | None:
+            return None
+
+        def set_status(self, key: str, text: str | None) -> None: ...
+
+    async def sampler(_request: SampleRequest) -> SampleResult:
+        return SampleResult(text="hello")
+
+    logged: list[str] = []
+    result.set_ui_context(UI())
+    result.set_talkback(sampler=sampler, log_sink=lambda level, msg, data: logged.append(level))
+    ctx = result.context(model="m")
+    assert ctx.has_ui
+    assert ctx.model == "m"
+    assert ctx.cwd == str(tmp_path)
+    done = await CustomToolAdapter(result.get("asker").tool, context=ctx).execute("c1", {})  # type: ignore[union-attr]
+    assert done.text == "True/hello"
+    assert logged == ["notice"]

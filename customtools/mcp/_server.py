@@ -337,6 +337,7 @@ class ToolServer:
         self._grace = cancel_grace
         self._context = context if context is not None else DEFAULT_CONTEXT
         self._approver = approver
+        self._context_fields: dict[str, Any] | None = None
         self._seal = StateSeal(state_key if state_key is not None else secrets.token_bytes(32))
         self._levels = LogLevels()
         self._registry = ToolRegistry()
@@ -470,15 +471,22 @@ class ToolServer:
     def _talk_context(self, meta: Any, bridge: CallBridge) -> ToolContext:
         """The call's context: the host's, with the client's talk-back where the host has none."""
         base = self._context
-        return dataclasses.replace(
-            base,
-            meta=meta if meta is not None else base.meta,
-            tool_name=bridge.tool,
-            ui=bridge.ui if base.ui is NO_OP_UI else base.ui,
-            has_ui=base.has_ui or bridge.can_elicit,
-            input_handler=base.input_handler or bridge.input_handler,
-            sampler=base.sampler or bridge.sampler,
-            log_sink=base.log_sink or bridge.log_sink,
+        fields = self._context_fields
+        if fields is None:  # the host context's fields, read once (replace() costs ~6 µs)
+            fields = self._context_fields = {
+                f.name: getattr(base, f.name) for f in dataclasses.fields(base) if f.init
+            }
+        return ToolContext(
+            **{
+                **fields,
+                "meta": meta if meta is not None else base.meta,
+                "tool_name": bridge.tool,
+                "ui": bridge.ui if base.ui is NO_OP_UI else base.ui,
+                "has_ui": base.has_ui or bridge.can_elicit,
+                "input_handler": base.input_handler or bridge.input_handler,
+                "sampler": base.sampler or bridge.sampler,
+                "log_sink": base.log_sink or bridge.log_sink,
+            }
         )
 
     async def _call(

@@ -355,13 +355,10 @@ class CallBridge:
         self.cut_off = not self.modern and not getattr(self._session, "can_send_request", True)
         self.can_elicit = elicit and not self.cut_off
         self.can_sample = sample and not self.cut_off
-        threshold: LogLevel | None = None
-        if self.modern:
-            threshold = "debug"  # the SDK drops what the request did not opt into
-        else:
-            threshold = levels.get(self._session)
-        self._threshold = LOG_LEVELS.index(threshold) if threshold is not None else None
-        self._pump = _LogPump(self._session, ctx.request_id, tg, tool)
+        self._levels = levels
+        self._tg = tg
+        self._pump: _LogPump | None = None  # made by the first log message
+        self._threshold: int | None = -1  # -1: not read yet; None: the client wants none
 
     def _capabilities(self) -> tuple[bool, bool]:
         """Whether the client declared elicitation and sampling (cheap: every call asks)."""
@@ -494,9 +491,16 @@ class CallBridge:
 
     def log_sink(self, level: LogLevel, message: str, data: Mapping[str, Any]) -> None:
         """Queue a ``notifications/message`` if the client wants this level."""
-        if self._threshold is None or LOG_LEVELS.index(level) < self._threshold:
+        threshold = self._threshold
+        if threshold == -1:
+            # 2026-07-28: the SDK drops what the request did not opt into.
+            wanted = "debug" if self.modern else self._levels.get(self._session)
+            threshold = self._threshold = LOG_LEVELS.index(wanted) if wanted else None
+        if threshold is None or LOG_LEVELS.index(level) < threshold:
             return
         payload: Any = {"message": message, **data} if data else message
+        if self._pump is None:
+            self._pump = _LogPump(self._session, self._ctx.request_id, self._tg, self._tool)
         self._pump.put(level, payload)
 
     async def approver(self, request: ApprovalRequest) -> bool:
@@ -521,7 +525,8 @@ class CallBridge:
 
     async def aclose(self, grace: float) -> None:
         """Send the queued log messages (bounded by ``grace``) before the result."""
-        await self._pump.aclose(grace)
+        if self._pump is not None:
+            await self._pump.aclose(grace)
 
     # -- re-run mode (2026-07-28) -----------------------------------------------------------
 

@@ -7,7 +7,7 @@ from customtools.talkback import TalkBackError
 
 CLEANUP = Type.Object(
     {
-        "keep_days": Type.Integer(minimum=0, default=30),
+        "keep_days": Type.Optional(Type.Integer(minimum=0, default=30)),
         "mode": Type.Union([Type.Literal("trash"), Type.Literal("delete")]),
     }
 )

@@ -248,11 +248,12 @@ class _LogPump:
             while True:
                 while self._queue:
                     level, data = self._queue.popleft()
-                    with warnings.catch_warnings():
+                    with warnings.catch_warnings():  # the call only: it warns, the await not
                         warnings.simplefilter("ignore", MCPDeprecationWarning)
-                        await self._session.send_log_message(
+                        sending = self._session.send_log_message(
                             level, data, logger=self._logger, related_request_id=self._related
                         )
+                    await sending
                 if self._wake is None:
                     return
                 self._wake = anyio.Event()
@@ -412,8 +413,10 @@ class CallBridge:
                 )
             return InputAnswer(action=raw["action"], values=raw.get("content") or {})
         try:
-            result = await self._session.elicit_form(
-                request.message, dict(request.schema), related_request_id=self._ctx.request_id
+            result = await self._follow(
+                self._session.elicit_form(
+                    request.message, dict(request.schema), related_request_id=self._ctx.request_id
+                )
             )
         except MCPError as exc:
             raise TalkBackError(
@@ -421,6 +424,21 @@ class CallBridge:
                 code="talkback-failed",
             ) from None
         return InputAnswer(action=result.action, values=result.content or {})
+
+    async def _follow(self, pending: Any) -> Any:
+        """Await a request to the client, stopped as soon as the call's signal aborts (a sync
+        tool's thread cannot be cancelled, but its question can)."""
+        from customtools._talkback import bounded
+
+        async def wait(_: Any) -> Any:
+            return await pending
+
+        try:
+            return await bounded(
+                wait, None, timeout=None, signal=self._signal, what="", code="talkback-failed"
+            )
+        finally:
+            pending.close()  # never awaited when the signal had already aborted
 
     async def ask_checked(self, message: str, schema: Mapping[str, Any]) -> InputAnswer:
         """:meth:`input_handler` for a form built here, through the context's validation."""
@@ -472,9 +490,9 @@ class CallBridge:
                 )
             return _sample_result(raw)
         try:
-            with warnings.catch_warnings():
+            with warnings.catch_warnings():  # the call only: it warns, the await does not
                 warnings.simplefilter("ignore", MCPDeprecationWarning)
-                result = await self._session.create_message(
+                asked = self._session.create_message(
                     messages,
                     max_tokens=request.max_tokens,
                     system_prompt=request.system_prompt,
@@ -482,6 +500,7 @@ class CallBridge:
                     stop_sequences=list(request.stop_sequences) or None,
                     related_request_id=self._ctx.request_id,
                 )
+            result = await self._follow(asked)
         except MCPError as exc:
             raise TalkBackError(
                 f"the MCP client refused the sampling request of tool {self._tool!r}: {exc}",

@@ -493,3 +493,44 @@ async def test_a_log_flood_is_bounded_and_the_call_still_answers() -> None:
             result = await client.call_tool("flood", {})
     assert text(result) == "flooded"
     assert 0 < len(got) <= 1001
+
+
+async def test_cancelling_a_sync_tools_pending_question_frees_its_thread() -> None:
+    import threading
+
+    ended = threading.Event()
+    outcome: list[str] = []
+
+    @tool
+    def ask_in_thread(ctx: ToolContext) -> str:
+        """A sync tool that asks without passing its signal."""
+        try:
+            ctx.ask_sync("Who?", FORM)
+        except BaseException as exc:
+            outcome.append(type(exc).__name__)
+            raise
+        finally:
+            ended.set()
+        return "answered"
+
+    asked = anyio.Event()
+
+    async def never(_ctx: Any, _params: Any) -> Any:
+        asked.set()
+        await anyio.sleep_forever()
+
+    tools = ToolServer([ask_in_thread, capital], cancel_grace=0.2)
+    async with Client(tools.server, mode="legacy", elicitation_callback=never) as client:
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(client.call_tool, "ask_in_thread", {})
+                await asked.wait()
+                tg.cancel_scope.cancel()
+            while not ended.is_set():
+                await anyio.sleep(0.01)
+            after = await client.call_tool("capital", {})
+    # the question ended with the call (the signal or the cancelled host task), not after
+    # the 300 s ask timeout: the thread is free again
+    assert len(outcome) == 1
+    assert outcome[0] in {"ToolAbortedError", "CancelledError", "Cancelled"}
+    assert text(after) == "cannot sample: no-sampler"

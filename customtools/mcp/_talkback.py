@@ -411,7 +411,15 @@ class CallBridge:
                         )
                     ),
                 )
-            return InputAnswer(action=raw["action"], values=raw.get("content") or {})
+            action = raw.get("action") if isinstance(raw, Mapping) else None
+            if action not in ("accept", "decline", "cancel"):
+                raise TalkBackError(
+                    f"the MCP client answered the form of tool {self._tool!r} with something"
+                    " that is not an elicitation result",
+                    code="invalid-answer",
+                )
+            content = raw.get("content")
+            return InputAnswer(action=action, values=content if isinstance(content, dict) else {})
         try:
             result = await self._follow(
                 self._session.elicit_form(
@@ -487,6 +495,12 @@ class CallBridge:
                             stop_sequences=list(request.stop_sequences) or None,
                         )
                     ),
+                )
+            if not isinstance(raw, Mapping) or "content" not in raw or "role" not in raw:
+                raise TalkBackError(
+                    f"the MCP client answered the sampling request of tool {self._tool!r} with"
+                    " something that is not a sampling result",
+                    code="invalid-answer",
                 )
             return _sample_result(raw)
         try:

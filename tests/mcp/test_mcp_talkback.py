@@ -534,3 +534,24 @@ async def test_cancelling_a_sync_tools_pending_question_frees_its_thread() -> No
     assert len(outcome) == 1
     assert outcome[0] in {"ToolAbortedError", "CancelledError", "Cancelled"}
     assert text(after) == "cannot sample: no-sampler"
+
+
+async def test_an_answer_of_the_wrong_kind_is_an_invalid_answer() -> None:
+    tools = server()
+    async with Client(tools.server, mode="auto", elicitation_callback=elicit_with()) as client:
+        with anyio.fail_after(10):
+            first = await client.session.call_tool("unhandled", {}, allow_input_required=True)
+            assert isinstance(first, types.InputRequiredResult)
+            wrong = types.CreateMessageResult(
+                role="assistant", content=types.TextContent(type="text", text="x"), model="m"
+            )
+            result = await client.session.call_tool(
+                "unhandled",
+                {},
+                request_state=first.request_state,
+                input_responses={"q0": wrong},
+                allow_input_required=True,
+            )
+    assert isinstance(result, types.CallToolResult)
+    assert result.is_error is True
+    assert "not an elicitation result" in text(result)

@@ -35,6 +35,7 @@ import logging
 import secrets
 import time
 import warnings
+import weakref
 from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -95,24 +96,23 @@ _APPROVE = {
 
 
 class LogLevels:
-    """The level each handshake-era connection asked for with ``logging/setLevel``."""
+    """The level each handshake-era connection asked for with ``logging/setLevel``.
+
+    Held weakly: a closed connection's entry goes with it.
+    """
 
     __slots__ = ("_levels",)
 
     def __init__(self) -> None:
-        self._levels: dict[int, tuple[Any, LogLevel]] = {}
+        self._levels: weakref.WeakKeyDictionary[Any, LogLevel] = weakref.WeakKeyDictionary()
 
     def set(self, session: Any, level: LogLevel) -> None:
         """Remember ``level`` for ``session``'s connection."""
-        conn = _connection(session)
-        self._levels[id(conn)] = (conn, level)
-        if len(self._levels) > 10_000:  # the SDK's session cap: the oldest go first
-            del self._levels[next(iter(self._levels))]
+        self._levels[_connection(session)] = level
 
     def get(self, session: Any) -> LogLevel | None:
         """The level ``session``'s connection set, if any."""
-        entry = self._levels.get(id(_connection(session)))
-        return entry[1] if entry is not None and entry[0] is _connection(session) else None
+        return self._levels.get(_connection(session))
 
 
 def _connection(session: Any) -> Any:

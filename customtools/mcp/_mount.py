@@ -42,9 +42,9 @@ from customtools._format import describe_exception
 from customtools._loading._mcpjson import McpServerConfig, mounted_tool_name
 from customtools._talkback import InputHandler, LogSink, Sampler, ui_input_handler
 from customtools._tool import CustomTool, check_tool_name
+from customtools.mcp._asks import client_callbacks
 from customtools.mcp._listing import MAX_PAGES, is_result_check, raw_tools_page, remote_problem
 from customtools.mcp._results import from_call_result
-from customtools.mcp._talkback import client_callbacks
 from customtools.mcp._transports import (
     DEFAULT_MAX_MESSAGE,
     StderrPump,

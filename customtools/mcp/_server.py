@@ -46,15 +46,9 @@ from customtools._session import SessionEvent, dispatch_session_event
 from customtools._talkback import NO_OP_UI
 from customtools._tool import CustomTool
 from customtools.mcp._http import BearerMiddleware, HttpSecurity
+from customtools.mcp._rerun import StateSeal, arguments_digest, input_required, resume
 from customtools.mcp._results import progress_message, to_call_result
-from customtools.mcp._talkback import (
-    CallBridge,
-    LogLevels,
-    StateSeal,
-    arguments_digest,
-    input_required,
-    resume,
-)
+from customtools.mcp._talkback import CallBridge, LogLevels
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette

@@ -12,28 +12,16 @@ Each call gets a :class:`CallBridge` holding the call's session and what its cli
   (2026-07-28), sent in order by one pump task that starts on the first message;
 * approval (``requires_approval``, ``destructiveHint``) is one more form, asked of the client.
 
-In the 2026-07-28 era a server cannot send requests in the middle of a call. There a
-question is answered by **re-running** the call: the first unanswered question aborts the run
-and the call returns ``input_required`` with that question; the client retries with the answer,
-and the tool runs again from the top, getting the answers it already has, in order, until it
-asks a new one or finishes. The answers travel in ``requestState``, sealed with HMAC-SHA256
-under a key of this server process, bound to the tool, a digest of the arguments and an expiry
-(:data:`STATE_TTL`), and capped (:data:`MAX_ROUNDS` questions, :data:`MAX_STATE_BYTES`), so no
-server memory is held between rounds and a forged or replayed-elsewhere state is refused.
-A tool must therefore ask the same questions in the same order when re-run, and do nothing it
-cannot repeat before its last question (the house rule for ``execute`` anyway: effects after
-the answers).
+In the 2026-07-28 era a server cannot send requests in the middle of a call: a question
+aborts the run, the call answers ``input_required``, and the retry re-runs the tool with the
+answers so far (:mod:`customtools.mcp._rerun`). A tool must therefore ask the same questions
+in the same order when re-run, and make its changes only after its last question.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
 import json
 import logging
-import secrets
-import time
 import warnings
 import weakref
 from collections import deque
@@ -56,35 +44,12 @@ from customtools._talkback import (
     SampleResult,
     TalkBackError,
     check_form_schema,
-    py_level,
 )
+from customtools.mcp._rerun import MAX_ROUNDS, question_digest
 
-__all__ = [
-    "MAX_ROUNDS",
-    "MAX_STATE_BYTES",
-    "MAX_USED_STATES",
-    "STATE_TTL",
-    "CallBridge",
-    "LogLevels",
-    "StateSeal",
-    "arguments_digest",
-    "input_required",
-    "resume",
-]
+__all__ = ["CallBridge", "LogLevels"]
 
 _log = logging.getLogger("customtools.mcp")
-
-MAX_ROUNDS = 16
-"""Questions one call may ask in the 2026-07-28 era (each is a round trip)."""
-
-MAX_STATE_BYTES = 256 * 1024
-"""The largest ``requestState`` the server issues or accepts."""
-
-STATE_TTL = 900.0
-"""Seconds a ``requestState`` stays valid."""
-
-MAX_USED_STATES = 100_000
-"""How many used ``requestState`` nonces a server remembers (to refuse replays)."""
 
 _MAX_QUEUED_LOGS = 1000
 _CAPS_KEY = "io.modelcontextprotocol/clientCapabilities"
@@ -118,91 +83,6 @@ class LogLevels:
 def _connection(session: Any) -> Any:
     # The SDK builds one ServerSession per request around the connection's object.
     return getattr(session, "_connection", session)
-
-
-class StateSeal:
-    """Seals and opens the ``requestState`` of re-run calls (HMAC-SHA256, one key per server).
-
-    Each state carries a random nonce and opens once: a replayed state (the same answers,
-    an approval among them, sent again) is refused. The nonces seen are kept until their
-    state expires, at most :data:`MAX_USED_STATES` (the oldest are forgotten first); they are
-    per process, so workers sharing a ``state_key`` do not see each other's.
-    """
-
-    __slots__ = ("_key", "_used")
-
-    def __init__(self, key: bytes) -> None:
-        self._key = key
-        self._used: dict[str, float] = {}
-
-    def seal(self, payload: Mapping[str, Any]) -> str:
-        """``payload`` as a tamper-evident string, with a fresh nonce."""
-        payload = {**payload, "n": secrets.token_hex(12)}
-        body = base64.urlsafe_b64encode(json.dumps(payload, separators=(",", ":")).encode())
-        mac = hmac.new(self._key, body, hashlib.sha256).digest()
-        return f"{body.decode()}.{base64.urlsafe_b64encode(mac).decode()}"
-
-    def open(self, state: str, *, tool: str, digest: str) -> dict[str, Any]:
-        """The payload sealed in ``state`` (its answers under ``"a"``).
-
-        Raises:
-            MCPError: ``-32602`` when the state is forged, expired, too large or for another
-                call (the client must start the call again without it).
-        """
-
-        def refuse(why: str) -> MCPError:
-            return MCPError(
-                code=types.INVALID_PARAMS,
-                message=f"requestState for tool {tool!r} refused: {why}; call the tool again"
-                " without requestState",
-            )
-
-        if len(state) > MAX_STATE_BYTES * 2:
-            raise refuse("it is too large")
-        body, _, mac = state.partition(".")
-        try:
-            expected = hmac.new(self._key, body.encode(), hashlib.sha256).digest()
-            if not hmac.compare_digest(expected, base64.urlsafe_b64decode(mac.encode())):
-                raise refuse("its integrity check failed")
-            payload = json.loads(base64.urlsafe_b64decode(body.encode()))
-        except MCPError:
-            raise
-        except Exception:
-            raise refuse("it is not a state this server issued") from None
-        if not isinstance(payload, dict):
-            raise refuse("it is not a state this server issued")
-        if payload.get("t") != tool or payload.get("d") != digest:
-            raise refuse("it was issued for another tool or other arguments")
-        if not isinstance(payload.get("e"), (int, float)) or payload["e"] < time.time():
-            raise refuse("it expired")
-        if not isinstance(payload.get("a"), list):
-            raise refuse("it holds no answers")
-        nonce = payload.get("n")
-        if not isinstance(nonce, str) or nonce in self._used:
-            raise refuse("it was already used (each requestState is good for one retry)")
-        self._remember(nonce, float(payload["e"]))
-        return dict(payload)
-
-    def _remember(self, nonce: str, expiry: float) -> None:
-        now = time.time()
-        used = self._used
-        while used:  # insertion order is expiry order: the oldest go first
-            oldest = next(iter(used))
-            if used[oldest] >= now and len(used) < MAX_USED_STATES:
-                break
-            del used[oldest]
-        used[nonce] = expiry
-
-
-def arguments_digest(arguments: Any) -> str:
-    """A digest of a call's arguments (canonical JSON), binding a state to them."""
-    text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=repr)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _question_digest(kind: str, body: Any) -> str:
-    text = json.dumps([kind, body], sort_keys=True, separators=(",", ":"), default=repr)
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 class _NeedInput:
@@ -566,7 +446,7 @@ class CallBridge:
     def _replay(self, kind: str, body: Any) -> Any:
         index = self._asked
         self._asked += 1
-        digest = _question_digest(kind, body)
+        digest = question_digest(kind, body)
         if index < len(self.answers):
             entry = self.answers[index]
             if not isinstance(entry, Mapping) or entry.get("q") != digest:
@@ -585,57 +465,11 @@ class CallBridge:
                 code="talkback-failed",
             )
         body = _body_of(kind, request)
-        self.pending = _NeedInput(_question_digest(kind, body), request)
+        self.pending = _NeedInput(question_digest(kind, body), request)
         self._abort("waiting for the client's answer (input_required)")
         raise TalkBackError(
             "the answer comes with the client's retry (input_required)", code="input-required"
         )
-
-
-def resume(seal: StateSeal, params: Any, *, tool: str, digest: str) -> list[Any]:
-    """The answers a retried call already has: those sealed in its ``requestState`` plus the
-    one its ``inputResponses`` brings for the pending question (unknown keys are ignored).
-
-    Raises:
-        MCPError: the state is refused (see :meth:`StateSeal.open`).
-    """
-    state = params.request_state
-    if state is None:
-        return []
-    payload = seal.open(state, tool=tool, digest=digest)
-    answers = list(payload["a"])
-    pending = payload.get("p")
-    responses = params.input_responses or {}
-    response = responses.get(f"q{len(answers)}")
-    if isinstance(pending, str) and response is not None:
-        dumped = (
-            response.model_dump(by_alias=True, mode="json", exclude_none=True)
-            if hasattr(response, "model_dump")
-            else dict(response)
-        )
-        answers.append({"q": pending, "r": dumped})
-    return answers
-
-
-def input_required(seal: StateSeal, bridge: CallBridge, *, digest: str) -> Any:
-    """The ``input_required`` result asking ``bridge``'s pending question, or ``None`` when the
-    state would be too large (the caller answers with an error result)."""
-    pending = bridge.pending
-    assert pending is not None
-    state = seal.seal(
-        {
-            "t": bridge.tool,
-            "d": digest,
-            "e": time.time() + STATE_TTL,
-            "a": bridge.answers,
-            "p": pending.digest,
-        }
-    )
-    if len(state) > MAX_STATE_BYTES:
-        return None
-    return types.InputRequiredResult(
-        input_requests={f"q{len(bridge.answers)}": pending.request}, request_state=state
-    )
 
 
 def _body_of(kind: str, request: Any) -> Any:
@@ -663,104 +497,3 @@ def _sample_result(raw: Mapping[str, Any]) -> SampleResult:
         model=raw.get("model"),
         stop_reason=raw.get("stopReason"),
     )
-
-
-# -- mount: a mounted server's requests, answered by the host ----------------------------------
-
-
-def _text_of(content: Any) -> str:
-    blocks = content if isinstance(content, list) else [content]
-    return "".join(str(getattr(block, "text", "")) for block in blocks)
-
-
-def client_callbacks(
-    server: str,
-    *,
-    input_handler: Any = None,
-    sampler: Any = None,
-    log_sink: Any = None,
-) -> dict[str, Any]:
-    """The SDK ``Client`` options that let a mounted server ``server`` ask the host.
-
-    Only what the host provides is declared: without an input handler the client does not
-    declare elicitation (a server that asks anyway gets the SDK's "not supported" error),
-    likewise sampling. Log messages go to ``log_sink``, else to the
-    ``customtools.mcp.server.<name>`` logger. Every answer is bounded in time.
-    """
-    from customtools._talkback import DEFAULT_ASK_TIMEOUT, DEFAULT_SAMPLE_TIMEOUT
-
-    logger = logging.getLogger(f"customtools.mcp.server.{server}")
-    options: dict[str, Any] = {}
-
-    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
-        data = params.data
-        if isinstance(data, Mapping):
-            message = str(data.get("message", ""))
-            extra = {str(k): v for k, v in data.items() if k != "message"}
-        else:
-            message, extra = (data if isinstance(data, str) else json.dumps(data)), {}
-        level = params.level if params.level in LOG_LEVELS else "info"
-        if log_sink is None:
-            logger.log(py_level(level), "%s %s", message, extra or "")
-            return
-        try:
-            log_sink(level, message, extra)
-        except Exception:
-            _log.exception("the host's log sink raised on a message of MCP server %r", server)
-
-    options["logging_callback"] = on_log
-    if log_sink is not None:
-        options["log_level"] = "debug"
-
-    if input_handler is not None:
-
-        async def elicit(_ctx: Any, params: Any) -> Any:
-            if getattr(params, "mode", "form") != "form":
-                return types.ElicitResult(action="decline")  # URL mode: not offered
-            request = InputRequest(message=params.message, schema=dict(params.requested_schema))
-            try:
-                with anyio.fail_after(DEFAULT_ASK_TIMEOUT):
-                    answer = await input_handler(request)
-            except TimeoutError:
-                return types.ElicitResult(action="cancel")
-            except Exception as exc:
-                _log.warning("the host's input handler failed for MCP server %r: %s", server, exc)
-                return types.ElicitResult(action="cancel")
-            if not isinstance(answer, InputAnswer):
-                return types.ElicitResult(action="cancel")
-            content = dict(answer.values) if answer.accepted else None
-            return types.ElicitResult(action=answer.action, content=content)
-
-        options["elicitation_callback"] = elicit
-
-    if sampler is not None:
-
-        async def sample(_ctx: Any, params: Any) -> Any:
-            request = SampleRequest(
-                messages=tuple(
-                    {"role": m.role, "content": _text_of(m.content)} for m in params.messages
-                ),
-                max_tokens=params.max_tokens,
-                system_prompt=params.system_prompt,
-                temperature=params.temperature,
-                stop_sequences=tuple(params.stop_sequences or ()),
-            )
-            try:
-                with anyio.fail_after(DEFAULT_SAMPLE_TIMEOUT):
-                    result = await sampler(request)
-                if not isinstance(result, SampleResult):
-                    raise TypeError(f"the sampler returned {type(result).__name__}")
-            except Exception as exc:
-                return types.ErrorData(
-                    code=types.INTERNAL_ERROR,
-                    message=f"the host could not sample for MCP server {server!r}: {exc}",
-                )
-            return types.CreateMessageResult(
-                role="assistant",
-                content=types.TextContent(type="text", text=result.text),
-                model=result.model or "unknown",
-                stop_reason=result.stop_reason or "endTurn",
-            )
-
-        options["sampling_callback"] = sample
-    return options

@@ -39,6 +39,8 @@ from customtools._talkback import (
     bounded,
     check_form_schema,
     default_log,
+    on_event_loop,
+    run_on_loop,
     sample_messages,
     ui_input_handler,
 )
@@ -238,14 +240,22 @@ class ToolContext:
     def log(self, level: LogLevel, message: str, **data: Any) -> None:
         """Send a log message to the host (its log sink, else the ``customtools.tools`` logger).
 
-        Never raises for the sink's faults (they are logged); an unknown level is a
+        Callable from async tools and from sync tools' worker threads: the sink is always
+        called on the event loop thread (from a thread that is not anyio's, it is called
+        there and then). Never raises for the sink's faults (they are logged); an unknown level is a
         ``ValueError``, as it is a bug in the tool.
         """
         if level not in LOG_LEVELS:
             raise ValueError(f"log: level {level!r} is not one of {', '.join(LOG_LEVELS)}")
-        sink = self.log_sink if self.log_sink is not None else default_log
+        sink = self.log_sink
+        if sink is None:
+            default_log(level, str(message), data)  # Python logging: any thread will do
+            return
         try:
-            sink(level, str(message), data)
+            if on_event_loop():
+                sink(level, str(message), data)
+            else:  # a sync tool's worker thread: the sink runs on the event loop thread
+                run_on_loop(sink, level, str(message), data)
         except Exception:
             _log.exception("the host's log sink raised")
 

@@ -457,6 +457,30 @@ def py_level(level: str) -> int:
     return _PY_LEVELS.get(level, logging.INFO)
 
 
+def on_event_loop() -> bool:
+    """Whether this thread runs an async event loop (else: a worker thread)."""
+    import anyio
+
+    try:
+        anyio.get_current_task()
+    except Exception:  # no async library in this thread (the error's class varies by version)
+        return False
+    return True
+
+
+def run_on_loop(fn: Any, *args: Any) -> None:
+    """Run ``fn(*args)`` on the event loop from an anyio worker thread; from another thread
+    (one anyio did not start), run it here."""
+    import anyio.from_thread
+
+    try:
+        anyio.from_thread.run_sync(fn, *args)
+    except RuntimeError as exc:
+        if "event loop" not in str(exc) and "worker thread" not in str(exc):
+            raise
+        fn(*args)
+
+
 def default_log(level: LogLevel, message: str, data: Mapping[str, Any]) -> None:
     """Where ``ctx.log`` goes without a host sink: the ``customtools.tools`` logger."""
     _tool_log.log(_PY_LEVELS[level], "%s %s", message, dict(data) if data else "")

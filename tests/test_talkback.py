@@ -405,3 +405,32 @@ async def test_a_load_result_carries_the_hosts_ui_and_handlers(tmp_path: Any) ->
     done = await CustomToolAdapter(result.get("asker").tool, context=ctx).execute("c1", {})  # type: ignore[union-attr]
     assert done.text == "True/hello"
     assert logged == ["notice"]
+
+
+async def test_a_sync_tools_log_reaches_the_sink_on_the_loop_thread() -> None:
+    import threading
+
+    loop_thread = threading.get_ident()
+    seen: list[int] = []
+
+    @tool
+    def logs(ctx: ToolContext) -> str:
+        """Log from a worker thread."""
+        ctx.log("info", "from a thread")
+        return "ok"
+
+    ctx = ToolContext(log_sink=lambda *_: seen.append(threading.get_ident()))
+    with anyio.fail_after(10):
+        await CustomToolAdapter(logs).execute("c1", {}, ctx=ctx)
+    assert seen == [loop_thread]
+
+
+def test_log_from_a_foreign_thread_calls_the_sink_there() -> None:
+    import threading
+
+    seen: list[str] = []
+    ctx = ToolContext(log_sink=lambda level, message, data: seen.append(message))
+    worker = threading.Thread(target=ctx.log, args=("info", "plain thread"))
+    worker.start()
+    worker.join(5)
+    assert seen == ["plain thread"]

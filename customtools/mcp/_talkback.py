@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import warnings
 import weakref
 from collections import deque
@@ -44,6 +45,7 @@ from customtools._talkback import (
     SampleResult,
     TalkBackError,
     check_form_schema,
+    run_on_loop,
 )
 from customtools.mcp._rerun import MAX_ROUNDS, question_digest
 
@@ -238,6 +240,7 @@ class CallBridge:
         self.can_sample = sample and not self.cut_off
         self._levels = levels
         self._tg = tg
+        self._loop_thread = threading.get_ident()
         self._pump: _LogPump | None = None  # made by the first log message
         self._threshold: int | None = -1  # -1: not read yet; None: the client wants none
 
@@ -404,6 +407,9 @@ class CallBridge:
 
     def log_sink(self, level: LogLevel, message: str, data: Mapping[str, Any]) -> None:
         """Queue a ``notifications/message`` if the client wants this level."""
+        if threading.get_ident() != self._loop_thread:  # ctx.ui.notify from a sync tool
+            run_on_loop(self.log_sink, level, message, data)
+            return
         threshold = self._threshold
         if threshold == -1:
             # 2026-07-28: the SDK drops what the request did not opt into.

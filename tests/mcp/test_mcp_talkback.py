@@ -555,3 +555,53 @@ async def test_an_answer_of_the_wrong_kind_is_an_invalid_answer() -> None:
     assert isinstance(result, types.CallToolResult)
     assert result.is_error is True
     assert "not an elicitation result" in text(result)
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_a_sync_tool_logs_from_its_thread() -> None:
+    @tool
+    def sync_chatty(ctx: ToolContext) -> str:
+        """Log from a worker thread."""
+        for i in range(3):
+            ctx.log("info", f"line {i}")
+        return "done"
+
+    got: list[Any] = []
+
+    async def logging_callback(params: Any) -> None:
+        got.append(params.data)
+
+    async with Client(
+        ToolServer([sync_chatty]).server, mode="legacy", logging_callback=logging_callback
+    ) as client:
+        with anyio.fail_after(10):
+            await client.set_logging_level("info")
+            result = await client.call_tool("sync_chatty", {})
+    assert text(result) == "done"
+    assert got == ["line 0", "line 1", "line 2"]
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_a_sync_tool_notifies_from_its_thread() -> None:
+    @tool
+    def sync_notify(ctx: ToolContext) -> str:
+        """Notify from a worker thread."""
+        ctx.ui.notify("half way", "warning")
+        return "done"
+
+    got: list[Any] = []
+
+    async def logging_callback(params: Any) -> None:
+        got.append((params.level, params.data))
+
+    async with Client(
+        ToolServer([sync_notify]).server,
+        mode="legacy",
+        logging_callback=logging_callback,
+        elicitation_callback=elicit_with(),
+    ) as client:
+        with anyio.fail_after(10):
+            await client.set_logging_level("debug")
+            result = await client.call_tool("sync_notify", {})
+    assert text(result) == "done"
+    assert got == [("warning", "half way")]

@@ -473,9 +473,10 @@ class CallBridge:
         body = _body_of(kind, request)
         self.pending = _NeedInput(question_digest(kind, body), request)
         self._abort("waiting for the client's answer (input_required)")
-        raise TalkBackError(
-            "the answer comes with the client's retry (input_required)", code="input-required"
-        )
+        # The run is over: ToolAbortedError, not TalkBackError, so that a tool handling
+        # "nobody can answer" does not take this for it and act on a fallback.
+        self._signal.raise_if_aborted()
+        raise AssertionError("unreachable: the signal was just aborted")  # pragma: no cover
 
 
 def _body_of(kind: str, request: Any) -> Any:

@@ -605,3 +605,28 @@ async def test_a_sync_tool_notifies_from_its_thread() -> None:
             result = await client.call_tool("sync_notify", {})
     assert text(result) == "done"
     assert got == [("warning", "half way")]
+
+
+async def test_a_pending_question_is_not_mistaken_for_nobody_to_ask() -> None:
+    """2026-07-28: the first run ends when the question is sent; a tool's fallback for
+    "nobody can answer" must not run then (it would act before the user answered)."""
+    fallbacks: list[str] = []
+
+    @tool
+    async def careful(ctx: ToolContext) -> str:
+        """Ask; fall back only when nobody can answer."""
+        try:
+            answer = await ctx.ask("Go?", FORM)
+        except TalkBackError:
+            fallbacks.append("fallback")
+            return "fallback"
+        return answer.action
+
+    callback = elicit_with(types.ElicitResult(action="decline"))
+    async with Client(
+        ToolServer([careful]).server, mode="auto", elicitation_callback=callback
+    ) as client:
+        with anyio.fail_after(10):
+            result = await client.call_tool("careful", {})
+    assert text(result) == "decline"
+    assert fallbacks == []

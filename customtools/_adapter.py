@@ -76,6 +76,7 @@ from customtools._runtime import (
     resume,
     run_in_thread,
 )
+from customtools._talkback import TalkBackError
 from customtools._tool import CustomTool
 
 if TYPE_CHECKING:
@@ -642,6 +643,8 @@ class CustomToolAdapter:
                 signal.add_listener(stop_waiting)
             try:
                 answer = await approver(request)
+            except TalkBackError as exc:  # talk-back: the approver's channel cannot ask
+                return self._refused("no-approver", f"it requires approval: {exc}")
             except Exception as exc:
                 return self._refused(
                     "approval-error", f"asking for approval failed: {describe_exception(exc)}"

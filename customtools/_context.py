@@ -4,17 +4,49 @@ A tool receives it as the fourth argument of ``execute(tool_call_id, params, on_
 signal)`` and as the second of ``on_session(event, ctx)``. It is a read-only view: tools read the
 session and model, and may *ask* the host to abort through :meth:`ToolContext.abort`.
 
-When a host passes no context, tools get :data:`DEFAULT_CONTEXT`: empty session, no model, no
-UI, and an ``abort()`` that only logs, because there is no host operation to stop.
+When a host passes no context, tools get :data:`DEFAULT_CONTEXT`: empty session, no model, the
+no-op UI, and an ``abort()`` that only logs, because there is no host operation to stop.
+
+Tools talk back through it (:mod:`customtools._talkback`): :meth:`ToolContext.ask` (a form),
+:meth:`ToolContext.sample` (the host's model), :meth:`ToolContext.log` (levelled messages) and
+``ctx.ui``. The host provides the answers with ``input_handler``, ``sampler`` and
+``log_sink``; without them a question raises a typed :class:`~customtools.talkback.TalkBackError`.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from customtools._talkback import (
+    DEFAULT_ASK_TIMEOUT,
+    DEFAULT_SAMPLE_TIMEOUT,
+    LOG_LEVELS,
+    NO_OP_UI,
+    InputAnswer,
+    InputHandler,
+    InputRequest,
+    LogLevel,
+    LogSink,
+    Sampler,
+    SampleRequest,
+    SampleResult,
+    TalkBackError,
+    answer_from,
+    bounded,
+    check_form_schema,
+    default_log,
+    on_event_loop,
+    run_on_loop,
+    sample_messages,
+    ui_input_handler,
+)
+
+if TYPE_CHECKING:
+    from customtools._abort import AbortSignal
 
 __all__ = ["DEFAULT_CONTEXT", "ToolContext"]
 
@@ -38,26 +70,36 @@ class ToolContext:
             (for example on ``branch``); ``None`` when the host has none.
         model: the model currently answering (a name or the host's model object).
         cwd: the host's working directory.
-        ui: the host's UI object (see ``LoadResult.set_ui_context``); ``None`` headless.
+        ui: the host's UI (a :class:`~customtools.loading.UIContext`); the no-op UI headless.
         has_ui: whether ``ui`` is a real interactive UI.
         is_idle: whether the host's agent is idle (no turn running).
         has_queued_messages: whether the user queued messages while tools run.
         on_abort: the host's callback behind :meth:`abort`.
         extra: anything else a host wants to pass, read-only.
         meta: ``_meta`` for protocol bridges.
+        input_handler: shows :meth:`ask`'s forms (:class:`~customtools.talkback.InputHandler`);
+            ``None`` when nobody can answer.
+        sampler: runs :meth:`sample` on the host's model (:class:`~customtools.talkback.Sampler`).
+        log_sink: receives :meth:`log` messages (:class:`~customtools.talkback.LogSink`); the
+            ``customtools.tools`` Python logger when ``None``.
+        tool_name: the tool being called, named in messages (bridges set it).
     """
 
     session: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     session_manager: Any = None
     model: Any = None
     cwd: str | None = None
-    ui: Any = None
+    ui: Any = NO_OP_UI
     has_ui: bool = False
     is_idle: bool = True
     has_queued_messages: bool = False
     on_abort: Callable[[Any], None] = field(default=_no_host_abort, repr=False)
     extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     meta: Mapping[str, Any] | None = None
+    input_handler: InputHandler | None = field(default=None, repr=False)
+    sampler: Sampler | None = field(default=None, repr=False)
+    log_sink: LogSink | None = field(default=None, repr=False)
+    tool_name: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.session, MappingProxyType):
@@ -75,6 +117,171 @@ class ToolContext:
             self.on_abort(reason)
         except Exception:
             _log.exception("the host's on_abort callback raised")
+
+    @property
+    def can_ask(self) -> bool:
+        """Whether :meth:`ask` has someone to ask (an input handler, or a real UI)."""
+        return self.input_handler is not None or (self.has_ui and self.ui is not NO_OP_UI)
+
+    @property
+    def can_sample(self) -> bool:
+        """Whether :meth:`sample` has a model to ask (a sampler is attached)."""
+        return self.sampler is not None
+
+    async def ask(
+        self,
+        message: str,
+        schema: Mapping[str, Any],
+        *,
+        timeout: float | None = DEFAULT_ASK_TIMEOUT,
+        signal: AbortSignal | None = None,
+    ) -> InputAnswer:
+        """Ask the person for a small form's values.
+
+        Args:
+            message: what is asked.
+            schema: an object schema of primitives and enums (``Type.Object(...)``; see
+                :func:`~customtools.talkback.check_form_schema`).
+            timeout: seconds to wait for the answer (``None``: only cancellation stops it).
+            signal: the call's signal; the wait stops as soon as it aborts.
+
+        Returns:
+            ``accept`` with the values (validated, defaults filled in), ``decline`` or
+            ``cancel``.
+
+        Raises:
+            ValueError: ``schema`` is not a form.
+            TalkBackError: nobody can answer (``no-input-handler``), no answer in time
+                (``input-timeout``), or the answer breaks the schema (``invalid-answer``).
+            ToolAbortedError: ``signal`` aborted while waiting.
+        """
+        form = check_form_schema(schema)
+        handler = self.input_handler
+        if handler is None and self.has_ui and self.ui is not NO_OP_UI:
+            handler = ui_input_handler(self.ui)  # an in-process host's UI asks field by field
+        if handler is None:
+            raise TalkBackError(
+                f"tool {self.tool_name or '?'!r} asked the user ({message!r}) but the host"
+                " cannot ask: it has no input handler (over MCP: the client does not support"
+                " elicitation); handle TalkBackError or give the host an input handler",
+                code="no-input-handler",
+            )
+        request = InputRequest(message=message, schema=form)
+        raw = await bounded(
+            handler, request, timeout=timeout, signal=signal, what="the form", code="input-timeout"
+        )
+        if not isinstance(raw, InputAnswer):
+            raise TalkBackError(
+                f"the host's input handler returned {type(raw).__name__}, not an InputAnswer",
+                code="talkback-failed",
+            )
+        return answer_from(raw.action, raw.values, form, tool=self.tool_name)
+
+    async def sample(
+        self,
+        messages: str | Sequence[Mapping[str, Any]],
+        *,
+        max_tokens: int,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        stop_sequences: Sequence[str] = (),
+        timeout: float | None = DEFAULT_SAMPLE_TIMEOUT,
+        signal: AbortSignal | None = None,
+    ) -> SampleResult:
+        """Ask the host's model for a completion.
+
+        Args:
+            messages: a prompt (one user message) or ``{"role", "content"}`` messages.
+            max_tokens: the most tokens the model may produce (required: the host pays).
+            system_prompt: an optional system prompt.
+            temperature: an optional temperature.
+            stop_sequences: optional stop sequences.
+            timeout: seconds to wait (``None``: only cancellation stops it).
+            signal: the call's signal; the wait stops as soon as it aborts.
+
+        Raises:
+            ValueError: a malformed message or a ``max_tokens`` below 1.
+            TalkBackError: no model to ask (``no-sampler``), no answer in time
+                (``sampling-timeout``), or the host refused (``talkback-failed``).
+            ToolAbortedError: ``signal`` aborted while waiting.
+        """
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+            raise ValueError(f"sample: max_tokens must be a positive integer, not {max_tokens!r}")
+        request = SampleRequest(
+            messages=sample_messages(messages),
+            max_tokens=max_tokens,
+            system_prompt=system_prompt,
+            temperature=temperature,
+            stop_sequences=tuple(stop_sequences),
+        )
+        sampler = self.sampler
+        if sampler is None:
+            raise TalkBackError(
+                f"tool {self.tool_name or '?'!r} asked the host's model but the host has no"
+                " sampler (over MCP: the client does not support sampling); handle"
+                " TalkBackError or give the host a sampler",
+                code="no-sampler",
+            )
+        result = await bounded(
+            sampler,
+            request,
+            timeout=timeout,
+            signal=signal,
+            what="the sampling request",
+            code="sampling-timeout",
+        )
+        if not isinstance(result, SampleResult):
+            raise TalkBackError(
+                f"the host's sampler returned {type(result).__name__}, not a SampleResult",
+                code="talkback-failed",
+            )
+        return result
+
+    def log(self, level: LogLevel, message: str, **data: Any) -> None:
+        """Send a log message to the host (its log sink, else the ``customtools.tools`` logger).
+
+        Callable from async tools and from sync tools' worker threads: the sink is always
+        called on the event loop thread (from a thread that is not anyio's, it is called
+        there and then). Never raises for the sink's faults (they are logged); an unknown level is a
+        ``ValueError``, as it is a bug in the tool.
+        """
+        if level not in LOG_LEVELS:
+            raise ValueError(f"log: level {level!r} is not one of {', '.join(LOG_LEVELS)}")
+        sink = self.log_sink
+        if sink is None:
+            default_log(level, str(message), data)  # Python logging: any thread will do
+            return
+        try:
+            if on_event_loop():
+                sink(level, str(message), data)
+            else:  # a sync tool's worker thread: the sink runs on the event loop thread
+                run_on_loop(sink, level, str(message), data)
+        except Exception:
+            _log.exception("the host's log sink raised")
+
+    def ask_sync(self, message: str, schema: Mapping[str, Any], **options: Any) -> InputAnswer:
+        """:meth:`ask` from a sync tool (its worker thread); same arguments and outcomes."""
+        import anyio.from_thread
+
+        return anyio.from_thread.run(_call_ask, self, message, schema, options)
+
+    def sample_sync(
+        self, messages: str | Sequence[Mapping[str, Any]], **options: Any
+    ) -> SampleResult:
+        """:meth:`sample` from a sync tool (its worker thread); same arguments and outcomes."""
+        import anyio.from_thread
+
+        return anyio.from_thread.run(_call_sample, self, messages, options)
+
+
+async def _call_ask(
+    ctx: ToolContext, message: str, schema: Mapping[str, Any], options: dict[str, Any]
+) -> InputAnswer:
+    return await ctx.ask(message, schema, **options)
+
+
+async def _call_sample(ctx: ToolContext, messages: Any, options: dict[str, Any]) -> SampleResult:
+    return await ctx.sample(messages, **options)
 
 
 DEFAULT_CONTEXT = ToolContext()

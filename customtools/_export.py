@@ -197,18 +197,16 @@ def to_mcp(tool: CustomTool) -> dict[str, Any]:
     """The tool as a Model Context Protocol ``Tool``: ``name``, ``title`` (the label),
     ``description``, ``inputSchema`` and, when set, ``outputSchema``, ``annotations`` and
     ``_meta``."""
+    wire = tool.to_dict()
     out: dict[str, Any] = {"name": tool.name}
     if tool.label and tool.label != tool.name:
         out["title"] = tool.label
     if tool.description:
         out["description"] = tool.description
     out["inputSchema"] = _parameters(tool)
-    if tool.output_schema is not None:
-        out["outputSchema"] = dict(tool.output_schema)
-    if tool.annotations is not None:
-        out["annotations"] = dict(tool.annotations)
-    if tool.meta is not None:
-        out["_meta"] = dict(tool.meta)
+    for key in ("outputSchema", "annotations", "_meta"):
+        if key in wire:
+            out[key] = wire[key]
     return out
 
 

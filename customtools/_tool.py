@@ -35,6 +35,15 @@ def _empty_object_schema() -> dict[str, Any]:
     return {"type": "object", "properties": {}, "additionalProperties": False}
 
 
+def _json_copy(value: Any) -> Any:
+    """A plain-JSON copy of mappings and sequences (tuples become lists)."""
+    if isinstance(value, Mapping):
+        return {str(k): _json_copy(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_copy(v) for v in value]
+    return value
+
+
 def check_tool_name(name: object) -> str:
     """Return ``name`` if it is a valid tool name, else raise with a message that says why.
 
@@ -204,6 +213,92 @@ class CustomTool:
                 )
             check_schema(self.output_schema, where=f"tool {name!r} output_schema")
         object.__setattr__(self, "execute_is_async", is_async_callable(self.execute))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The tool's wire form: every field that is data, JSON-safe, in camelCase keys.
+
+        ``name``, ``label``, ``description``, ``parameters`` always; ``outputSchema``,
+        ``timeout``, ``coerceArgs``, ``applyDefaults``, ``lenientArgs``, ``hidden``,
+        ``deferrable``, ``strict``, ``concurrency``, ``annotations``, ``_meta`` and
+        ``requiresApproval`` when they differ from the default. Callables cannot travel: a
+        ``requires_approval`` rule becomes ``true`` (ask every time: the safe reading), and
+        ``execute`` and the hooks are given back to :meth:`from_dict`. Isolation, the MCP
+        bridge and export all build on this form, so a new field is one edit here.
+        """
+        out: dict[str, Any] = {
+            "name": self.name,
+            "label": self.label,
+            "description": self.description,
+            "parameters": _json_copy(self.parameters),
+        }
+        if self.output_schema is not None:
+            out["outputSchema"] = _json_copy(self.output_schema)
+        if self.timeout is not None:
+            out["timeout"] = self.timeout
+        if self.coerce_args is not None:
+            out["coerceArgs"] = self.coerce_args
+        if self.apply_defaults is not None:
+            out["applyDefaults"] = self.apply_defaults
+        for flag, key in (
+            ("lenient_args", "lenientArgs"),
+            ("hidden", "hidden"),
+            ("deferrable", "deferrable"),
+            ("strict", "strict"),
+        ):
+            if getattr(self, flag):
+                out[key] = True
+        if self.concurrency != "shared":
+            out["concurrency"] = self.concurrency
+        if self.annotations is not None:
+            out["annotations"] = _json_copy(self.annotations)
+        if self.meta is not None:
+            out["_meta"] = _json_copy(self.meta)
+        rule = self.requires_approval
+        if rule is not None:
+            out["requiresApproval"] = rule if isinstance(rule, bool) else True
+        return out
+
+    @classmethod
+    def from_dict(
+        cls,
+        data: Mapping[str, Any],
+        *,
+        execute: Callable[..., Any],
+        on_session: Callable[..., Any] | None = None,
+        render_call: Callable[..., Any] | None = None,
+        render_result: Callable[..., Any] | None = None,
+    ) -> CustomTool:
+        """A tool from its wire form (:meth:`to_dict`) and the callables that cannot travel.
+
+        Unknown keys are ignored (a newer peer may send more); ``_meta`` is kept as given.
+
+        Raises:
+            ToolDefinitionError: a field breaks the tool rules (as for the constructor).
+        """
+        if not isinstance(data, Mapping) or not isinstance(data.get("name"), str):
+            raise ToolDefinitionError("tool wire form: a mapping with a string 'name' is needed")
+        return cls(
+            name=data["name"],
+            execute=execute,
+            label=data.get("label") or "",
+            description=data.get("description") or "",
+            parameters=data.get("parameters") or _empty_object_schema(),
+            on_session=on_session,
+            render_call=render_call,
+            render_result=render_result,
+            timeout=data.get("timeout"),
+            coerce_args=data.get("coerceArgs"),
+            apply_defaults=data.get("applyDefaults"),
+            lenient_args=bool(data.get("lenientArgs")),
+            hidden=bool(data.get("hidden")),
+            deferrable=bool(data.get("deferrable")),
+            strict=bool(data.get("strict")),
+            concurrency=data.get("concurrency") or "shared",
+            annotations=data.get("annotations"),
+            meta=data.get("_meta"),
+            output_schema=data.get("outputSchema"),
+            requires_approval=data.get("requiresApproval"),
+        )
 
     def definition(self) -> dict[str, Any]:
         """The JSON-serializable description a host advertises: name, label, description,

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from customtools._context import DEFAULT_CONTEXT, ToolContext
+from customtools.loading import NoOpUIContext
 
 
 def test_session_is_a_read_only_copy() -> None:
@@ -34,5 +35,5 @@ def test_abort_calls_the_host_and_swallows_its_errors(caplog: pytest.LogCaptureF
 
 def test_default_context_is_headless() -> None:
     assert not DEFAULT_CONTEXT.has_ui
-    assert DEFAULT_CONTEXT.ui is None
+    assert isinstance(DEFAULT_CONTEXT.ui, NoOpUIContext)
     DEFAULT_CONTEXT.abort("nothing to abort")  # logs at debug, never raises

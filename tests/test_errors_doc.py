@@ -23,6 +23,7 @@ NAMESPACES = [
     "customtools.host",
     "customtools.actions",
     "customtools.testing",
+    "customtools.talkback",
 ]
 BUILTINS = (ValueError, TypeError, LookupError, TimeoutError, RuntimeError, UserWarning)
 

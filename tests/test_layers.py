@@ -34,6 +34,7 @@ LAYERS: dict[str, int] = {
     "customtools._approval": 2,
     "customtools._tool": 2,
     "customtools._context": 2,
+    "customtools._talkback": 2,  # ask the user, ask the model, log (the talk-back API)
     "customtools._session": 2,
     "customtools._adapter": 2,
     "customtools._containment": 2,  # which BaseExceptions of tool code are the caller's
@@ -51,6 +52,7 @@ LAYERS: dict[str, int] = {
     "customtools._permissions": 1,  # declared permissions of a tool pack (value object)
     "customtools.validation": 2,
     "customtools.rendering": 2,
+    "customtools.talkback": 2,
     "customtools.export": 2,
     "customtools._loading": 3,
     "customtools._rules": 3,

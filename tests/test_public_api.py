@@ -26,6 +26,7 @@ PUBLIC_MODULES = [
     "customtools.loading",
     "customtools.mcp",
     "customtools.rendering",
+    "customtools.talkback",
     "customtools.telemetry",
     "customtools.testing",
     "customtools.validation",
@@ -53,6 +54,11 @@ PINNED = {
     "customtools.export": {
         "CompatibilityIssue", "anthropic_issues", "openai_issues", "openai_strict_issues",
         "to_anthropic", "to_json_schema", "to_mcp", "to_openai",
+    },
+    "customtools.talkback": {
+        "DEFAULT_ASK_TIMEOUT", "DEFAULT_SAMPLE_TIMEOUT", "LOG_LEVELS", "InputAnswer",
+        "InputHandler", "InputRequest", "LogLevel", "LogSink", "SampleRequest", "SampleResult",
+        "Sampler", "TalkBackError", "check_form_schema",
     },
     "customtools.rendering": {
         "PLAIN_THEME", "RenderOptions", "Theme", "render_call", "render_result",

@@ -48,26 +48,7 @@ def _proxy_tool(source: IsolatedSource, data: dict[str, Any]) -> CustomTool:
         async def on_session(event: Any, ctx: Any) -> None:
             await source.session(name, event, ctx)
 
-    return CustomTool(
-        name=name,
-        execute=execute,
-        label=data.get("label") or "",
-        description=data.get("description") or "",
-        parameters=data["parameters"],
-        on_session=on_session,
-        timeout=data.get("timeout"),
-        coerce_args=data.get("coerceArgs"),
-        apply_defaults=data.get("applyDefaults"),
-        lenient_args=bool(data.get("lenientArgs")),
-        hidden=bool(data.get("hidden")),
-        deferrable=bool(data.get("deferrable")),
-        strict=bool(data.get("strict")),
-        concurrency=data.get("concurrency") or "shared",
-        annotations=data.get("annotations"),
-        meta=data.get("meta"),
-        output_schema=data.get("outputSchema"),
-        requires_approval=data.get("requiresApproval"),
-    )
+    return CustomTool.from_dict(data, execute=execute, on_session=on_session)
 
 
 def _sandboxed_sources(

@@ -34,28 +34,9 @@ __all__ = ["main", "tool_description"]
 
 def tool_description(tool: Any) -> dict[str, Any]:
     """Everything the host needs to build a proxy of ``tool``, as JSON."""
-    return {
-        "name": tool.name,
-        "label": tool.label,
-        "description": tool.description,
-        "parameters": tool.parameters,
-        "outputSchema": tool.output_schema,
-        "timeout": tool.timeout,
-        "coerceArgs": tool.coerce_args,
-        "applyDefaults": tool.apply_defaults,
-        "lenientArgs": tool.lenient_args,
-        "hidden": tool.hidden,
-        "deferrable": tool.deferrable,
-        "strict": tool.strict,
-        "concurrency": tool.concurrency,
-        "annotations": tool.annotations,
-        "meta": tool.meta,
-        "onSession": tool.on_session is not None,
-        # A callable cannot cross: the host then asks its approver before every call.
-        "requiresApproval": tool.requires_approval
-        if tool.requires_approval is None or isinstance(tool.requires_approval, bool)
-        else True,
-    }
+    out: dict[str, Any] = tool.to_dict()
+    out["onSession"] = tool.on_session is not None
+    return out
 
 
 class _Running:

@@ -27,7 +27,9 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
+
+from customtools._talkback import NO_OP_UI, NoOpUIContext, UIContext
 
 if TYPE_CHECKING:
     from customtools._abort import AbortSignal
@@ -47,64 +49,6 @@ _log = logging.getLogger("customtools.loading")
 
 LOGGER_PREFIX = "customtools.tools"
 """Tool module loggers are children of this logger: ``customtools.tools.<module stem>``."""
-
-NotifyLevel = Literal["info", "warning", "error"]
-
-
-@runtime_checkable
-class UIContext(Protocol):
-    """What a host's UI offers tools (through ``api.ui``). Every method has a safe default in
-    :class:`NoOpUIContext`, which tools see until the host calls ``set_ui_context``.
-
-    Tools should check ``api.has_ui`` before asking questions a headless host cannot answer.
-    """
-
-    def notify(self, message: str, level: NotifyLevel = "info") -> None:
-        """Show a short, non-blocking message."""
-
-    async def confirm(self, title: str, message: str = "") -> bool:
-        """Ask a yes/no question; ``False`` when there is no one to ask."""
-
-    async def select(self, title: str, options: Sequence[str]) -> str | None:
-        """Ask the user to pick one of ``options``; ``None`` when cancelled or headless."""
-
-    async def input(self, title: str, placeholder: str | None = None) -> str | None:
-        """Ask for a line of text; ``None`` when cancelled or headless."""
-
-    def set_status(self, key: str, text: str | None) -> None:
-        """Set (or with ``None`` clear) a status line the tool owns under ``key``."""
-
-
-class NoOpUIContext:
-    """The UI of a headless load: questions get their safe answer, messages go to the log."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "NoOpUIContext()"
-
-    def notify(self, message: str, level: NotifyLevel = "info") -> None:
-        """Log ``message`` at debug level (nobody is watching)."""
-        _log.debug("ui.notify(%s) without a UI: %s", level, message)
-
-    async def confirm(self, title: str, message: str = "") -> bool:
-        """Return ``False``: without a UI nothing is confirmed."""
-        return False
-
-    async def select(self, title: str, options: Sequence[str]) -> str | None:
-        """Return ``None``: nothing selected."""
-        return None
-
-    async def input(self, title: str, placeholder: str | None = None) -> str | None:
-        """Return ``None``: no input."""
-        return None
-
-    def set_status(self, key: str, text: str | None) -> None:
-        """Do nothing."""
-
-
-NO_OP_UI = NoOpUIContext()
-"""The shared no-op UI."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -25,6 +25,7 @@ import os
 from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from customtools._context import ToolContext
 from customtools._errors import LoadFailedError
 from customtools._loading._api import (
     NO_OP_UI,
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
     from customtools._loading._providers import ToolProvider
     from customtools._loading._trust import PendingSource
     from customtools._loading._trust_store import TrustPolicy, TrustStore
+    from customtools._talkback import InputHandler, LogSink, Sampler
 
 __all__ = [
     "DEFAULT_LOAD_TIMEOUT",
@@ -102,6 +104,7 @@ class LoadResult:
     __slots__ = (
         "_by_name",
         "_state",
+        "_talkback",
         "diagnostics",
         "errors",
         "metadata",
@@ -133,6 +136,7 @@ class LoadResult:
         self.pending_actions = store
         self._state = SharedState(cwd=cwd or os.getcwd(), pending_actions=store)
         self._by_name = {loaded.tool.name: loaded for loaded in self.tools}
+        self._talkback: dict[str, Any] = {}
 
     def __repr__(self) -> str:
         return f"<LoadResult {len(self.tools)} tool(s), {len(self.errors)} error(s)>"
@@ -168,6 +172,34 @@ class LoadResult:
         """
         self._state.ui = NO_OP_UI if ui is None else ui
         self._state.has_ui = bool(has_ui) and ui is not None
+
+    # -- talk-back (issue 21) ---------------------------------------------------------------
+
+    def set_talkback(
+        self,
+        *,
+        input_handler: InputHandler | None = None,
+        sampler: Sampler | None = None,
+        log_sink: LogSink | None = None,
+    ) -> None:
+        """Register the host's answers to ``ctx.ask``, ``ctx.sample`` and ``ctx.log`` for the
+        tools of this load; :meth:`context` puts them on the context calls get. ``None``
+        removes one."""
+        self._talkback = {"input_handler": input_handler, "sampler": sampler, "log_sink": log_sink}
+
+    def context(self, **fields: Any) -> ToolContext:
+        """A :class:`~customtools.ToolContext` for calls of this load's tools: its UI
+        (:meth:`set_ui_context`), working directory and talk-back handlers
+        (:meth:`set_talkback`); ``fields`` override or add any other field (``session``,
+        ``model``, ``meta``, ...). Pass it as ``CustomToolAdapter(tool, context=...)`` or
+        per call (``execute(..., ctx=...)``)."""
+        base: dict[str, Any] = {
+            "ui": self._state.ui,
+            "has_ui": self._state.has_ui,
+            "cwd": self._state.cwd,
+            **self._talkback,
+        }
+        return ToolContext(**{**base, **fields})
 
     def raise_for_errors(self) -> LoadResult:
         """Raise :class:`~customtools.LoadFailedError` listing every error; return ``self``

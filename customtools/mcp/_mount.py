@@ -40,7 +40,9 @@ from customtools._content import ToolResult
 from customtools._errors import CustomToolsError
 from customtools._format import describe_exception
 from customtools._loading._mcpjson import McpServerConfig, mounted_tool_name
+from customtools._talkback import InputHandler, LogSink, Sampler, ui_input_handler
 from customtools._tool import CustomTool, check_tool_name
+from customtools.mcp._asks import client_callbacks
 from customtools.mcp._listing import MAX_PAGES, is_result_check, raw_tools_page, remote_problem
 from customtools.mcp._results import from_call_result
 from customtools.mcp._transports import (
@@ -195,7 +197,9 @@ class MountedServer:
         try:
             with scope:
                 transport, resource = self._transport()
-                async with Client(transport, message_handler=self._on_message) as client:
+                async with Client(
+                    transport, message_handler=self._on_message, **self._mount._asks(self)
+                ) as client:
                     box["client"] = client
                     self._client = client
                     ready.set()
@@ -536,6 +540,14 @@ class McpMount:
         max_message: the most bytes one message from a server may take (a stdio line, or an
             HTTP response that is not an event stream); a longer one is dropped as it arrives
             and the request it answered gets an error.
+        input_handler: answers a server's elicitation (form mode) with the host's forms
+            (:class:`~customtools.talkback.InputHandler`); without it (or ``ui``) elicitation
+            is not declared and a server that asks is refused.
+        sampler: answers a server's ``sampling/createMessage`` with the host's model.
+        log_sink: receives a server's log messages; else the
+            ``customtools.mcp.server.<name>`` logger.
+        ui: the host's :class:`~customtools.loading.UIContext`, asking field by field when
+            no ``input_handler`` is given.
     """
 
     def __init__(
@@ -545,7 +557,14 @@ class McpMount:
         backoff: float = 1.0,
         max_backoff: float = 60.0,
         max_message: int = DEFAULT_MAX_MESSAGE,
+        input_handler: InputHandler | None = None,
+        sampler: Sampler | None = None,
+        log_sink: LogSink | None = None,
+        ui: Any = None,
     ) -> None:
+        if input_handler is None and ui is not None:
+            input_handler = ui_input_handler(ui)
+        self._talkback = {"input_handler": input_handler, "sampler": sampler, "log_sink": log_sink}
         self.max_message = max_message
         """The most bytes one message from a stdio server may take."""
         self._backoff = backoff
@@ -577,6 +596,9 @@ class McpMount:
     def _report(self, diagnostic: MountDiagnostic) -> None:
         _log.warning("%s", diagnostic.message)
         self._diagnostics.append(diagnostic)
+
+    def _asks(self, server: MountedServer) -> dict[str, Any]:
+        return client_callbacks(server.config.name, **self._talkback)
 
     def _task_group(self) -> Any:
         if self._tg is None:

@@ -24,6 +24,8 @@ import contextlib
 import dataclasses
 import logging
 import re
+import secrets
+import warnings
 from collections.abc import AsyncIterator, Container, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -32,18 +34,22 @@ import anyio
 import mcp_types as types
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.subscriptions import ToolsListChanged
 
 from customtools._abort import AbortController
+from customtools._approval import Approver
 from customtools._content import ToolResult
 from customtools._context import DEFAULT_CONTEXT, ToolContext
 from customtools._observe import use_context
 from customtools._registry import RegisteredTool, ToolRegistry
 from customtools._session import SessionEvent, dispatch_session_event
+from customtools._talkback import NO_OP_UI
 from customtools._tool import CustomTool
 from customtools.mcp._http import BearerMiddleware, HttpSecurity
+from customtools.mcp._rerun import StateSeal, arguments_digest, input_required, resume
 from customtools.mcp._results import progress_message, to_call_result
+from customtools.mcp._talkback import CallBridge, LogLevels
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -102,11 +108,32 @@ def output_schema(tool: CustomTool) -> Mapping[str, Any] | None:
     return tool.output_schema
 
 
+APPROVAL_META_KEY = "customtools/approval"
+"""The listing's ``_meta`` key telling clients a tool asks for approval (by elicitation):
+``"always"``, or ``"conditional"`` when a rule of the arguments decides."""
+
+
+def _approval_meta(tool: CustomTool) -> str | None:
+    rule = tool.requires_approval
+    if callable(rule):
+        return "conditional"
+    if rule is None:
+        hints = tool.annotations or {}
+        asks = hints.get("destructiveHint") is True and hints.get("readOnlyHint") is not True
+        return "always" if asks else None
+    return "always" if rule else None
+
+
 def _listing(tool: CustomTool) -> types.Tool:
+    wire = tool.to_dict()
     annotations = None
-    if tool.annotations:
-        annotations = types.ToolAnnotations.model_validate(dict(tool.annotations))
+    if wire.get("annotations"):
+        annotations = types.ToolAnnotations.model_validate(wire["annotations"])
     schema = output_schema(tool)
+    meta = dict(wire.get("_meta") or {})
+    approval = _approval_meta(tool)
+    if approval is not None:
+        meta[APPROVAL_META_KEY] = approval
     return types.Tool(
         name=tool.name,
         title=tool.label or None,
@@ -114,7 +141,7 @@ def _listing(tool: CustomTool) -> types.Tool:
         input_schema=dict(tool.parameters),
         output_schema=dict(schema) if schema is not None else None,
         annotations=annotations,
-        _meta=dict(tool.meta) if tool.meta else None,
+        _meta=meta or None,
     )
 
 
@@ -277,7 +304,13 @@ class ToolServer:
         cancel_grace: the ``grace`` of every call (docs/cancellation.md): seconds a cancelled
             call's tool has, after its signal fired, before it is stopped by kind.
         context: the :class:`~customtools.ToolContext` calls get (its ``meta`` is replaced by
-            the request's ``_meta``, without the protocol's reserved keys).
+            the request's ``_meta``, without the protocol's reserved keys). Its ``ui``,
+            ``input_handler``, ``sampler`` and ``log_sink``, when unset, are the client's:
+            elicitation, sampling and logging, per the client's declared capabilities.
+        approver: asked before a tool that requires approval runs; by default the client is
+            asked by elicitation (a client without it gets a refusal saying so).
+        state_key: the key sealing ``requestState`` of re-run calls (2026-07-28 era); random
+            per server by default, so several workers behind one endpoint need a shared one.
     """
 
     def __init__(
@@ -291,6 +324,8 @@ class ToolServer:
         progress_interval: float = DEFAULT_PROGRESS_INTERVAL,
         cancel_grace: float = DEFAULT_CANCEL_GRACE,
         context: ToolContext | None = None,
+        approver: Approver | None = None,
+        state_key: bytes | None = None,
     ) -> None:
         if version is None:
             from customtools import __version__
@@ -300,6 +335,10 @@ class ToolServer:
         self._interval = progress_interval
         self._grace = cancel_grace
         self._context = context if context is not None else DEFAULT_CONTEXT
+        self._approver = approver
+        self._context_fields: dict[str, Any] | None = None
+        self._seal = StateSeal(state_key if state_key is not None else secrets.token_bytes(32))
+        self._levels = LogLevels()
         self._registry = ToolRegistry()
         self._structured: frozenset[str] = frozenset()
         self._listing: list[types.Tool] = []
@@ -311,16 +350,20 @@ class ToolServer:
         self._sessions: dict[Any, None] = {}
         self._bus = InMemorySubscriptionBus()
         self._install(tools)
-        self.server: Server[Any] = _BridgeServer(
-            name,
-            version=version,
-            instructions=instructions,
-            lifespan=self._lifespan,
-            get_tool_input_schema=self._input_schema,
-            on_list_tools=self._on_list_tools,
-            on_call_tool=self._on_call_tool,
-            on_subscriptions_listen=ListenHandler(self._bus),
-        )
+        with warnings.catch_warnings():
+            # Logging is deprecated from 2026-07-28 but served to handshake-era clients.
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            self.server: Server[Any] = _BridgeServer(
+                name,
+                version=version,
+                instructions=instructions,
+                lifespan=self._lifespan,
+                get_tool_input_schema=self._input_schema,
+                on_list_tools=self._on_list_tools,
+                on_call_tool=self._on_call_tool,
+                on_subscriptions_listen=ListenHandler(self._bus),
+                on_set_logging_level=self._on_set_level,
+            )
         """The SDK's low-level ``Server`` (for transports and test clients)."""
         self.server.middleware.append(self._track_sessions)
 
@@ -400,7 +443,13 @@ class ToolServer:
     async def _on_list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=self._listing)
 
-    async def _on_call_tool(self, ctx: Any, params: Any) -> types.CallToolResult:
+    async def _on_set_level(self, ctx: Any, params: Any) -> types.EmptyResult:
+        self._levels.set(ctx.session, params.level)
+        return types.EmptyResult()
+
+    async def _on_call_tool(
+        self, ctx: Any, params: Any
+    ) -> types.CallToolResult | types.InputRequiredResult:
         entry = self._registry.lookup(params.name)
         if entry is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
@@ -418,11 +467,38 @@ class ToolServer:
                 f" {params.name!r}; see the server log",
             ) from None
 
-    async def _call(self, entry: RegisteredTool, ctx: Any, params: Any) -> types.CallToolResult:
+    def _talk_context(self, meta: Any, bridge: CallBridge) -> ToolContext:
+        """The call's context: the host's, with the client's talk-back where the host has none."""
+        base = self._context
+        fields = self._context_fields
+        if fields is None:  # the host context's fields, read once (replace() costs ~6 µs)
+            fields = self._context_fields = {
+                f.name: getattr(base, f.name) for f in dataclasses.fields(base) if f.init
+            }
+        return ToolContext(
+            **{
+                **fields,
+                "meta": meta if meta is not None else base.meta,
+                "tool_name": bridge.tool,
+                "ui": bridge.ui if base.ui is NO_OP_UI else base.ui,
+                "has_ui": base.has_ui or bridge.can_elicit,
+                "input_handler": base.input_handler or bridge.input_handler,
+                "sampler": base.sampler or bridge.sampler,
+                "log_sink": base.log_sink or bridge.log_sink,
+            }
+        )
+
+    async def _call(
+        self, entry: RegisteredTool, ctx: Any, params: Any
+    ) -> types.CallToolResult | types.InputRequiredResult:
         meta = _tool_meta(ctx)
-        tool_ctx = self._context if meta is None else dataclasses.replace(self._context, meta=meta)
         call_id = f"mcp-{ctx.request_id}" if ctx.request_id is not None else "mcp-call"
         arguments = params.arguments if params.arguments is not None else {}
+        digest = ""
+        answers = None
+        if getattr(params, "request_state", None) is not None:  # a 2026-07-28 retry
+            digest = arguments_digest(arguments)
+            answers = resume(self._seal, params, tool=entry.name, digest=digest)
         controller = AbortController()
         signal = controller.signal
         inner = anyio.CancelScope(shield=True)
@@ -430,6 +506,17 @@ class ToolServer:
         done = anyio.Event()
         async with anyio.create_task_group() as tg:
             progress = _Progress(ctx.session, self._interval, tg, signal)
+            bridge = CallBridge(
+                ctx,
+                tool=entry.name,
+                tg=tg,
+                levels=self._levels,
+                answers=answers,
+                signal=signal,
+                abort=controller.abort,
+            )
+            tool_ctx = self._talk_context(meta, bridge)
+            approver = self._approver if self._approver is not None else bridge.approver
 
             async def run() -> None:
                 with inner, use_context(meta):  # the client's trace, SEP-414
@@ -441,6 +528,7 @@ class ToolServer:
                             on_update=progress,
                             ctx=tool_ctx,
                             grace=self._grace,
+                            approver=approver,
                         )
                     )
                 done.set()
@@ -459,6 +547,16 @@ class ToolServer:
                     inner.cancel()
                 raise
             await progress.aclose()
+            await bridge.aclose(self._grace)
+        if bridge.pending is not None:
+            asked = input_required(self._seal, bridge, digest=digest or arguments_digest(arguments))
+            if asked is not None:
+                return asked  # type: ignore[no-any-return]
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"tool {entry.name!r} gathered more answers than one requestState"
+                " carries; ask fewer or smaller questions",
+            )
         return to_call_result(box[0], structured=entry.name in self._structured)
 
     # -- transports ------------------------------------------------------------------------

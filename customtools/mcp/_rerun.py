@@ -1,0 +1,184 @@
+"""Re-running a call that asked a question, for the 2026-07-28 era (``input_required``).
+
+In that era a server cannot send requests in the middle of a call. A question is answered by
+**re-running** the call: the first unanswered question aborts the run and the call returns
+``input_required`` with that question; the client retries with the answer, and the tool runs
+again from the top, getting the answers it already has, in order, until it asks a new one or
+finishes (:class:`~customtools.mcp._talkback.CallBridge` replays them).
+
+The answers travel in ``requestState``, sealed with HMAC-SHA256 under a key of this server
+process (:class:`StateSeal`), bound to the tool, a digest of the arguments and an expiry
+(:data:`STATE_TTL`), good for one retry (a nonce), and capped (:data:`MAX_ROUNDS` questions,
+:data:`MAX_STATE_BYTES`): no server memory is held between rounds but the used nonces, and a
+forged, replayed or foreign state is refused with ``-32602``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import secrets
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+
+__all__ = [
+    "MAX_ROUNDS",
+    "MAX_STATE_BYTES",
+    "MAX_USED_STATES",
+    "STATE_TTL",
+    "StateSeal",
+    "arguments_digest",
+    "input_required",
+    "question_digest",
+    "resume",
+]
+
+MAX_ROUNDS = 16
+"""Questions one call may ask in the 2026-07-28 era (each is a round trip)."""
+
+MAX_STATE_BYTES = 256 * 1024
+"""The largest ``requestState`` the server issues or accepts."""
+
+STATE_TTL = 900.0
+"""Seconds a ``requestState`` stays valid."""
+
+MAX_USED_STATES = 100_000
+"""How many used ``requestState`` nonces a server remembers (to refuse replays)."""
+
+
+class StateSeal:
+    """Seals and opens the ``requestState`` of re-run calls (HMAC-SHA256, one key per server).
+
+    Each state carries a random nonce and opens once: a replayed state (the same answers,
+    an approval among them, sent again) is refused. The nonces seen are kept until their
+    state expires, at most :data:`MAX_USED_STATES` (the oldest are forgotten first); they are
+    per process, so workers sharing a ``state_key`` do not see each other's.
+    """
+
+    __slots__ = ("_key", "_used")
+
+    def __init__(self, key: bytes) -> None:
+        self._key = key
+        self._used: dict[str, float] = {}
+
+    def seal(self, payload: Mapping[str, Any]) -> str:
+        """``payload`` as a tamper-evident string, with a fresh nonce."""
+        payload = {**payload, "n": secrets.token_hex(12)}
+        body = base64.urlsafe_b64encode(json.dumps(payload, separators=(",", ":")).encode())
+        mac = hmac.new(self._key, body, hashlib.sha256).digest()
+        return f"{body.decode()}.{base64.urlsafe_b64encode(mac).decode()}"
+
+    def open(self, state: str, *, tool: str, digest: str) -> dict[str, Any]:
+        """The payload sealed in ``state`` (its answers under ``"a"``).
+
+        Raises:
+            MCPError: ``-32602`` when the state is forged, expired, too large or for another
+                call (the client must start the call again without it).
+        """
+
+        def refuse(why: str) -> MCPError:
+            return MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"requestState for tool {tool!r} refused: {why}; call the tool again"
+                " without requestState",
+            )
+
+        if len(state) > MAX_STATE_BYTES * 2:
+            raise refuse("it is too large")
+        body, _, mac = state.partition(".")
+        try:
+            expected = hmac.new(self._key, body.encode(), hashlib.sha256).digest()
+            if not hmac.compare_digest(expected, base64.urlsafe_b64decode(mac.encode())):
+                raise refuse("its integrity check failed")
+            payload = json.loads(base64.urlsafe_b64decode(body.encode()))
+        except MCPError:
+            raise
+        except Exception:
+            raise refuse("it is not a state this server issued") from None
+        if not isinstance(payload, dict):
+            raise refuse("it is not a state this server issued")
+        if payload.get("t") != tool or payload.get("d") != digest:
+            raise refuse("it was issued for another tool or other arguments")
+        if not isinstance(payload.get("e"), (int, float)) or payload["e"] < time.time():
+            raise refuse("it expired")
+        if not isinstance(payload.get("a"), list):
+            raise refuse("it holds no answers")
+        nonce = payload.get("n")
+        if not isinstance(nonce, str) or nonce in self._used:
+            raise refuse("it was already used (each requestState is good for one retry)")
+        self._remember(nonce, float(payload["e"]))
+        return dict(payload)
+
+    def _remember(self, nonce: str, expiry: float) -> None:
+        now = time.time()
+        used = self._used
+        while used:  # insertion order is expiry order: the oldest go first
+            oldest = next(iter(used))
+            if used[oldest] >= now and len(used) < MAX_USED_STATES:
+                break
+            del used[oldest]
+        used[nonce] = expiry
+
+
+def arguments_digest(arguments: Any) -> str:
+    """A digest of a call's arguments (canonical JSON), binding a state to them."""
+    text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def question_digest(kind: str, body: Any) -> str:
+    """A short digest of one question, to check a re-run asks the same questions."""
+    text = json.dumps([kind, body], sort_keys=True, separators=(",", ":"), default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def resume(seal: StateSeal, params: Any, *, tool: str, digest: str) -> list[Any]:
+    """The answers a retried call already has: those sealed in its ``requestState`` plus the
+    one its ``inputResponses`` brings for the pending question (unknown keys are ignored).
+
+    Raises:
+        MCPError: the state is refused (see :meth:`StateSeal.open`).
+    """
+    state = params.request_state
+    if state is None:
+        return []
+    payload = seal.open(state, tool=tool, digest=digest)
+    answers = list(payload["a"])
+    pending = payload.get("p")
+    responses = params.input_responses or {}
+    response = responses.get(f"q{len(answers)}")
+    if isinstance(pending, str) and response is not None:
+        dumped = (
+            response.model_dump(by_alias=True, mode="json", exclude_none=True)
+            if hasattr(response, "model_dump")
+            else dict(response)
+        )
+        answers.append({"q": pending, "r": dumped})
+    return answers
+
+
+def input_required(seal: StateSeal, bridge: Any, *, digest: str) -> Any:
+    """The ``input_required`` result asking ``bridge``'s pending question, or ``None`` when the
+    state would be too large (the caller answers with an error result)."""
+    pending = bridge.pending
+    assert pending is not None
+    state = seal.seal(
+        {
+            "t": bridge.tool,
+            "d": digest,
+            "e": time.time() + STATE_TTL,
+            "a": bridge.answers,
+            "p": pending.digest,
+        }
+    )
+    if len(state) > MAX_STATE_BYTES:
+        return None
+    return types.InputRequiredResult(
+        input_requests={f"q{len(bridge.answers)}": pending.request}, request_state=state
+    )

@@ -1,0 +1,506 @@
+"""Tools that talk back over ``customtools serve``: the talk-back API mapped to MCP per call.
+
+Each call gets a :class:`CallBridge` holding the call's session and what its client declared:
+
+* ``ctx.ask`` and ``ctx.ui.confirm/select/input`` become form-mode elicitation, but only for a
+  client that declared ``elicitation``; otherwise ``ctx.ask`` raises
+  :class:`~customtools.talkback.TalkBackError` (``no-input-handler``) saying so, and ``ctx.ui``
+  is the no-op UI with ``has_ui`` false;
+* ``ctx.sample`` becomes ``sampling/createMessage`` for a client that declared ``sampling``;
+* ``ctx.log`` and ``ctx.ui.notify`` become ``notifications/message``, at or above the level the
+  client set with ``logging/setLevel`` (handshake era) or asked for in the request's ``_meta``
+  (2026-07-28), sent in order by one pump task that starts on the first message;
+* approval (``requires_approval``, ``destructiveHint``) is one more form, asked of the client.
+
+In the 2026-07-28 era a server cannot send requests in the middle of a call: a question
+aborts the run, the call answers ``input_required``, and the retry re-runs the tool with the
+answers so far (:mod:`customtools.mcp._rerun`). A tool must therefore ask the same questions
+in the same order when re-run, and make its changes only after its last question.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import warnings
+import weakref
+from collections import deque
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from customtools._approval import ApprovalRequest
+from customtools._talkback import (
+    LOG_LEVELS,
+    NO_OP_UI,
+    InputAnswer,
+    InputRequest,
+    LogLevel,
+    SampleRequest,
+    SampleResult,
+    TalkBackError,
+    check_form_schema,
+    run_on_loop,
+)
+from customtools.mcp._rerun import MAX_ROUNDS, question_digest
+
+__all__ = ["CallBridge", "LogLevels"]
+
+_log = logging.getLogger("customtools.mcp")
+
+_MAX_QUEUED_LOGS = 1000
+_CAPS_KEY = "io.modelcontextprotocol/clientCapabilities"
+_APPROVE = {
+    "type": "object",
+    "properties": {"approve": {"type": "boolean", "title": "Run it", "default": False}},
+    "required": ["approve"],
+}
+
+
+class LogLevels:
+    """The level each handshake-era connection asked for with ``logging/setLevel``.
+
+    Held weakly: a closed connection's entry goes with it.
+    """
+
+    __slots__ = ("_levels",)
+
+    def __init__(self) -> None:
+        self._levels: weakref.WeakKeyDictionary[Any, LogLevel] = weakref.WeakKeyDictionary()
+
+    def set(self, session: Any, level: LogLevel) -> None:
+        """Remember ``level`` for ``session``'s connection."""
+        self._levels[_connection(session)] = level
+
+    def get(self, session: Any) -> LogLevel | None:
+        """The level ``session``'s connection set, if any."""
+        return self._levels.get(_connection(session))
+
+
+def _connection(session: Any) -> Any:
+    # The SDK builds one ServerSession per request around the connection's object.
+    return getattr(session, "_connection", session)
+
+
+class _NeedInput:
+    """What a re-run call still needs: the question to send in ``input_required``."""
+
+    __slots__ = ("digest", "request")
+
+    def __init__(self, digest: str, request: Any) -> None:
+        self.digest = digest
+        self.request = request
+
+
+class _LogPump:
+    """Sends a call's log messages in order on its response stream, from one lazy task."""
+
+    __slots__ = ("_done", "_dropped", "_logger", "_queue", "_related", "_session", "_tg", "_wake")
+
+    def __init__(self, session: Any, related: Any, tg: Any, logger: str) -> None:
+        self._session = session
+        self._related = related
+        self._tg = tg
+        self._logger = logger
+        self._queue: deque[tuple[LogLevel, Any]] = deque()
+        self._wake: anyio.Event | None = None
+        self._done: anyio.Event | None = None
+        self._dropped = 0
+
+    def put(self, level: LogLevel, data: Any) -> None:
+        if len(self._queue) >= _MAX_QUEUED_LOGS:
+            self._dropped += 1
+            return
+        self._queue.append((level, data))
+        if self._done is None:
+            self._done = anyio.Event()
+            self._wake = anyio.Event()
+            self._tg.start_soon(self._pump)
+        elif self._wake is not None:
+            self._wake.set()
+
+    async def _pump(self) -> None:
+        assert self._done is not None
+        try:
+            while True:
+                while self._queue:
+                    level, data = self._queue.popleft()
+                    with warnings.catch_warnings():  # the call only: it warns, the await not
+                        warnings.simplefilter("ignore", MCPDeprecationWarning)
+                        sending = self._session.send_log_message(
+                            level, data, logger=self._logger, related_request_id=self._related
+                        )
+                    await sending
+                if self._wake is None:
+                    return
+                self._wake = anyio.Event()
+                await self._wake.wait()
+        except Exception:
+            _log.debug("a log message could not be sent (the client went away)", exc_info=True)
+        finally:
+            self._done.set()
+
+    async def aclose(self, grace: float) -> None:
+        if self._done is None:
+            return
+        wake, self._wake = self._wake, None
+        if wake is not None:
+            wake.set()
+        with anyio.move_on_after(grace):
+            await self._done.wait()
+        if self._dropped:
+            _log.warning("%d log messages of tool %r were dropped", self._dropped, self._logger)
+
+
+class _McpUI:
+    """``ctx.ui`` over MCP: questions are forms (elicitation), notices are log messages."""
+
+    __slots__ = ("_bridge",)
+
+    def __init__(self, bridge: CallBridge) -> None:
+        self._bridge = bridge
+
+    def __repr__(self) -> str:
+        return "<MCP UI>"
+
+    def notify(self, message: str, level: str = "info") -> None:
+        self._bridge.log_sink(level if level in LOG_LEVELS else "info", message, {})
+
+    async def confirm(self, title: str, message: str = "") -> bool:
+        text = f"{title}\n\n{message}" if message else title
+        answer = await self._bridge.ask_checked(text, _APPROVE)
+        return answer.accepted and answer.values.get("approve") is True
+
+    async def select(self, title: str, options: Sequence[str]) -> str | None:
+        schema = {
+            "type": "object",
+            "properties": {"choice": {"type": "string", "enum": [str(o) for o in options]}},
+            "required": ["choice"],
+        }
+        answer = await self._bridge.ask_checked(title, schema)
+        return str(answer.values["choice"]) if answer.accepted else None
+
+    async def input(self, title: str, placeholder: str | None = None) -> str | None:
+        field: dict[str, Any] = {"type": "string"}
+        if placeholder:
+            field["description"] = placeholder
+        schema = {"type": "object", "properties": {"value": field}, "required": ["value"]}
+        answer = await self._bridge.ask_checked(title, schema)
+        return str(answer.values["value"]) if answer.accepted else None
+
+    def set_status(self, key: str, text: str | None) -> None:
+        if text:
+            self.notify(f"{key}: {text}", "info")
+
+
+class CallBridge:
+    """One ``tools/call``'s talk-back channel to its MCP client.
+
+    Args:
+        ctx: the SDK's request context.
+        tool: the tool's name.
+        tg: the call's task group (for the log pump).
+        levels: the per-connection log levels.
+        answers: in the 2026-07-28 era, the answers recorded so far (re-run mode).
+        signal: the call's signal (waits stop when it aborts).
+        abort: aborts the call (re-run mode stops at the first unanswered question).
+    """
+
+    def __init__(
+        self,
+        ctx: Any,
+        *,
+        tool: str,
+        tg: Any,
+        levels: LogLevels,
+        answers: list[Any] | None,
+        signal: Any,
+        abort: Any,
+    ) -> None:
+        self._ctx = ctx
+        self._session = ctx.session
+        self.tool = tool
+        self._tool = tool
+        self._signal = signal
+        self._abort = abort
+        self.modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        self.answers = answers if answers is not None else []
+        self._asked = 0
+        self.pending: _NeedInput | None = None
+        elicit, sample = self._capabilities()
+        # Stateless HTTP in the handshake era: no initialize on this connection, no channel
+        # for requests to the client.
+        self.cut_off = not self.modern and not getattr(self._session, "can_send_request", True)
+        self.can_elicit = elicit and not self.cut_off
+        self.can_sample = sample and not self.cut_off
+        self._levels = levels
+        self._tg = tg
+        self._loop_thread = threading.get_ident()
+        self._pump: _LogPump | None = None  # made by the first log message
+        self._threshold: int | None = -1  # -1: not read yet; None: the client wants none
+
+    def _capabilities(self) -> tuple[bool, bool]:
+        """Whether the client declared elicitation and sampling (cheap: every call asks)."""
+        if self.modern:
+            params = self._ctx.params
+            meta = params.get("_meta") if isinstance(params, Mapping) else None
+            caps = meta.get(_CAPS_KEY) if isinstance(meta, Mapping) else None
+            if isinstance(caps, Mapping):
+                return "elicitation" in caps, "sampling" in caps
+        declared = getattr(self._session, "client_capabilities", None)
+        if declared is None:
+            return False, False
+        return declared.elicitation is not None, declared.sampling is not None
+
+    # -- what the tool context gets ---------------------------------------------------------
+
+    @property
+    def ui(self) -> Any:
+        """``ctx.ui``: the MCP UI for a client that can answer forms, else the no-op UI."""
+        return _McpUI(self) if self.can_elicit else NO_OP_UI
+
+    def _cut_off(self, what: str) -> TalkBackError:
+        return TalkBackError(
+            f"tool {self._tool!r} {what} but this connection cannot carry requests to the client"
+            " (stateless HTTP in the handshake era); serve over stateful HTTP or stdio, or use"
+            " a 2026-07-28 client",
+            code="no-input-handler" if what.startswith("asked the user") else "no-sampler",
+        )
+
+    async def input_handler(self, request: InputRequest) -> InputAnswer:
+        """Ask the client to fill in ``request``'s form."""
+        if self.cut_off:
+            raise self._cut_off(f"asked the user ({request.message!r})")
+        if not self.can_elicit:
+            raise TalkBackError(
+                f"tool {self._tool!r} asked the user ({request.message!r}) but the MCP client"
+                " did not declare the elicitation capability, so it cannot be asked; use a"
+                " client that supports elicitation, or handle TalkBackError in the tool",
+                code="no-input-handler",
+            )
+        if self.modern:
+            raw = self._replay("elicit", {"message": request.message, "schema": request.schema})
+            if raw is None:
+                self._need(
+                    "elicit",
+                    types.ElicitRequest(
+                        params=types.ElicitRequestFormParams(
+                            message=request.message, requested_schema=dict(request.schema)
+                        )
+                    ),
+                )
+            action = raw.get("action") if isinstance(raw, Mapping) else None
+            if action not in ("accept", "decline", "cancel"):
+                raise TalkBackError(
+                    f"the MCP client answered the form of tool {self._tool!r} with something"
+                    " that is not an elicitation result",
+                    code="invalid-answer",
+                )
+            content = raw.get("content")
+            return InputAnswer(action=action, values=content if isinstance(content, dict) else {})
+        try:
+            result = await self._follow(
+                self._session.elicit_form(
+                    request.message, dict(request.schema), related_request_id=self._ctx.request_id
+                )
+            )
+        except MCPError as exc:
+            raise TalkBackError(
+                f"the MCP client refused the form of tool {self._tool!r}: {exc}",
+                code="talkback-failed",
+            ) from None
+        return InputAnswer(action=result.action, values=result.content or {})
+
+    async def _follow(self, pending: Any) -> Any:
+        """Await a request to the client, stopped as soon as the call's signal aborts (a sync
+        tool's thread cannot be cancelled, but its question can)."""
+        from customtools._talkback import bounded
+
+        async def wait(_: Any) -> Any:
+            return await pending
+
+        try:
+            return await bounded(
+                wait, None, timeout=None, signal=self._signal, what="", code="talkback-failed"
+            )
+        finally:
+            pending.close()  # never awaited when the signal had already aborted
+
+    async def ask_checked(self, message: str, schema: Mapping[str, Any]) -> InputAnswer:
+        """:meth:`input_handler` for a form built here, through the context's validation."""
+        from customtools._talkback import answer_from, bounded
+
+        form = check_form_schema(schema)
+        raw = await bounded(
+            self.input_handler,
+            InputRequest(message=message, schema=form),
+            timeout=300.0,
+            signal=self._signal,
+            what="the form",
+            code="input-timeout",
+        )
+        return answer_from(raw.action, raw.values, form, tool=self._tool)
+
+    async def sampler(self, request: SampleRequest) -> SampleResult:
+        """Ask the client's model."""
+        if self.cut_off:
+            raise self._cut_off("asked the host's model")
+        if not self.can_sample:
+            raise TalkBackError(
+                f"tool {self._tool!r} asked the host's model but the MCP client did not declare"
+                " the sampling capability; use a client that supports sampling, or call a"
+                " model provider from the tool",
+                code="no-sampler",
+            )
+        messages = [
+            types.SamplingMessage(
+                role=m["role"], content=types.TextContent(type="text", text=str(m["content"]))
+            )
+            for m in request.messages
+        ]
+        if self.modern:
+            body = {"messages": [dict(m) for m in request.messages], "max": request.max_tokens}
+            raw = self._replay("sample", body)
+            if raw is None:
+                self._need(
+                    "sample",
+                    types.CreateMessageRequest(
+                        params=types.CreateMessageRequestParams(
+                            messages=messages,
+                            max_tokens=request.max_tokens,
+                            system_prompt=request.system_prompt,
+                            temperature=request.temperature,
+                            stop_sequences=list(request.stop_sequences) or None,
+                        )
+                    ),
+                )
+            if not isinstance(raw, Mapping) or "content" not in raw or "role" not in raw:
+                raise TalkBackError(
+                    f"the MCP client answered the sampling request of tool {self._tool!r} with"
+                    " something that is not a sampling result",
+                    code="invalid-answer",
+                )
+            return _sample_result(raw)
+        try:
+            with warnings.catch_warnings():  # the call only: it warns, the await does not
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                asked = self._session.create_message(
+                    messages,
+                    max_tokens=request.max_tokens,
+                    system_prompt=request.system_prompt,
+                    temperature=request.temperature,
+                    stop_sequences=list(request.stop_sequences) or None,
+                    related_request_id=self._ctx.request_id,
+                )
+            result = await self._follow(asked)
+        except MCPError as exc:
+            raise TalkBackError(
+                f"the MCP client refused the sampling request of tool {self._tool!r}: {exc}",
+                code="talkback-failed",
+            ) from None
+        return _sample_result(result.model_dump(by_alias=True, mode="json", exclude_none=True))
+
+    def log_sink(self, level: LogLevel, message: str, data: Mapping[str, Any]) -> None:
+        """Queue a ``notifications/message`` if the client wants this level."""
+        if threading.get_ident() != self._loop_thread:  # ctx.ui.notify from a sync tool
+            run_on_loop(self.log_sink, level, message, data)
+            return
+        threshold = self._threshold
+        if threshold == -1:
+            # 2026-07-28: the SDK drops what the request did not opt into.
+            wanted = "debug" if self.modern else self._levels.get(self._session)
+            threshold = self._threshold = LOG_LEVELS.index(wanted) if wanted else None
+        if threshold is None or LOG_LEVELS.index(level) < threshold:
+            return
+        payload: Any = {"message": message, **data} if data else message
+        if self._pump is None:
+            self._pump = _LogPump(self._session, self._ctx.request_id, self._tg, self._tool)
+        self._pump.put(level, payload)
+
+    async def approver(self, request: ApprovalRequest) -> bool:
+        """Approval as a form: run the tool only on an explicit yes."""
+        if self.cut_off:
+            raise self._cut_off("asked the user for approval")
+        if not self.can_elicit:
+            raise TalkBackError(
+                "the MCP client did not declare the elicitation capability, so nobody can be"
+                " asked; connect with a client that supports elicitation, or serve with an"
+                " approver (ToolServer(approver=...))",
+                code="no-input-handler",
+            )
+        shown = json.dumps(dict(request.arguments), default=repr)[:2000]
+        answer = await self.input_handler(
+            InputRequest(
+                message=f"Allow tool {self._tool!r} to run with these arguments?\n{shown}",
+                schema=_APPROVE,
+            )
+        )
+        return answer.action == "accept" and answer.values.get("approve") is True
+
+    async def aclose(self, grace: float) -> None:
+        """Send the queued log messages (bounded by ``grace``) before the result."""
+        if self._pump is not None:
+            await self._pump.aclose(grace)
+
+    # -- re-run mode (2026-07-28) -----------------------------------------------------------
+
+    def _replay(self, kind: str, body: Any) -> Any:
+        index = self._asked
+        self._asked += 1
+        digest = question_digest(kind, body)
+        if index < len(self.answers):
+            entry = self.answers[index]
+            if not isinstance(entry, Mapping) or entry.get("q") != digest:
+                raise TalkBackError(
+                    f"tool {self._tool!r} asked a different question when re-run (question"
+                    f" {index + 1}); a tool must ask the same questions in the same order",
+                    code="talkback-failed",
+                )
+            return entry.get("r")
+        return None
+
+    def _need(self, kind: str, request: Any) -> None:
+        if self._asked > MAX_ROUNDS:
+            raise TalkBackError(
+                f"tool {self._tool!r} asked more than {MAX_ROUNDS} questions in one call",
+                code="talkback-failed",
+            )
+        body = _body_of(kind, request)
+        self.pending = _NeedInput(question_digest(kind, body), request)
+        self._abort("waiting for the client's answer (input_required)")
+        # The run is over: ToolAbortedError, not TalkBackError, so that a tool handling
+        # "nobody can answer" does not take this for it and act on a fallback.
+        self._signal.raise_if_aborted()
+        raise AssertionError("unreachable: the signal was just aborted")  # pragma: no cover
+
+
+def _body_of(kind: str, request: Any) -> Any:
+    params = request.params
+    if kind == "elicit":
+        return {"message": params.message, "schema": params.requested_schema}
+    return {
+        "messages": [
+            {"role": m.role, "content": m.content.text if hasattr(m.content, "text") else ""}
+            for m in params.messages
+        ],
+        "max": params.max_tokens,
+    }
+
+
+def _sample_result(raw: Mapping[str, Any]) -> SampleResult:
+    content = raw.get("content")
+    blocks = content if isinstance(content, list) else [content] if content else []
+    text = "".join(
+        str(b.get("text", "")) for b in blocks if isinstance(b, Mapping) and b.get("type") == "text"
+    )
+    return SampleResult(
+        text=text,
+        content=tuple(dict(b) for b in blocks if isinstance(b, Mapping)),
+        model=raw.get("model"),
+        stop_reason=raw.get("stopReason"),
+    )

@@ -35,6 +35,7 @@ never as a success.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import inspect
 import logging
@@ -863,6 +864,16 @@ class _ObservedAdapter(CustomToolAdapter):
         asked = approver if approver is not None else self._approver
         if self._asks and asked is not None:
             options["approver"] = _observe.observed_approver(call, asked)
+        context = options.get("ctx") or self._context
+        if isinstance(context, ToolContext) and (context.input_handler or context.sampler):
+            # Talk-back waits are recorded too: the form a tool asks, the host model it samples.
+            handler: Any = context.input_handler
+            sampler: Any = context.sampler
+            if handler is not None:
+                handler = _observe.observed_wait(call, "input", handler)
+            if sampler is not None:
+                sampler = _observe.observed_wait(call, "sampling", sampler)
+            options["ctx"] = dataclasses.replace(context, input_handler=handler, sampler=sampler)
         try:
             result = await super().execute(tool_call_id, params, **options)
         except BaseException as exc:

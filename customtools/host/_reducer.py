@@ -46,6 +46,8 @@ CLIENT_DISPATCHABLE: frozenset[str] = frozenset(
         "chat/toolCallResultConfirmed",
         "chat/toolCallContentChanged",
         "chat/turnCancelled",
+        "chat/inputAnswerChanged",
+        "chat/inputCompleted",
     }
 )
 """Action types a client may dispatch in the scope of this toolkit; the host produces the rest."""

@@ -35,6 +35,9 @@ CHAT_ACTIONS = {
     "chat/turnCancelled",
     "chat/error",
     "chat/turnStarted",
+    "chat/inputRequested",
+    "chat/inputAnswerChanged",
+    "chat/inputCompleted",
 }
 
 

@@ -23,9 +23,14 @@ from typing import Any
 
 import anyio.to_thread
 
+from customtools._adapter import CustomToolAdapter
 from customtools._approval import ApprovalRequest, Approver
+from customtools._context import ToolContext
+from customtools._talkback import InputAnswer, InputHandler, InputRequest
+from customtools._tool import CustomTool
 from customtools.host._chat import PENDING_STATUSES, reduce_chat, tool_calls
 from customtools.host._errors import INVALID_PARAMS, ActionRejectedError, JsonRpcError
+from customtools.host._input import answer_values, input_request
 from customtools.host._model import ClientPluginCustomization, PluginCustomization
 from customtools.host._reducer import is_client_dispatchable, reduce_session
 from customtools.host._tooldefs import SessionActiveClient
@@ -98,6 +103,31 @@ class _Confirmation:
         self.event.set()
 
 
+class _InputWait:
+    """One ``ctx.ask`` waiting for ``chat/inputCompleted``."""
+
+    __slots__ = ("answers", "event", "response")
+
+    def __init__(self, event: Any) -> None:
+        self.event = event
+        self.response = "cancel"
+        self.answers: dict[str, Any] = {}
+
+    def answer(self, response: Any, answers: Mapping[str, Any]) -> None:
+        self.response = response if response in ("accept", "decline") else "cancel"
+        self.answers = dict(answers)
+        self.event.set()
+
+
+def _pending_requests(state: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    requests = state.get("inputRequests")
+    if not isinstance(requests, list):
+        return {}
+    return {
+        str(r["id"]): r for r in requests if isinstance(r, Mapping) and isinstance(r.get("id"), str)
+    }
+
+
 class HostSession:
     """Host-side state of one session and the chats in it.
 
@@ -126,6 +156,7 @@ class HostSession:
         self._revisions: dict[str, int] = {}
         self._nonces: dict[tuple[str, str], str] = {}
         self._confirmations: dict[tuple[str, str], _Confirmation] = {}
+        self._inputs: dict[tuple[str, str], _InputWait] = {}
         for entry in self.state.get("activeClients", []):
             client = SessionActiveClient.from_dict(entry)
             self.tools.set(client.client_id, client.tools)
@@ -138,11 +169,14 @@ class HostSession:
             self.state = reduce_session(self.state, action)
             self._sync_tools(action)
         else:
-            self.chats[chat] = reduce_chat(self.chats.get(chat, {}), action, clock=self._clock)
+            before = self.chats.get(chat, {})
+            self.chats[chat] = reduce_chat(before, action, clock=self._clock)
             if action.get("type") == "chat/toolCallConfirmed":
                 waiter = self._confirmations.get((chat, str(action.get("toolCallId"))))
                 if waiter is not None:
                     waiter.answer(action.get("approved") is True)
+            if self._inputs:
+                self._settle_inputs(chat, before, action)
         if self._on_action is not None:
             self._on_action(chat or self.uri, action)
 
@@ -264,6 +298,124 @@ class HostSession:
                     del self._confirmations[key]
 
         return approve
+
+    def _settle_inputs(
+        self, chat: str, before: Mapping[str, Any], action: Mapping[str, Any]
+    ) -> None:
+        """Answer every ``ctx.ask`` of ``chat`` whose request this action removed.
+
+        ``chat/inputCompleted`` answers with its response and the request's answers (its synced
+        drafts, replaced by the action's ``answers`` where given); a request removed any other
+        way (the turn ended) is cancelled.
+        """
+        was = _pending_requests(before)
+        now = _pending_requests(self.chats.get(chat, {}))
+        for (waiter_chat, request_id), waiter in list(self._inputs.items()):
+            if waiter_chat != chat or request_id not in was or request_id in now:
+                continue
+            if (
+                action.get("type") == "chat/inputCompleted"
+                and action.get("requestId") == request_id
+            ):
+                answers = dict(was[request_id].get("answers") or {})
+                if isinstance(action.get("answers"), Mapping):
+                    answers.update(action["answers"])
+                waiter.answer(action.get("response"), answers)
+            else:
+                waiter.answer("cancel", {})
+
+    # -- asking the user while a host tool runs ----------------------------------------------
+
+    def input_handler(self, chat: str) -> InputHandler:
+        """An :class:`~customtools.talkback.InputHandler` that asks the session's clients
+        through the protocol's chat input requests.
+
+        Each ``ctx.ask(message, form)`` dispatches ``chat/inputRequested`` with one question
+        per form property (see :mod:`customtools.host._input` for the mapping) and waits for a
+        client's ``chat/inputCompleted`` for that request: ``accept`` gives the answered values
+        (``ctx.ask`` validates them against the form), an ``accept`` whose every answer was
+        skipped is a ``decline``, ``decline`` declines, and ``cancel`` (or the turn ending)
+        cancels. The ask's timeout and the call's signal bound the wait; a wait that ends that
+        way withdraws the request (``chat/inputCompleted`` with ``cancel``) so clients stop
+        showing it.
+        """
+
+        async def ask(request: InputRequest) -> InputAnswer:
+            from uuid import uuid4
+
+            from anyio import Event
+
+            request_id = f"input-{uuid4().hex}"
+            key = (chat, request_id)
+            waiter = _InputWait(Event())
+            self._inputs[key] = waiter
+            try:
+                self.dispatch(
+                    {
+                        "type": "chat/inputRequested",
+                        "request": input_request(request_id, request.message, request.schema),
+                    },
+                    chat=chat,
+                )
+                await waiter.event.wait()
+            finally:
+                if self._inputs.get(key) is waiter:
+                    del self._inputs[key]
+                if not waiter.event.is_set() and request_id in _pending_requests(
+                    self.chats.get(chat, {})
+                ):
+                    self.dispatch(
+                        {
+                            "type": "chat/inputCompleted",
+                            "requestId": request_id,
+                            "response": "cancel",
+                        },
+                        chat=chat,
+                    )
+            if waiter.response != "accept":
+                return InputAnswer(action=waiter.response)  # type: ignore[arg-type]
+            values, skipped = answer_values(waiter.answers)
+            if not values and skipped:
+                return InputAnswer(action="decline")
+            return InputAnswer(action="accept", values=values)
+
+        return ask
+
+    def tool_context(self, chat: str, **fields: Any) -> ToolContext:
+        """A :class:`~customtools.ToolContext` whose ``ctx.ask`` asks this session's clients
+        (:meth:`input_handler`); ``fields`` are any other ``ToolContext`` fields."""
+        return ToolContext(**{"input_handler": self.input_handler(chat), **fields})
+
+    def adapter(
+        self,
+        tool: CustomTool,
+        chat: str,
+        *,
+        turn_id: str,
+        confirmation_title: str | None = None,
+        **options: Any,
+    ) -> CustomToolAdapter:
+        """A :class:`~customtools.CustomToolAdapter` for a host tool run in ``chat``: approval
+        goes through :meth:`approver`, ``ctx.ask`` through :meth:`input_handler`.
+
+        ``options`` are the adapter's other arguments (``approval_timeout``, ``timeout``, ...);
+        a ``context`` given there keeps its fields and gets the input handler.
+        """
+        from dataclasses import replace as replace_fields
+
+        given = options.pop("context", None)
+        handler = self.input_handler(chat)
+        context = (
+            replace_fields(given, input_handler=handler)
+            if isinstance(given, ToolContext)
+            else ToolContext(input_handler=handler, tool_name=tool.name)
+        )
+        return CustomToolAdapter(
+            tool,
+            approver=self.approver(chat, turn_id=turn_id, confirmation_title=confirmation_title),
+            context=context,
+            **options,
+        )
 
     # -- client tool calls -----------------------------------------------------------------
 

@@ -40,7 +40,25 @@ ENUM_MEMBERS = {
         "Stopped": "stopped",
     },
     "ToolCallContributorKind": {"Client": "client", "Mcp": "mcp"},
+    "ChatInputQuestionKind": {
+        "Text": "text",
+        "Number": "number",
+        "Integer": "integer",
+        "Boolean": "boolean",
+        "SingleSelect": "single-select",
+        "MultiSelect": "multi-select",
+    },
+    "ChatInputAnswerValueKind": {
+        "Text": "text",
+        "Number": "number",
+        "Boolean": "boolean",
+        "Selected": "selected",
+        "SelectedMany": "selected-many",
+    },
+    "ChatInputAnswerState": {"Draft": "draft", "Submitted": "submitted", "Skipped": "skipped"},
 }
+# Whole enums referenced without a member (``#/$defs/ChatInputResponseKind``) but not defined.
+WHOLE_ENUMS = {"ChatInputResponseKind": ["accept", "decline", "cancel"]}
 
 
 def _action_type(member: str) -> str:
@@ -60,7 +78,9 @@ def _patched(schema: dict[str, Any]) -> dict[str, Any]:
         if ref in defs:
             continue
         enum, _, member = ref.partition(".")
-        if enum in ENUM_MEMBERS and member in ENUM_MEMBERS[enum]:
+        if ref in WHOLE_ENUMS:
+            defs[ref] = {"enum": WHOLE_ENUMS[ref]}
+        elif enum in ENUM_MEMBERS and member in ENUM_MEMBERS[enum]:
             defs[ref] = {"const": ENUM_MEMBERS[enum][member]}
         elif enum == "ActionType" and member:
             defs[ref] = {"const": _action_type(member)}

@@ -374,7 +374,10 @@ class HostSession:
                     )
             if waiter.response != "accept":
                 return InputAnswer(action=waiter.response)  # type: ignore[arg-type]
-            values, skipped = answer_values(waiter.answers)
+            asked = request.schema.get("properties") or {}
+            values, skipped = answer_values(
+                {k: v for k, v in waiter.answers.items() if k in asked}  # only what was asked
+            )
             if not values and skipped:
                 return InputAnswer(action="decline")
             return InputAnswer(action="accept", values=values)

@@ -247,6 +247,85 @@ async def test_declined_skipped_and_cancelled_answers(
     assert "inputRequests" not in host.chat
 
 
+async def test_answers_to_questions_never_asked_are_dropped() -> None:
+    host = Host()
+
+    async def client() -> None:
+        request = await host.requested()
+        answers = {
+            "name": submitted("text", "Ada"),
+            "count": submitted("number", 1),
+            "__class__": submitted("text", "x"),
+            "admin": submitted("boolean", True),
+        }
+        host.complete(request["id"], "accept", answers=answers)
+
+    values = json.loads(await run_with(host, client))["values"]
+    assert values == {"name": "Ada", "count": 1, "color": "blue", "sure": False}  # + defaults
+
+
+async def test_a_client_cannot_ask_and_other_chats_do_not_answer() -> None:
+    from customtools.host import ActionRejectedError
+
+    host = Host()
+
+    async def client() -> None:
+        request = await host.requested()
+        with pytest.raises(ActionRejectedError):
+            host.session.dispatch_from_client(
+                {"type": "chat/inputRequested", "request": {"id": "x", "message": "m"}},
+                client_id="ide",
+                chat=CHAT,
+            )
+        host.session.dispatch_from_client(
+            {"type": "chat/inputCompleted", "requestId": request["id"], "response": "accept"},
+            client_id="ide",
+            chat="ahp://chat/other",
+        )
+        await anyio.sleep(0.02)
+        assert host.chat["inputRequests"][0]["id"] == request["id"]  # still pending
+        host.complete(request["id"], "decline")
+
+    assert json.loads(await run_with(host, client))["action"] == "decline"
+
+
+def sync_tool_execute(tool_call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any) -> str:
+    answer = ctx.ask_sync("Sure?", {"type": "object", "properties": {"ok": {"type": "boolean"}}})
+    return f"{answer.action} {dict(answer.values)}"
+
+
+async def test_a_sync_tool_asks_from_its_thread() -> None:
+    host = Host()
+    sync_tool = CustomTool(
+        name="sure",
+        description="Ask from a thread.",
+        parameters=Type.Object({}),
+        execute=sync_tool_execute,
+    )
+    host.adapter = host.session.adapter(sync_tool, CHAT, turn_id="t1")
+
+    async def client() -> None:
+        request = await host.requested()
+        host.complete(request["id"], "accept", answers={"ok": submitted("boolean", True)})
+
+    assert await run_with(host, client) == "accept {'ok': True}"
+
+
+def test_the_schema_check_rejects_a_bad_kind(validate_wire: Validate) -> None:
+    import jsonschema
+
+    with pytest.raises(jsonschema.ValidationError):
+        validate_wire(
+            "actions.schema.json", "ChatInputQuestion", {"id": "q", "message": "m", "kind": "date"}
+        )
+    with pytest.raises(jsonschema.ValidationError):
+        validate_wire(
+            "actions.schema.json",
+            "ChatInputCompletedAction",
+            {"type": "chat/inputCompleted", "requestId": "r", "response": "maybe"},
+        )
+
+
 async def test_an_answer_that_breaks_the_form_is_an_invalid_answer() -> None:
     host = Host()
 

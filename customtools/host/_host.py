@@ -19,7 +19,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 import anyio.to_thread
 
@@ -110,11 +110,14 @@ class _InputWait:
 
     def __init__(self, event: Any) -> None:
         self.event = event
-        self.response = "cancel"
+        self.response: Literal["accept", "decline", "cancel"] = "cancel"
         self.answers: dict[str, Any] = {}
 
     def answer(self, response: Any, answers: Mapping[str, Any]) -> None:
-        self.response = response if response in ("accept", "decline") else "cancel"
+        if response == "accept" or response == "decline":
+            self.response = response
+        else:
+            self.response = "cancel"  # cancel, or a response the protocol does not define
         self.answers = dict(answers)
         self.event.set()
 
@@ -373,7 +376,7 @@ class HostSession:
                         chat=chat,
                     )
             if waiter.response != "accept":
-                return InputAnswer(action=waiter.response)  # type: ignore[arg-type]
+                return InputAnswer(action=waiter.response)
             asked = request.schema.get("properties") or {}
             values, skipped = answer_values(
                 {k: v for k, v in waiter.answers.items() if k in asked}  # only what was asked

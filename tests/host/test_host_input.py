@@ -425,7 +425,8 @@ async def test_two_questions_at_once_are_answered_separately() -> None:
 async def test_a_context_from_the_session_asks_its_clients() -> None:
     host = Host()
     ctx = host.session.tool_context(CHAT, cwd="/tmp")
-    assert ctx.can_ask and ctx.cwd == "/tmp"
+    assert ctx.can_ask
+    assert ctx.cwd == "/tmp"
 
     async def client() -> None:
         request = await host.requested()
@@ -437,7 +438,8 @@ async def test_a_context_from_the_session_asks_its_clients() -> None:
             answer = await ctx.ask(
                 "Go?", {"type": "object", "properties": {"ok": {"type": "boolean"}}}
             )
-    assert answer.accepted and dict(answer.values) == {"ok": True}
+    assert answer.accepted
+    assert dict(answer.values) == {"ok": True}
 
 
 def test_the_request_validates_for_every_question_kind(validate_wire: Validate) -> None:

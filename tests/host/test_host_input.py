@@ -460,3 +460,37 @@ def test_malformed_answers_give_nothing() -> None:
             "e": {"state": "submitted", "value": {"kind": "text", "value": "ok"}},
         }
     ) == ({"e": "ok"}, 1)
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        {"type": "chat/inputRequested"},
+        {"type": "chat/inputRequested", "request": "not an object"},
+        {"type": "chat/inputRequested", "request": {"message": "no id"}},
+        {"type": "chat/inputAnswerChanged", "requestId": "r1", "questionId": 3},
+        {"type": "chat/inputCompleted", "requestId": "missing", "response": "accept"},
+    ],
+)
+def test_malformed_input_actions_change_nothing(action: dict[str, Any]) -> None:
+    from customtools.host import reduce_chat
+
+    state = {"status": 24, "inputRequests": [{"id": "r1", "message": "m"}]}
+    assert reduce_chat(state, action, clock=lambda: 0) is state
+
+
+def test_a_replaced_request_keeps_its_drafts_unless_it_brings_answers() -> None:
+    from customtools.host import reduce_chat
+
+    draft = {"q": {"state": "draft", "value": {"kind": "text", "value": "d"}}}
+    state = {"inputRequests": [{"id": "r1", "message": "old", "answers": draft}]}
+    kept = reduce_chat(
+        state, {"type": "chat/inputRequested", "request": {"id": "r1", "message": "new"}}
+    )
+    assert kept["inputRequests"] == [{"id": "r1", "message": "new", "answers": draft}]
+    assert kept["status"] & ACTIVITY == INPUT_NEEDED
+    done = reduce_chat(
+        kept, {"type": "chat/inputCompleted", "requestId": "r1", "response": "cancel"}
+    )
+    assert "inputRequests" not in done
+    assert done["status"] & ACTIVITY != INPUT_NEEDED

@@ -420,8 +420,11 @@ def answer_from(
     from customtools._validation import compile_validator
 
     validator = compile_validator(schema, tool_name=tool, coerce=True)
+    # Only answers to the questions asked reach the tool: a client's extra keys are dropped.
+    asked = schema.get("properties") or {}
+    given = values if isinstance(values, Mapping) else {}
     try:
-        checked, _ = validator.validate(dict(values or {}))
+        checked, _ = validator.validate({k: v for k, v in given.items() if k in asked})
     except ToolArgumentsError as exc:
         raise TalkBackError(
             f"the answer to a form of tool {tool!r} does not match the form: {exc}",

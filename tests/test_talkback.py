@@ -72,6 +72,12 @@ async def test_declined_and_cancelled_forms_are_typed_outcomes(action: str) -> N
     assert dict(answer.values) == {}
 
 
+async def test_answers_to_questions_that_were_not_asked_never_reach_the_tool() -> None:
+    extra = {"name": "Ada", "plan": "pro", "is_admin": True, "__class__": "x"}
+    answer = await ToolContext(input_handler=answering("accept", extra)).ask("Who?", SIMPLE)
+    assert dict(answer.values) == {"name": "Ada", "plan": "pro", "age": 30}
+
+
 async def test_an_answer_that_breaks_the_form_is_an_invalid_answer() -> None:
     ctx = ToolContext(input_handler=answering("accept", {"plan": "gold"}), tool_name="setup")
     with pytest.raises(TalkBackError) as caught:

@@ -153,6 +153,23 @@ async def wait_for_port(port: int) -> None:
                 await anyio.sleep(0.05)
 
 
+async def start_http_server(stack: Any, kind: str, pack: str, env: Any, cwd: str) -> str:
+    """Start ``kind``'s server over HTTP on a free loopback port, stopped with ``stack``; its URL."""
+    port = free_port()
+    process = await anyio.open_process(
+        server_argv(kind, "http", port, pack),
+        env=env,
+        cwd=cwd,
+        stdin=None,
+        stdout=None,
+        stderr=None,
+    )
+    stack.push_async_callback(process.aclose)
+    stack.callback(process.kill)
+    await wait_for_port(port)
+    return f"http://127.0.0.1:{port}/mcp"
+
+
 async def sequential(client: Any, calls: int) -> float:
     start = time.perf_counter()
     for i in range(calls):
@@ -220,19 +237,7 @@ async def measure_auth(calls: int, repeats: int) -> dict[str, Any]:
         async with AsyncExitStack() as stack:
             cases: dict[str, Any] = {}
             for kind in ("customtools", "customtools-token"):
-                port = free_port()
-                process = await anyio.open_process(
-                    server_argv(kind, "http", port, pack),
-                    env=env,
-                    cwd=tmp,
-                    stdin=None,
-                    stdout=None,
-                    stderr=None,
-                )
-                stack.push_async_callback(process.aclose)
-                stack.callback(process.kill)
-                await wait_for_port(port)
-                url = f"http://127.0.0.1:{port}/mcp"
+                url = await start_http_server(stack, kind, pack, env, tmp)
                 cases[f"http/{kind}"] = await token_client(
                     stack, url, token=kind == "customtools-token"
                 )
@@ -277,35 +282,10 @@ async def measure(calls: int, repeats: int) -> dict[str, Any]:
                 argv = server_argv(kind, "stdio", 0, pack)
                 params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=tmp)
                 stdio[kind] = await stack.enter_async_context(Client(params))
-                port = free_port()
-                process = await anyio.open_process(
-                    server_argv(kind, "http", port, pack),
-                    env=env,
-                    cwd=tmp,
-                    stdin=None,
-                    stdout=None,
-                    stderr=None,
-                )
-                stack.push_async_callback(process.aclose)
-                stack.callback(process.kill)
-                await wait_for_port(port)
-                urls[kind] = f"http://127.0.0.1:{port}/mcp"
+                urls[kind] = await start_http_server(stack, kind, pack, env, tmp)
                 http[kind] = await stack.enter_async_context(Client(urls[kind]))
-            token_port = free_port()
-            token_process = await anyio.open_process(
-                server_argv("customtools-token", "http", token_port, pack),
-                env=env,
-                cwd=tmp,
-                stdin=None,
-                stdout=None,
-                stderr=None,
-            )
-            stack.push_async_callback(token_process.aclose)
-            stack.callback(token_process.kill)
-            await wait_for_port(token_port)
-            http["customtools-token"] = await token_client(
-                stack, f"http://127.0.0.1:{token_port}/mcp"
-            )
+            token_url = await start_http_server(stack, "customtools-token", pack, env, tmp)
+            http["customtools-token"] = await token_client(stack, token_url)
             floor = server_argv("floor", "stdio", 0, pack)
             mount = await stack.enter_async_context(
                 McpMount(

@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio
 import pytest
+from _procs import pids_in_group
 
 from customtools import (
     AbortController,
@@ -34,22 +35,6 @@ from customtools.isolation import IsolationPool
 pytestmark = pytest.mark.anyio
 
 TREE = "trap '' TERM; sh -c 'sleep 60 & wait' & wait"  # a shell ignoring TERM, grandchildren
-
-
-def pids_in_group(pgid: int) -> list[int]:
-    """Live (non-zombie) processes of group ``pgid``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = pathlib.Path(f"/proc/{entry}/stat").read_bytes()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if int(fields[2]) == pgid and fields[0] != b"Z":
-            found.append(int(entry))
-    return found
 
 
 async def wait_until(predicate: Any, bound: float = 5.0) -> bool:

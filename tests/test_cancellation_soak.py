@@ -20,6 +20,7 @@ from typing import Any
 
 import anyio
 import pytest
+from _procs import processes_with, zombie_children
 
 from customtools import (
     AbortController,
@@ -34,38 +35,6 @@ from customtools.isolation import IsolationPool
 pytestmark = pytest.mark.anyio
 
 GRACE = 0.2  # the in-process calls' grace; the isolated ones use the default
-
-
-def processes_with(token: str) -> list[int]:
-    """Live processes whose command line holds ``token``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmdline = pathlib.Path(f"/proc/{entry}/cmdline").read_bytes()
-            stat = pathlib.Path(f"/proc/{entry}/stat").read_bytes()
-        except OSError:
-            continue
-        if token.encode() in cmdline and stat[stat.rfind(b")") + 2 :][:1] != b"Z":
-            found.append(int(entry))
-    return found
-
-
-def zombie_children() -> list[int]:
-    me = os.getpid()
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = pathlib.Path(f"/proc/{entry}/stat").read_bytes()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if int(fields[1]) == me and fields[0] == b"Z":
-            found.append(int(entry))
-    return found
 
 
 def fd_count() -> int:

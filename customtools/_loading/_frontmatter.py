@@ -176,15 +176,24 @@ def parse_frontmatter_block(block: str | None) -> dict[str, Any]:
     return {str(key): value for key, value in data.items()}
 
 
+REREAD_MAX_BYTES = 64 * 1024
+"""The largest block libyaml refuses that the pure-Python parser reads again (see
+:func:`_load_yaml`): it is 10-30x slower, and untrusted checkouts are scanned."""
+
+
 def _load_yaml(block: str, *, pure_python: bool = False) -> Any:
     """Compose ``block`` under the guarded composer.
 
-    libyaml's parser is tried first (fast); when it refuses the block, the pure-Python parser
-    reads it again and its answer is the one reported. libyaml's scanner reads flow
-    collections ahead of the composer and, since PyYAML 6.0.4, stops at its own nesting limit
-    before the composer's 64-level guard sees the block; the pure-Python parser has no such
-    limit, so the diagnostic is this module's whatever PyYAML or libyaml version is installed.
-    The second read happens only for a block that is rejected anyway.
+    libyaml's parser is tried first (fast). libyaml's scanner reads flow collections ahead of
+    the composer and, since PyYAML 6.0.4, stops at its own nesting limit before the
+    composer's 64-level guard sees the block. So when libyaml refuses a block that could nest
+    deeper than the guard through flow collections (more ``[``/``{`` than the limit), the
+    pure-Python parser, which has no such limit, reads it again and its answer is the one
+    reported: the diagnostic is this module's whatever PyYAML or libyaml version is
+    installed. The re-read happens only for a block that is rejected anyway, and only up to
+    :data:`REREAD_MAX_BYTES`, so a hostile file costs at most that much pure-Python parsing; a
+    larger refused block has its flow nesting measured by a scan (:func:`_flow_depth`): past
+    the limit it gets this module's message, else libyaml's problem is reported.
     """
     try:
         import yaml
@@ -194,16 +203,47 @@ def _load_yaml(block: str, *, pure_python: bool = False) -> Any:
     if fast is not None and not pure_python:
         try:
             return _compose(fast, block)
-        except yaml.YAMLError:
-            pass
+        except yaml.YAMLError as exc:
+            if block.count("[") + block.count("{") <= MAX_FRONTMATTER_DEPTH:
+                raise _not_valid(exc) from None  # cannot be a nesting limit: libyaml's answer
+            if len(block) > REREAD_MAX_BYTES:
+                if _flow_depth(block) > MAX_FRONTMATTER_DEPTH:
+                    raise MetadataError(
+                        f"frontmatter nests deeper than {MAX_FRONTMATTER_DEPTH} levels"
+                    ) from None
+                raise _not_valid(exc) from None
     try:
         return _compose(reference, block)
-    except yaml.MarkedYAMLError as exc:
-        raise MetadataError(f"frontmatter is not valid YAML ({_yaml_problem(exc)})") from None
     except yaml.YAMLError as exc:
-        raise MetadataError(f"frontmatter is not valid YAML ({describe_exception(exc)})") from None
+        raise _not_valid(exc) from None
     except RecursionError:  # pragma: no cover - the depth limit comes first
         raise MetadataError("frontmatter is nested too deeply") from None
+
+
+# Quoted scalars and comments (skipped), and the flow indicators counted by _flow_depth.
+_FLOW_TOKENS = re.compile(r"'[^']*(?:''[^']*)*'|\"(?:[^\"\\]|\\.)*\"|\s#[^\n]*|[\[\]{}]")
+
+
+def _flow_depth(block: str) -> int:
+    """How deep ``block``'s flow collections nest, read without parsing (quoted scalars and
+    comments skipped): the answer for a refused block too large to read twice."""
+    depth = deepest = 0
+    for token in _FLOW_TOKENS.findall(block):
+        if token in ("[", "{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token in ("]", "}"):
+            depth = max(depth - 1, 0)
+    return deepest
+
+
+def _not_valid(exc: Any) -> MetadataError:
+    import yaml
+
+    problem = (
+        _yaml_problem(exc) if isinstance(exc, yaml.MarkedYAMLError) else describe_exception(exc)
+    )
+    return MetadataError(f"frontmatter is not valid YAML ({problem})")
 
 
 def _compose(loader_class: Any, block: str) -> Any:

@@ -388,8 +388,8 @@ class HostSession:
         return ask
 
     def tool_context(self, chat: str, **fields: Any) -> ToolContext:
-        """A :class:`~customtools.ToolContext` whose ``ctx.ask`` asks this session's clients
-        (:meth:`input_handler`); ``fields`` are any other ``ToolContext`` fields."""
+        """A :class:`~customtools.ToolContext` whose ``ctx.ask`` asks the host session's
+        clients (:meth:`input_handler`); ``fields`` are any other ``ToolContext`` fields."""
         return ToolContext(**{"input_handler": self.input_handler(chat), **fields})
 
     def adapter(

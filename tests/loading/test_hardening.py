@@ -100,6 +100,33 @@ def test_frontmatter_limits(
     assert fragment in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("block", "fragment"),
+    [
+        # too large to read twice, and no flow collections: libyaml's refusal is the answer
+        ("a: '" + "x" * (_frontmatter.REREAD_MAX_BYTES + 1), "frontmatter is not valid YAML ("),
+        # too few brackets to nest past the limit
+        ("a: [1, 2\nb: : ]", "frontmatter is not valid YAML ("),
+        # too large to read twice but nested too deep: measured by a scan, this module's message
+        ("a: " + "[" * (_frontmatter.REREAD_MAX_BYTES + 1), "frontmatter nests deeper than 64"),
+    ],
+)
+def test_a_refused_block_is_read_again_only_when_it_could_nest_too_deep_and_is_small(
+    block: str, fragment: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fast = _frontmatter._guarded_loaders()[0]
+    if fast is None:
+        pytest.skip("PyYAML was built without libyaml")
+
+    def slow_reader(_block: str) -> None:
+        raise AssertionError("the pure-Python parser read a block libyaml had refused")
+
+    monkeypatch.setattr(_frontmatter, "_guarded_loaders", lambda: (fast, slow_reader))
+    with pytest.raises(MetadataError) as info:
+        parse_frontmatter_block(block)
+    assert str(info.value).startswith(fragment)
+
+
 @pytest.mark.parametrize("parser", ["libyaml", "pure-python"])
 def test_invalid_yaml_is_invalid_metadata_with_either_parser(
     parser: str, monkeypatch: pytest.MonkeyPatch

@@ -221,7 +221,11 @@ def _load_yaml(block: str, *, pure_python: bool = False) -> Any:
 
 
 # Quoted scalars and comments (skipped), and the flow indicators counted by _flow_depth.
-_FLOW_TOKENS = re.compile(r"'[^']*(?:''[^']*)*'|\"(?:[^\"\\]|\\.)*\"|\s#[^\n]*|[\[\]{}]")
+# An opener counts only where a flow collection can start (after a space, an indicator or at
+# the start), so ``x[`` inside a plain scalar is not nesting.
+_FLOW_TOKENS = re.compile(
+    r"'[^']*(?:''[^']*)*'|\"(?:[^\"\\]|\\.)*\"|\s#[^\n]*|(?<![^\s\[{,:])[\[{]|[\]}]"
+)
 
 
 def _flow_depth(block: str) -> int:

@@ -509,3 +509,17 @@ def test_list_scan_only_on_an_alias_bomb_stays_within_a_memory_cap(project: Path
     report = json.loads(proc.stdout)
     assert report["metadata"] == []
     assert [d["code"] for d in report["diagnostics"]] == ["invalid-metadata"]
+
+
+@pytest.mark.parametrize(
+    ("block", "depth"),
+    [
+        ("a: [[1], {b: [2]}]", 3),
+        ('a: "[[[[" [x]', 1),  # brackets in a quoted scalar are text
+        ("a: '[[' [b] # [[[[", 1),  # and in a comment
+        ("a: x[y[z[", 0),  # and inside a plain scalar
+        ("a: " + "[" * 100, 100),
+    ],
+)
+def test_the_flow_depth_scan_counts_only_flow_collections(block: str, depth: int) -> None:
+    assert _frontmatter._flow_depth(block) == depth

@@ -323,9 +323,9 @@ class Reloader:
             )
             async with contextlib.aclosing(changes):
                 async for _changes in changes:
-                    before = _summary(self.result)
+                    previous = self.result  # alive until compared: its tools' ids stay unique
                     result = await self.load()
-                    if _summary(result) != before:
+                    if _summary(result) != _summary(previous):
                         yield result
                     if self.watch_paths() != paths:
                         restart = True  # a directory appeared or went away: watch the new set
@@ -343,10 +343,9 @@ def _default_store(options: DiscoveryOptions) -> str:
 def _summary(result: LoadResult | None) -> Any:
     if result is None:
         return None
-    # Module names are unique to the load that imported them: a re-imported module differs.
+    # A re-imported module (here or in a new isolation worker) makes new tool objects.
     return (
-        tuple((loaded.resolved_path, loaded.tool.name) for loaded in result.tools),
-        result.module_names,
+        tuple((loaded.resolved_path, loaded.tool.name, id(loaded.tool)) for loaded in result.tools),
         tuple((e.path, e.code, e.error) for e in result.errors),
         tuple(getattr(p, "root", None) for p in result.pending_trust),
     )

@@ -5,11 +5,11 @@ builds once.
 Order and conflicts
     Candidates are imported one after another in the scan's precedence order (see
     ``docs/discovery.md``), and each factory's tools are taken in the order it returned them;
-    the tools of ``.mcp.json`` servers come last. Tool names are claimed first come, first
-    served, starting from the host's ``builtin_tool_names``: nothing can take a built-in name,
-    and every later claimant of a taken name becomes a ``LoadError`` (code ``"name-conflict"``)
-    naming the tool, both paths and both providers. Names that differ only by letter case are
-    allowed but reported as a ``"similar-name"`` diagnostic.
+    the tools of ``.mcp.json`` servers come last. Every tool is registered in one
+    :class:`~customtools.ToolRegistry`, whose name rule decides: nothing can take one of the
+    host's ``builtin_tool_names``, every later claimant of a taken name becomes a ``LoadError``
+    (code ``"name-conflict"``) naming the tool, both paths and both providers, and names that
+    differ only by letter case are kept but reported as a ``"similar-name"`` diagnostic.
 
 Reload
     Every call imports afresh: each load has its own generation number in the private module
@@ -65,6 +65,7 @@ from customtools._loading._records import (
     ToolSource,
 )
 from customtools._observe import STEP_DISCOVER, STEP_MODULE, STEP_TRUST, load_step
+from customtools._registry import ToolRegistry
 
 if TYPE_CHECKING:
     from customtools._loading._api import UIContext
@@ -106,7 +107,7 @@ class LoadResult:
     """
 
     __slots__ = (
-        "_by_name",
+        "_registry",
         "_state",
         "_talkback",
         "diagnostics",
@@ -130,6 +131,7 @@ class LoadResult:
         cwd: str | None = None,
         pending_trust: Iterable[PendingSource] = (),
         _state: SharedState | None = None,
+        _registry: ToolRegistry | None = None,
     ) -> None:
         if _state is None:
             store = pending_actions if pending_actions is not None else PendingActionStore()
@@ -144,7 +146,7 @@ class LoadResult:
             "pending_trust": tuple(pending_trust),
             "pending_actions": _state.pending_actions,
             "_state": _state,
-            "_by_name": {loaded.tool.name: loaded for loaded in tools},
+            "_registry": _registry if _registry is not None else ToolRegistry(tools),
             "_talkback": {},
         }
         for name, value in fields.items():
@@ -164,7 +166,7 @@ class LoadResult:
     @property
     def tool_names(self) -> tuple[str, ...]:
         """The names of the loaded tools, in order."""
-        return tuple(self._by_name)
+        return self._registry.names
 
     @property
     def ui(self) -> Any:
@@ -178,7 +180,8 @@ class LoadResult:
 
     def get(self, name: str) -> LoadedTool | None:
         """The loaded tool called ``name``, or ``None``."""
-        return self._by_name.get(name)
+        entry = self._registry.lookup(name)
+        return entry.record if entry is not None else None
 
     def set_ui_context(self, ui: UIContext | None, has_ui: bool = True) -> None:
         """Attach the host's UI: every ``api`` this load handed out sees it from now on.
@@ -248,42 +251,17 @@ def _describe_source(source: ToolSource | None) -> str:
     return text
 
 
-def _conflict_error(loaded: LoadedTool, first: LoadedTool | None) -> LoadError:
-    name = loaded.tool.name
-    if first is None:
-        message = f"tool name {name!r} is a built-in tool name and cannot be taken; rename the tool"
-    else:
-        where = (
-            "another tool of the same module"
-            if first.resolved_path == loaded.resolved_path
-            else f"{display_path(first.path)} ({_describe_source(first.source)})"
-        )
-        message = (
-            f"tool name {name!r} is already taken by {where}; this tool from"
-            f" {display_path(loaded.path)}"
-            f" ({_describe_source(loaded.source)}) was not loaded; rename one of them"
-        )
-    return LoadError(
-        path=loaded.path,
-        error=message,
-        source=loaded.source,
-        resolved_path=loaded.resolved_path,
-        code="name-conflict",
-        tool_name=name,
-    )
-
-
 def _resolve_cwd(cwd: PathArg | None) -> str:
     return os.path.abspath(os.fspath(cwd)) if cwd is not None else os.getcwd()
 
 
 class Collected:
-    """What one load gathers before its result exists: tools by claimed name, module names,
-    errors, diagnostics and pending sources, from the candidates and then ``.mcp.json``."""
+    """What one load gathers before its result exists: its tools in one registry (whose name
+    rule decides), module names, errors, diagnostics and pending sources, from the candidates
+    and then ``.mcp.json``."""
 
     def __init__(self, builtin_tool_names: Iterable[str], scanned: ScanResult) -> None:
-        self.claims: dict[str, LoadedTool | None] = dict.fromkeys(builtin_tool_names)
-        self.folded: dict[str, str] = {name.casefold(): name for name in self.claims}
+        self.registry = ToolRegistry(reserved_names=builtin_tool_names)
         self.tools: list[LoadedTool] = []
         self.module_names: list[str] = []
         self.errors: list[LoadError] = list(scanned.errors)
@@ -307,22 +285,28 @@ class Collected:
             )
 
     def claim(self, loaded: LoadedTool) -> None:
-        """Keep ``loaded`` unless its name is taken (then it is a ``name-conflict`` error)."""
-        name = loaded.tool.name
-        if name in self.claims:
-            self.errors.append(_conflict_error(loaded, self.claims[name]))
+        """Register ``loaded``: kept, or a ``name-conflict`` error; a ``similar-name`` is kept
+        and reported."""
+        origin = f"{display_path(loaded.path)} ({_describe_source(loaded.source)})"
+        similar = len(self.registry.similar_names)
+        conflict = self.registry.add(loaded.tool, origin=origin, record=loaded)
+        if conflict is not None:
+            self.errors.append(
+                LoadError(
+                    path=loaded.path,
+                    error=conflict.error,
+                    source=loaded.source,
+                    resolved_path=loaded.resolved_path,
+                    code=conflict.code,
+                    tool_name=conflict.tool_name,
+                )
+            )
             return
-        self.claims[name] = loaded
         self.tools.append(loaded)
-        similar = self.folded.setdefault(name.casefold(), name)
-        if similar != name:
+        for note in self.registry.similar_names[similar:]:
             self.diagnostics.append(
                 Diagnostic(
-                    code="similar-name",
-                    message=f"tool {name!r} from {display_path(loaded.path)} differs"
-                    f" from {similar!r} only by letter case; models may confuse them",
-                    path=loaded.path,
-                    source=loaded.source,
+                    code=note.code, message=note.error, path=loaded.path, source=loaded.source
                 )
             )
 
@@ -481,6 +465,7 @@ async def run_load(
         module_names=collected.module_names,
         pending_trust=collected.pending,
         _state=state,
+        _registry=collected.registry,
     )
     return result.raise_for_errors() if load.strict else result
 

@@ -89,7 +89,9 @@ async def test_nothing_can_take_a_builtin_name(home: Path, project: Path) -> Non
     (error,) = result.errors
     assert error.code == "name-conflict"
     assert error.error == (
-        "tool name 'bash' is a built-in tool name and cannot be taken; rename the tool"
+        "tool name 'bash' is a built-in tool name and cannot be taken; the tool from"
+        f" {home / '.customtools' / 'tools' / 'bash.py'} (customtools [native], user level) was left"
+        " out: rename the tool"
     )
 
 

@@ -6,12 +6,9 @@ one :class:`~customtools.CustomTool` per name, with one kept
 :class:`~customtools.CustomToolAdapter` (built on first use, so its compiled validator is
 reused by every call).
 
-The name rule lives here, in :class:`NameRule`, and nowhere else: the first claim of a name
-keeps it, reserved (built-in) names are never taken, and a later claimant is left out and
-reported as a :class:`ToolConflict` (code ``"name-conflict"``) naming both origins and what to
-do; a name that differs from a kept one only by letter case is kept and reported too (code
-``"similar-name"``). The loader, the rulebook and the MCP bridge render these records as a
-load error, a finding or a serve diagnostic. Nothing raises for a conflict.
+The name rule lives here (:class:`NameRule`) and nowhere else: the loader, the rulebook and
+the MCP bridge render its :class:`ToolConflict` records as a load error, a finding or a serve
+diagnostic. Nothing raises for a conflict.
 
 The registry sits in the execution layer: it takes a load result by shape (anything with
 ``.tools`` of records carrying ``.tool`` and ``.path``, as
@@ -140,16 +137,10 @@ def _the(origin: str | None, otherwise: str) -> str:
 
 
 class NameRule:
-    """The one rule for tool names, claim by claim, in precedence order.
-
-    The first claim of a name keeps it; ``reserved`` names (the host's built-ins) are never
-    taken; a later claim is a ``"name-conflict"`` naming both origins; a kept name that
-    differs from an earlier one only by letter case is a ``"similar-name"``.
-    :meth:`ToolRegistry.add` applies it; the rulebook checks names it cannot import with it.
-
-    Args:
-        reserved: names no tool may take.
-    """
+    """The one rule for tool names, claim by claim, in precedence order: the first claim of
+    a name keeps it; ``reserved`` names (the host's built-ins) are never taken; a later claim
+    is a ``"name-conflict"`` naming both origins; a kept name that differs from an earlier
+    one only by letter case is a ``"similar-name"``."""
 
     __slots__ = ("_claims", "_folded", "_reserved")
 

@@ -395,9 +395,6 @@ class IsolatedSource:
                     raise await self._kill(process, on_timeout)
         finally:
             process.calls.pop(request_id, None)
-            if self.retired and not process.calls:
-                with anyio.CancelScope(shield=True):
-                    await self.aclose()  # the last call of a replaced module's worker
         if pending.reply is None:
             raise pending.lost or WorkerLost("ended", crashed=True)
         return pending.reply

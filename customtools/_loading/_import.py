@@ -59,6 +59,7 @@ __all__ = [
     "module_level_tools",
     "module_name_for",
     "new_generation",
+    "release_modules",
 ]
 
 MODULES_PACKAGE = "customtools._tool_modules"
@@ -397,7 +398,8 @@ def _error(
     )
 
 
-def _drop_modules(module_name: str) -> None:
+def release_modules(module_name: str) -> None:
+    """Remove a private tool module and its submodules from ``sys.modules``."""
     sys.modules.pop(module_name, None)
     prefix = module_name + "."
     for name in [n for n in sys.modules if n.startswith(prefix)]:
@@ -489,7 +491,7 @@ def _find_factory(candidate: Candidate, module_name: str, out: ImportOutcome) ->
             target = _exec_file(candidate, module_name)
     except BaseException as exc:
         if candidate.kind != "entry_point":
-            _drop_modules(module_name)
+            release_modules(module_name)
         changed = guard.restore()
         if _is_interrupt(exc, cancellation=False):
             raise  # Ctrl-C during a load: the host must still stop
@@ -500,7 +502,7 @@ def _find_factory(candidate: Candidate, module_name: str, out: ImportOutcome) ->
     changed = guard.restore()
     if changed:
         if candidate.kind != "entry_point":
-            _drop_modules(module_name)
+            release_modules(module_name)
         message = "importing the module changed " + ", ".join(changed) + "; it was restored"
         out.errors.append(_error(candidate, message, "changed-process-state"))
         return None

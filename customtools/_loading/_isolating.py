@@ -9,7 +9,6 @@ isolation package, so the two do not know each other both ways.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -42,22 +41,11 @@ class ModuleIsolation(Protocol):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class IsolationRequest:
-    """Import each module in a worker process of ``pool``, optionally kernel-confined.
-
-    Args:
-        pool: the :class:`~customtools.isolation.IsolationPool` (any :class:`ModuleIsolation`).
-        sandbox: confine each worker to the permissions its module declares.
-        require: refuse a module whose sandbox cannot be fully enforced (implies ``sandbox``).
-        home: the directory ``~`` in declared permissions means (default: the user's home).
-    """
+    """Import each module in a worker process of ``pool``; with ``sandbox``, confined to the
+    permissions it declares (``require``: refuse a module whose sandbox cannot be fully
+    enforced), ``~`` in them meaning ``home`` (default: the user's home)."""
 
     pool: ModuleIsolation
     sandbox: bool = False
     require: bool = False
     home: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.require:
-            object.__setattr__(self, "sandbox", True)
-        if self.home is not None:
-            object.__setattr__(self, "home", os.path.abspath(os.fspath(self.home)))

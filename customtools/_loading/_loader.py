@@ -3,23 +3,20 @@
 builds once.
 
 Order and conflicts
-    Candidates are imported one after another in the scan's precedence order (see
-    ``docs/discovery.md``), and each factory's tools are taken in the order it returned them;
-    the tools of ``.mcp.json`` servers come last. Every tool is registered in one
-    :class:`~customtools.ToolRegistry`, whose name rule decides: nothing can take one of the
-    host's ``builtin_tool_names``, every later claimant of a taken name becomes a ``LoadError``
-    (code ``"name-conflict"``) naming the tool, both paths and both providers, and names that
-    differ only by letter case are kept but reported as a ``"similar-name"`` diagnostic.
+    Candidates are imported in the scan's precedence order (see ``docs/discovery.md``), each
+    factory's tools in the order it returned them; ``.mcp.json`` servers' tools come last.
+    Every tool is registered in one :class:`~customtools.ToolRegistry`, whose name rule
+    decides: nothing takes one of the host's ``builtin_tool_names``, a later claimant of a
+    taken name is a ``"name-conflict"`` error naming both origins, and names that differ
+    only by letter case are kept and reported as ``"similar-name"``.
 
 Reload
-    Every call imports afresh: each load has its own generation number in the private module
-    names (``customtools._tool_modules.<stem>_<hash>_<generation>``), so calling
-    :func:`discover_and_load` again picks up edited, added and removed files. Tools from the
-    earlier result keep working (their modules stay imported); a host swaps its registry to the
-    new result and drops the old one. :class:`~customtools.loading.Reloader` passes what it
-    loaded before (:class:`PreviousLoad`) so that only changed candidates are imported again.
-    Installed entry points are ordinary imports and are not re-imported (reinstalling a
-    distribution needs a new process).
+    Each load has its own generation number in the private module names
+    (``customtools._tool_modules.<stem>_<hash>_<generation>``), so loading again picks up
+    edited, added and removed files while the earlier result's tools keep working.
+    :class:`~customtools.loading.Reloader` passes what it loaded before
+    (:class:`PreviousLoad`) so that only changed candidates are imported again. Installed
+    entry points are ordinary imports and are never re-imported.
 """
 
 from __future__ import annotations
@@ -52,7 +49,6 @@ from customtools._loading._options import (
     LoadOptions,
     Unset,
     door_options,
-    merge_options,
 )
 from customtools._loading._paths import display_path
 from customtools._loading._records import (
@@ -136,24 +132,22 @@ class LoadResult:
         if _state is None:
             store = pending_actions if pending_actions is not None else PendingActionStore()
             _state = SharedState(cwd=cwd or os.getcwd(), pending_actions=store)
-        tools = tuple(tools)
-        fields: dict[str, Any] = {
-            "tools": tools,
-            "errors": tuple(errors),
-            "metadata": tuple(metadata),
-            "diagnostics": tuple(diagnostics),
-            "module_names": tuple(module_names),
-            "pending_trust": tuple(pending_trust),
-            "pending_actions": _state.pending_actions,
-            "_state": _state,
-            "_registry": _registry if _registry is not None else ToolRegistry(tools),
-            "_talkback": {},
-        }
-        for name, value in fields.items():
-            object.__setattr__(self, name, value)
+        registry = _registry if _registry is not None else ToolRegistry(tools)
+        self.tools: tuple[LoadedTool, ...] = tuple(registry.entry(n).record for n in registry.names)
+        self.errors: tuple[LoadError, ...] = tuple(errors)
+        self.metadata: tuple[MetadataFile, ...] = tuple(metadata)
+        self.diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)
+        self.module_names: tuple[str, ...] = tuple(module_names)
+        self.pending_trust: tuple[PendingSource, ...] = tuple(pending_trust)
+        self.pending_actions = _state.pending_actions
+        self._state = _state
+        self._talkback: dict[str, Any] = {}
+        self._registry = registry  # set last: from here on the result is read-only
 
     def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"a LoadResult is read-only: {name!r} cannot be set")
+        if hasattr(self, "_registry"):
+            raise AttributeError(f"a LoadResult is read-only: {name!r} cannot be set")
+        object.__setattr__(self, name, value)
 
     def __repr__(self) -> str:
         return f"<LoadResult {len(self.tools)} tool(s), {len(self.errors)} error(s)>"
@@ -257,12 +251,10 @@ def _resolve_cwd(cwd: PathArg | None) -> str:
 
 class Collected:
     """What one load gathers before its result exists: its tools in one registry (whose name
-    rule decides), module names, errors, diagnostics and pending sources, from the candidates
-    and then ``.mcp.json``."""
+    rule decides), module names, errors, diagnostics and pending sources."""
 
     def __init__(self, builtin_tool_names: Iterable[str], scanned: ScanResult) -> None:
         self.registry = ToolRegistry(reserved_names=builtin_tool_names)
-        self.tools: list[LoadedTool] = []
         self.module_names: list[str] = []
         self.errors: list[LoadError] = list(scanned.errors)
         self.diagnostics: list[Diagnostic] = list(scanned.diagnostics)
@@ -285,8 +277,7 @@ class Collected:
             )
 
     def claim(self, loaded: LoadedTool) -> None:
-        """Register ``loaded``: kept, or a ``name-conflict`` error; a ``similar-name`` is kept
-        and reported."""
+        """Register ``loaded`` (a ``name-conflict`` is an error, a ``similar-name`` a note)."""
         origin = f"{display_path(loaded.path)} ({_describe_source(loaded.source)})"
         similar = len(self.registry.similar_names)
         conflict = self.registry.add(loaded.tool, origin=origin, record=loaded)
@@ -302,7 +293,6 @@ class Collected:
                 )
             )
             return
-        self.tools.append(loaded)
         for note in self.registry.similar_names[similar:]:
             self.diagnostics.append(
                 Diagnostic(
@@ -312,26 +302,13 @@ class Collected:
 
 
 class PreviousLoad(Protocol):
-    """What an earlier load left to the next one (the :class:`~customtools.loading.Reloader`):
-    the outcomes of unchanged candidates are served again instead of being imported."""
+    """What an earlier load left to the next one (the :class:`~customtools.loading.Reloader`)."""
 
     def reuse(self, candidate: Candidate) -> ImportOutcome | None:
         """The outcome to serve again when ``candidate`` did not change, else ``None``."""
-        ...
 
     def served(self, candidate: Candidate, outcome: ImportOutcome) -> ImportOutcome:
-        """What to serve for a candidate imported again (a failed import may keep the last
-        good version)."""
-        ...
-
-
-def _step_attributes(candidate: Candidate) -> dict[str, str | int | float | bool]:
-    """The attributes of a module's load step (observation)."""
-    return {
-        "customtools.source.path": candidate.path,
-        "customtools.source.provider": candidate.source.provider,
-        "customtools.source.level": candidate.source.level,
-    }
+        """What to serve for a re-imported candidate (a failure may keep the last good one)."""
 
 
 async def import_here(
@@ -345,7 +322,12 @@ async def import_here(
     try:
         for candidate in candidates:
             stem = logger_stem(candidate)
-            with load_step(STEP_MODULE, _step_attributes(candidate)) as step:
+            attributes: dict[str, str | int | float | bool] = {
+                "customtools.source.path": candidate.path,
+                "customtools.source.provider": candidate.source.provider,
+                "customtools.source.level": candidate.source.level,
+            }
+            with load_step(STEP_MODULE, attributes) as step:
                 outcome = await load_candidate(
                     candidate,
                     module_name_for(candidate, generation, stem=stem),
@@ -413,9 +395,7 @@ async def run_load(
         from customtools._loading._trust_store import TrustStore
 
         store = TrustStore(home=options.home, app_name=options.app_name)
-    pending: Sequence[PendingSource] = ()
-    gate_errors: Sequence[LoadError] = ()
-    gate_diagnostics: Sequence[Diagnostic] = ()
+    collected = Collected(builtin_tool_names, scanned)
     if project and options.trust == "all":
         # Nothing hashed, but project code still never runs from bytecode caches.
         from customtools._loading._reviewed import register_root
@@ -430,18 +410,14 @@ async def run_load(
         with load_step(STEP_TRUST, {"customtools.trust.policy": policy}) as step:
             gate = await apply_trust(scanned, options.trust, store)
             step.set("customtools.trust.pending", len(gate.pending))
-        scanned, pending = gate.scanned, gate.pending
-        gate_errors, gate_diagnostics = gate.errors, gate.diagnostics
+        scanned = gate.scanned  # its errors and diagnostics are the scan's, already collected
+        collected.errors += gate.errors
+        collected.diagnostics += gate.diagnostics
+        collected.pending += gate.pending
+    actions = load.pending_actions
     state = SharedState(
-        cwd=cwd,
-        pending_actions=load.pending_actions
-        if load.pending_actions is not None
-        else PendingActionStore(),
+        cwd=cwd, pending_actions=actions if actions is not None else PendingActionStore()
     )
-    collected = Collected(builtin_tool_names, scanned)
-    collected.errors.extend(gate_errors)
-    collected.diagnostics.extend(gate_diagnostics)
-    collected.pending.extend(pending)
     outcomes = await _outcomes(scanned.candidates, state, load, previous)
     for candidate, outcome in zip(scanned.candidates, outcomes, strict=True):
         collected.add(candidate, outcome)
@@ -458,7 +434,6 @@ async def run_load(
             trust_store=store,
         )
     result = LoadResult(
-        tools=collected.tools,
         errors=collected.errors,
         metadata=scanned.metadata,
         diagnostics=collected.diagnostics,
@@ -489,16 +464,9 @@ def scan(
     :class:`~customtools.loading.DiscoveryOptions` (a keyword passed explicitly wins over
     ``options``); see ``docs/discovery.md`` for the sources and their order.
     """
-    opts = merge_options(
-        options,
-        home=home,
-        app_name=app_name,
-        native_dirs=native_dirs,
-        plugin_dirs=plugin_dirs,
-        providers=providers,
-        disabled_providers=disabled_providers,
-        entry_points=entry_points,
-    )
+    keywords = dict(locals())
+    del keywords["configured_paths"], keywords["cwd"], keywords["options"]
+    opts, _ = door_options("scan", options, keywords)
     return scan_with(configured_paths, _resolve_cwd(cwd), opts)
 
 
@@ -560,31 +528,18 @@ async def discover_and_load(
             ``file://`` URLs accepted); the host's explicit choice, so user scope.
         cwd: the project directory (default: the process's working directory).
         builtin_tool_names: names the host already uses; no tool may take them.
-        options: the discovery and trust options below as one
-            :class:`~customtools.loading.DiscoveryOptions`; a keyword passed explicitly wins
-            over its field.
+        options: the discovery and trust options as one
+            :class:`~customtools.loading.DiscoveryOptions`; each of its fields (``home``,
+            ``app_name``, ``native_dirs``, ``plugin_dirs``, ``providers``,
+            ``disabled_providers``, ``entry_points``, ``trust``, ``trust_store``,
+            ``project_mcp_servers``, described there) is also a keyword here, and a keyword
+            passed explicitly wins over its field.
         strict: raise :class:`~customtools.LoadFailedError` listing every error (for CI).
         load_timeout: seconds an awaitable factory may take (``None``: no limit).
         pending_actions: share a pending-action store across loads (default: a new one).
-        home: the home directory (default: ``Path.home()``).
-        app_name: the host's app directory name: ``~/.<app_name>/tools``,
-            ``<cwd>/.<app_name>/tools`` and the trust store ``~/.<app_name>/trust.json``.
-        native_dirs: ``(user_dirs, project_dirs)`` replacing the native directories.
-        plugin_dirs: plugin roots, in order (project scope when inside ``cwd``).
-        providers: replaces the built-in directory providers.
-        disabled_providers: provider ids to switch off (each reported).
-        entry_points: whether to scan the ``customtools.tools`` entry point group.
-        trust: ``"prompt"`` (default: trusted project sources load, the others are pending),
-            ``"none"`` (no project code), ``"all"`` (everything, unasked) or a callable asked
-            per pending source (return ``True`` to grant it in the store and load it).
-        trust_store: the grants (default: ``TrustStore(home=home, app_name=app_name)``).
         mcp_servers: mounts the servers of ``.mcp.json`` files (plugin roots, then the
             project root) as tools named ``mcp__<server>__<tool>``, after every other
             source; for example an open ``customtools.mcp.McpMount``. ``None``: not read.
-        project_mcp_servers: start the servers of the project's ``.mcp.json`` without
-            asking the trust store (they run programs from the project: pass ``True`` only
-            when the user trusts it; ``trust="all"`` implies it). Otherwise the file is a
-            project source like any other: trusted by content, else pending.
         isolation: import each module in a worker process of this
             :class:`~customtools.isolation.IsolationPool`; the tools are then proxies
             (see ``docs/isolation.md``).
@@ -624,10 +579,8 @@ async def load_custom_tools(
     """Load exactly the given files and directories, nothing discovered.
 
     A ``.md``/``.json`` path is a ``"metadata-not-executable"`` error and a missing path a
-    ``"not-found"`` error; everything else behaves as in :func:`discover_and_load`
-    (``home`` is the directory ``~`` expands to; ``isolation`` runs the modules in worker
-    processes, see ``docs/isolation.md``; ``sandbox`` and ``require_sandbox`` confine them
-    to their declared permissions, see ``docs/sandbox.md``).
+    ``"not-found"`` error; everything else, options included, behaves as in
+    :func:`discover_and_load` (``home`` is the directory ``~`` expands to).
 
     Raises:
         LoadFailedError: ``strict`` is true and there were errors.

@@ -32,7 +32,6 @@ __all__ = [
     "LoadOptions",
     "Unset",
     "door_options",
-    "merge_options",
 ]
 
 PathArg = str | os.PathLike[str]
@@ -42,16 +41,14 @@ DEFAULT_LOAD_TIMEOUT = 10.0
 
 
 class Unset:
-    """The type of :data:`UNSET`: a keyword the caller did not pass."""
-
-    __slots__ = ()
+    """The type of :data:`UNSET`, the default of the public doors' discovery keywords: "not
+    given"."""
 
     def __repr__(self) -> str:
         return "UNSET"
 
 
 UNSET: Final[Any] = Unset()
-"""The default of every discovery keyword of the public doors: "not given"."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,17 +61,21 @@ class DiscoveryOptions:
 
     Args:
         home: the home directory (default: ``Path.home()``).
-        app_name: the host's app directory name (``~/.<app_name>/tools``, the trust store
-            ``~/.<app_name>/trust.json``).
+        app_name: the host's app directory name: ``~/.<app_name>/tools``,
+            ``<cwd>/.<app_name>/tools`` and the trust store ``~/.<app_name>/trust.json``.
         native_dirs: ``(user_dirs, project_dirs)`` replacing the native directories.
         plugin_dirs: plugin roots, in order (project scope when inside ``cwd``).
         providers: replaces the built-in directory providers.
         disabled_providers: provider ids to switch off (each reported).
         entry_points: whether to scan the ``customtools.tools`` entry point group.
-        trust: ``"prompt"``, ``"none"``, ``"all"`` or a callback (see ``docs/trust.md``).
+        trust: ``"prompt"`` (default: trusted project sources load, the others are pending),
+            ``"none"`` (no project code), ``"all"`` (everything, unasked) or a callable asked
+            per pending source (return ``True`` to grant it in the store and load it).
         trust_store: the grants (default: ``TrustStore(home=home, app_name=app_name)``).
-        project_mcp_servers: start the project ``.mcp.json``'s servers without asking the
-            trust store.
+        project_mcp_servers: start the servers of the project's ``.mcp.json`` without
+            asking the trust store (they run programs from the project: pass ``True`` only
+            when the user trusts it; ``trust="all"`` implies it). Otherwise the file is a
+            project source like any other: trusted by content, else pending.
 
     Raises:
         ValueError: ``trust`` is not a trust policy.
@@ -105,15 +106,9 @@ class DiscoveryOptions:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LoadOptions:
-    """How a load imports its candidates, as one frozen value.
-
-    Args:
-        strict: raise :class:`~customtools.LoadFailedError` when the load has errors.
-        load_timeout: seconds an awaitable factory may take (``None``: no limit).
-        pending_actions: the store behind ``api.push_pending_action`` (default: a new one).
-        isolation: import in worker processes (an
-            :class:`~customtools._loading._isolating.IsolationRequest`).
-        mcp_servers: mounts the servers of ``.mcp.json`` files as tools.
+    """How a load imports its candidates, as one frozen value: the loader keywords of
+    ``discover_and_load`` (which describes them), ``isolation``, ``sandbox`` and
+    ``require_sandbox`` as one :class:`~customtools._loading._isolating.IsolationRequest`.
 
     Raises:
         ValueError: ``load_timeout`` is not a positive number or ``None``.
@@ -135,18 +130,11 @@ class LoadOptions:
             )
 
 
-def merge_options(options: DiscoveryOptions | None, **keywords: Any) -> DiscoveryOptions:
-    """``options`` (or the defaults) with every keyword that is not :data:`UNSET` applied."""
-    base = options if options is not None else DiscoveryOptions()
-    changes = {name: value for name, value in keywords.items() if value is not UNSET}
-    return dataclasses.replace(base, **changes) if changes else base
-
-
 _DISCOVERY_FIELDS = frozenset(field.name for field in dataclasses.fields(DiscoveryOptions))
-_LOAD_KEYWORDS = frozenset(
-    {"strict", "load_timeout", "pending_actions", "isolation", "sandbox", "require_sandbox"}
-    | {"mcp_servers"}
-)
+_LOAD_KEYWORDS = frozenset(field.name for field in dataclasses.fields(LoadOptions)) | {
+    "sandbox",
+    "require_sandbox",
+}
 
 
 def door_options(
@@ -161,9 +149,9 @@ def door_options(
     unknown = sorted(set(keywords) - _DISCOVERY_FIELDS - _LOAD_KEYWORDS)
     if unknown:
         raise TypeError(f"{door}() got unexpected keyword argument(s): {', '.join(unknown)}")
-    discovery = merge_options(
-        options, **{k: keywords[k] for k in _DISCOVERY_FIELDS & set(keywords)}
-    )
+    changes = {k: v for k, v in keywords.items() if k in _DISCOVERY_FIELDS and v is not UNSET}
+    discovery = options if options is not None else DiscoveryOptions()
+    discovery = dataclasses.replace(discovery, **changes) if changes else discovery
     given = {k: v for k, v in keywords.items() if k in _LOAD_KEYWORDS and v is not UNSET}
     pool = given.pop("isolation", None)
     sandbox, require = given.pop("sandbox", False), given.pop("require_sandbox", False)
@@ -173,8 +161,8 @@ def door_options(
             " sandbox confines each module's worker process; see docs/sandbox.md)"
         )
     if pool is not None:
-        home = os.fspath(discovery.home) if discovery.home is not None else None
+        home = os.path.abspath(discovery.home) if discovery.home is not None else None
         given["isolation"] = IsolationRequest(
-            pool=pool, sandbox=sandbox, require=require, home=home
+            pool=pool, sandbox=bool(sandbox or require), require=require, home=home
         )
     return discovery, LoadOptions(**given)

@@ -1,19 +1,14 @@
-"""Reloading: load tools, then load them again when their files change, re-importing only
-the modules whose files changed.
+"""Reloading: :class:`Reloader` loads tools, then loads them again when their files change,
+re-importing only the candidates whose files changed.
 
-:class:`Reloader` keeps, per candidate (keyed by real path), a fingerprint of its files and
-what importing it produced. A reload scans again (new and deleted files are seen), applies the
-trust gate again (a project file's edit changes its hash, so it is pending again until the
-user trusts the new content: trust is never silently carried over), re-imports only the
-candidates whose fingerprint changed, and merges everything in the scan's precedence order
-exactly as a fresh load would (name conflicts included).
-
-A module that fails to reload keeps its previous version serving: its tools stay, its new
-errors are reported, and a ``"reload-kept-previous"`` diagnostic says so. Private modules of
-replaced versions are removed from ``sys.modules``; the objects are freed once nothing uses
-them (a call still running on the old version keeps its tool alive until it returns).
-
-:meth:`Reloader.watch` yields a new :class:`LoadResult` after each change on disk, with the
+It passes what it loaded before into the one load pipeline (a
+:class:`~customtools._loading._loader.PreviousLoad`): per candidate (keyed by real path), a
+fingerprint of its files and what importing it produced. Everything else is a fresh load: a
+new scan, the trust gate again (an edited project file is pending until the user trusts its
+new content), conflicts in precedence order. A module that fails to reload keeps its previous
+version serving, with a ``"reload-kept-previous"`` diagnostic. Replaced versions leave
+``sys.modules`` (a call still running keeps its tool alive until it returns); replaced
+isolation workers stop once their running calls are over. :meth:`Reloader.watch` needs the
 ``watchfiles`` library (the ``reload`` extra), imported only there.
 """
 
@@ -23,14 +18,13 @@ import contextlib
 import dataclasses
 import hashlib
 import os
-import sys
 from collections.abc import AsyncGenerator, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from customtools._errors import LoadFailedError
 from customtools._loading._api import PendingActionStore
-from customtools._loading._import import ImportOutcome
+from customtools._loading._import import ImportOutcome, release_modules
 from customtools._loading._loader import LoadResult, run_load, scan_with
 from customtools._loading._options import DiscoveryOptions, door_options
 from customtools._loading._paths import display_path
@@ -42,6 +36,7 @@ __all__ = [
     "fingerprint",
     "forget_bytecode",
     "release_modules",
+    "require_watchfiles",
 ]
 
 RELOAD_KEPT_PREVIOUS = "reload-kept-previous"
@@ -107,14 +102,6 @@ def forget_bytecode(candidate: Candidate) -> None:
         # No cache, or one we cannot remove (Python then checks it as usual).
         with contextlib.suppress(OSError, ValueError, NotImplementedError):
             os.remove(importlib.util.cache_from_source(source))
-
-
-def release_modules(module_name: str) -> None:
-    """Remove a private tool module and its submodules from ``sys.modules``."""
-    sys.modules.pop(module_name, None)
-    prefix = module_name + "."
-    for name in [n for n in sys.modules if n.startswith(prefix)]:
-        sys.modules.pop(name, None)
 
 
 @dataclass(slots=True)
@@ -241,17 +228,15 @@ class Reloader:
         return result
 
     async def _commit(self, generation: _Generation) -> None:
-        if generation.imported:
-            self.reloads += 1
+        self.reloads += generation.imported
         before, self._versions = self._versions, generation.versions
-        await _release(before, generation.versions)
+        for stop in _release(before, generation.versions):
+            await stop()
 
     def close(self) -> None:
         """Release every module this reloader imported (the tools stop being usable; isolation
         workers end with their pool)."""
-        for version in self._versions.values():
-            for name in {version.served.module_name, version.outcome.module_name} - {None}:
-                release_modules(name)  # type: ignore[arg-type]
+        _release(self._versions, {})
         self._versions = {}
 
     def watch_paths(self) -> list[str]:
@@ -297,13 +282,9 @@ class Reloader:
         Raises:
             ImportError: ``watchfiles`` is not installed (``pip install 'customtools[reload]'``).
         """
-        try:
-            from watchfiles import awatch
-        except ImportError as exc:
-            raise ImportError(
-                "watching tool files needs watchfiles, which is not installed:"
-                " pip install 'customtools[reload]'"
-            ) from exc
+        require_watchfiles("watching tool files")
+        from watchfiles import awatch
+
         if self.result is None:
             await self.load()
         while stop_event is None or not stop_event.is_set():
@@ -332,6 +313,16 @@ class Reloader:
                         break
             if not restart:
                 return
+
+
+def require_watchfiles(what: str) -> None:
+    """Raise ``ImportError`` (``what`` needs it, and how to install it) without watchfiles."""
+    import importlib.util
+
+    if importlib.util.find_spec("watchfiles") is None:
+        raise ImportError(
+            f"{what} needs watchfiles, which is not installed: pip install 'customtools[reload]'"
+        )
 
 
 def _default_store(options: DiscoveryOptions) -> str:
@@ -373,12 +364,13 @@ def _keep_previous(
     )
 
 
-async def _release(before: dict[str, _Version], after: dict[str, _Version]) -> None:
-    """Drop the private modules and stop the isolation workers no version uses any more."""
+def _release(before: dict[str, _Version], after: dict[str, _Version]) -> list[Any]:
+    """Drop the private modules no version uses any more; return the ``cleanup`` callables
+    (isolation workers to stop) no version uses any more."""
     kept = [outcome for v in after.values() for outcome in (v.served, v.outcome)]
     names = {outcome.module_name for outcome in kept}
     still = {id(stop) for outcome in kept for stop in outcome.cleanup}
-    stops = {}
+    stops: dict[int, Any] = {}
     for outcome in (o for v in before.values() for o in (v.served, v.outcome)):
         if outcome.module_name is not None and outcome.module_name not in names:
             release_modules(outcome.module_name)
@@ -387,5 +379,4 @@ async def _release(before: dict[str, _Version], after: dict[str, _Version]) -> N
         failed = version.outcome.module_name
         if failed is not None and version.served is not version.outcome:
             release_modules(failed)  # a failed reload's module is never served
-    for stop in stops.values():
-        await stop()
+    return list(stops.values())

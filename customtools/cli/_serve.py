@@ -180,13 +180,12 @@ def command(args: argparse.Namespace) -> int:
         print(f"customtools serve: listening on {url}", file=sys.stderr, flush=True)
 
     if args.reload:
-        import importlib.util
+        from customtools._loading._reload import require_watchfiles
 
-        if importlib.util.find_spec("watchfiles") is None:
-            raise UsageError(
-                "--reload and `customtools dev` need watchfiles, which is not installed:"
-                " pip install 'customtools[reload]'"
-            )
+        try:
+            require_watchfiles("--reload (and `customtools dev`)")
+        except ImportError as exc:
+            raise UsageError(str(exc)) from None
     options: dict[str, Any] = {
         "cwd": cwd,
         "builtin_tool_names": tuple(args.builtins),

@@ -14,7 +14,7 @@ from typing import Any, Literal, TextIO
 
 from customtools._format import escape_control
 from customtools._loading._loader import LoadResult, discover_and_load
-from customtools._loading._reload import RELOAD_KEPT_PREVIOUS, Reloader
+from customtools._loading._reload import RELOAD_KEPT_PREVIOUS, Reloader, require_watchfiles
 from customtools.mcp._http import HttpSecurity
 from customtools.mcp._server import ToolServer
 
@@ -156,7 +156,10 @@ async def serve(
         # Refuse an unprotected public bind before any tool module is imported.
         (security if security is not None else HttpSecurity()).check_bind(host)
     configured = list(paths)
-    reloader = _reloader(configured, cwd, builtin_tool_names, scan_options) if reload else None
+    reloader = None
+    if reload:
+        require_watchfiles("serve(reload=True)")
+        reloader = Reloader(configured, cwd, builtin_tool_names, **scan_options)
 
     async def load() -> ToolServer:
         if reloader is not None:
@@ -205,19 +208,6 @@ async def serve(
     finally:
         if reloader is not None:
             reloader.close()
-
-
-def _reloader(
-    configured: list[str], cwd: str | None, builtins: Sequence[str], options: dict[str, Any]
-) -> Reloader:
-    import importlib.util
-
-    if importlib.util.find_spec("watchfiles") is None:
-        raise ImportError(
-            "serve(reload=True) needs watchfiles, which is not installed:"
-            " pip install 'customtools[reload]'"
-        )
-    return Reloader(configured, cwd, builtins, **options)
 
 
 async def _follow(

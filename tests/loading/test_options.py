@@ -54,10 +54,11 @@ async def test_options_drive_the_load_like_keywords(tmp_path: Path) -> None:
 
 
 def test_an_explicit_keyword_wins_even_when_it_equals_the_default(tmp_path: Path) -> None:
-    from customtools._loading._options import merge_options
+    from customtools._loading._options import door_options
 
     options = DiscoveryOptions(app_name="x", entry_points=False)
-    merged = merge_options(options, app_name="customtools", entry_points=True)
+    keywords = {"app_name": "customtools", "entry_points": True}
+    merged, _ = door_options("scan", options, keywords)
     assert (merged.app_name, merged.entry_points) == ("customtools", True)
     write(tmp_path / ".customtools" / "tools" / "hi.py", TOOL)
     listed = scan((), tmp_path, options=DiscoveryOptions(app_name="acme"), app_name="customtools")

@@ -284,7 +284,8 @@ async def test_isolated_modules_reload_in_new_workers_and_replaced_ones_stop_whe
         assert answers == ["a1"]  # finished on the version it started with
         assert await call(second, "beta") == "b1"
         beta = second.get("beta")
-        assert beta is not None and beta.tool is first.get("beta").tool  # type: ignore[union-attr]
+        assert beta is not None
+        assert beta.tool is first.get("beta").tool  # type: ignore[union-attr]
         assert len(pool.pids) == 2  # the replaced worker stopped after its last call
         assert reloader.reloads == 2
         reloader.close()
@@ -324,7 +325,7 @@ async def test_a_strict_reloader_raises_for_the_load_that_failed(tools: Path) ->
     reloader = Reloader([tools], tools.parent, explicit=True, strict=True)
     assert (await reloader.load()).tool_names == ("alpha", "beta")
     (tools / "alpha.py").write_text("def factory(:\n")
-    with pytest.raises(LoadFailedError, match="alpha.py") as failed:
+    with pytest.raises(LoadFailedError, match=r"alpha\.py") as failed:
         await reloader.load()
     assert [error.code for error in failed.value.errors] == ["syntax-error"]
     (tools / "alpha.py").write_text(tool_source("alpha", "a3"))
@@ -333,5 +334,6 @@ async def test_a_strict_reloader_raises_for_the_load_that_failed(tools: Path) ->
 
 
 def test_a_reloader_refuses_a_keyword_the_loader_does_not_take(tools: Path) -> None:
-    with pytest.raises(TypeError, match=r"Reloader\(\) got unexpected keyword argument\(s\): bogus"):
+    refused = r"Reloader\(\) got unexpected keyword argument\(s\): bogus"
+    with pytest.raises(TypeError, match=refused):
         Reloader([tools], explicit=True, bogus=1)

@@ -222,8 +222,15 @@ async def test_serve_reload_sandbox_serves_edits_from_confined_workers_and_asks_
     env.update(HOME=str(home), PYTHONPATH=str(ROOT))
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "customtools", "serve", "--reload", "--sandbox", "--no-entry-points"]
-        + [str(tools)],
+        args=[
+            "-m",
+            "customtools",
+            "serve",
+            "--reload",
+            "--sandbox",
+            "--no-entry-points",
+            *[str(tools)],
+        ],
         env=env,
         cwd=str(project),
     )

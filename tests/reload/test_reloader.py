@@ -255,6 +255,7 @@ async def test_isolated_modules_reload_in_new_workers_and_replaced_ones_stop_whe
         "import os, time\nfrom customtools import CustomTool\n"
         "def factory(api):\n"
         "    def run(*a):\n"
+        "        open(os.path.join(api.cwd, 'started'), 'w').close()\n"
         "        while not os.path.exists(os.path.join(api.cwd, 'go')):\n"
         "            time.sleep(0.01)\n"
         "        return 'a1'\n"
@@ -274,7 +275,8 @@ async def test_isolated_modules_reload_in_new_workers_and_replaced_ones_stop_whe
                     answers.append(await call(first, "alpha"))
 
                 group.start_soon(slow_call)
-                await anyio.sleep(0.2)  # the call is running in alpha's first worker
+                while not (tools.parent / "started").exists():  # running in the first worker
+                    await anyio.sleep(0.01)
                 (tools / "alpha.py").write_text(tool_source("alpha", "a2"))
                 second = await reloader.load()
                 assert await call(second, "alpha") == "a2"  # from a new worker

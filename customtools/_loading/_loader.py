@@ -77,10 +77,12 @@ __all__ = [
     "LoadResult",
     "PreviousLoad",
     "discover_and_load",
+    "import_here",
     "load_custom_tools",
     "load_scan",
     "run_load",
     "scan",
+    "scan_with",
 ]
 
 PathArg = str | os.PathLike[str]

@@ -6,9 +6,9 @@ one :class:`~customtools.CustomTool` per name, with one kept
 :class:`~customtools.CustomToolAdapter` (built on first use, so its compiled validator is
 reused by every call).
 
-Names are first come, first served, as in the loader: a later tool whose name is taken (or
-reserved for a built-in) is left out and reported as a :class:`ToolConflict` naming both
-origins, with the loader's code ``"name-conflict"``. Nothing raises for a conflict.
+The name rule lives here (:class:`NameRule`) and nowhere else: the loader, the rulebook and
+the MCP bridge render its :class:`ToolConflict` records as a load error, a finding or a serve
+diagnostic. Nothing raises for a conflict.
 
 The registry sits in the execution layer: it takes a load result by shape (anything with
 ``.tools`` of records carrying ``.tool`` and ``.path``, as
@@ -26,7 +26,14 @@ from customtools._adapter import CustomToolAdapter, UpdateCallback
 from customtools._content import ToolResult
 from customtools._tool import CustomTool
 
-__all__ = ["LoadedToolLike", "RegisteredTool", "ToolConflict", "ToolRegistry", "ToolsLike"]
+__all__ = [
+    "LoadedToolLike",
+    "NameRule",
+    "RegisteredTool",
+    "ToolConflict",
+    "ToolRegistry",
+    "ToolsLike",
+]
 
 
 @runtime_checkable
@@ -56,15 +63,16 @@ class ToolsLike(Protocol):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolConflict:
-    """A tool left out of a :class:`ToolRegistry` because its name was taken.
+    """What the name rule (:class:`NameRule`) says about one claim of a name.
 
     Attributes:
         tool_name: the contested name.
         error: one line naming both origins and what to do.
-        origin: where the left-out tool came from (a path, or ``None`` when not known).
+        origin: where the claiming tool came from (a path, or ``None`` when not known).
         taken_by: where the kept tool came from (``None`` for a reserved built-in name or an
             unknown origin).
-        code: ``"name-conflict"``, as in the loader's :class:`~customtools.LoadError`.
+        code: ``"name-conflict"`` (the tool was left out) or ``"similar-name"`` (it was kept;
+            its name differs from a kept one only by letter case).
     """
 
     tool_name: str
@@ -92,13 +100,18 @@ class RegisteredTool:
     Attributes:
         tool: the tool.
         origin: its path or other origin, when known.
+        record: the load record it was registered from (a :class:`~customtools.LoadedTool`),
+            if any.
     """
 
-    __slots__ = ("_adapter", "_options", "origin", "tool")
+    __slots__ = ("_adapter", "_options", "origin", "record", "tool")
 
-    def __init__(self, tool: CustomTool, origin: str | None, options: Mapping[str, Any]) -> None:
+    def __init__(
+        self, tool: CustomTool, origin: str | None, options: Mapping[str, Any], record: Any = None
+    ) -> None:
         self.tool = tool
         self.origin = origin
+        self.record = record
         self._options = options
         self._adapter: CustomToolAdapter | None = None
 
@@ -119,8 +132,64 @@ class RegisteredTool:
         return adapter
 
 
-def _describe(origin: str | None) -> str:
-    return f"the tool from {origin}" if origin else "an earlier tool"
+def _the(origin: str | None, otherwise: str) -> str:
+    return f"the tool from {origin}" if origin else otherwise
+
+
+class NameRule:
+    """The one rule for tool names, claim by claim, in precedence order: the first claim of
+    a name keeps it; ``reserved`` names (the host's built-ins) are never taken; a later claim
+    is a ``"name-conflict"`` naming both origins; a kept name that differs from an earlier
+    one only by letter case is a ``"similar-name"``."""
+
+    __slots__ = ("_claims", "_folded", "_reserved")
+
+    def __init__(self, reserved: Iterable[str] = ()) -> None:
+        self._reserved = frozenset(reserved)
+        self._claims: dict[str, str | None] = {}
+        self._folded = {name.casefold(): name for name in self._reserved}
+
+    def claim(self, name: str, origin: str | None = None) -> ToolConflict | None:
+        """Claim ``name`` for a tool from ``origin``: ``None`` when it is kept silently, else
+        the record (a ``"similar-name"`` is kept, a ``"name-conflict"`` is not)."""
+        left = _the(origin, "this tool")
+        if name in self._reserved:
+            error = f"tool name {name!r} is a built-in tool name and cannot be taken; {left}"
+            return ToolConflict(
+                tool_name=name, origin=origin, error=f"{error} was left out: rename the tool"
+            )
+        if name in self._claims:
+            first = self._claims[name]
+            taken = (
+                f"another tool from {first}"
+                if first and first == origin
+                else _the(first, "an earlier tool")
+            )
+            return ToolConflict(
+                tool_name=name,
+                origin=origin,
+                taken_by=first,
+                error=f"tool name {name!r} is already taken by {taken}; {left} was left out:"
+                " rename one of them",
+            )
+        self._claims[name] = origin
+        similar = self._folded.setdefault(name.casefold(), name)
+        if similar == name:
+            return None
+        where = f" from {origin}" if origin else ""
+        return ToolConflict(
+            tool_name=name,
+            origin=origin,
+            taken_by=self._claims.get(similar),
+            code="similar-name",
+            error=f"tool {name!r}{where} differs from {similar!r} only by letter case; models"
+            " may confuse them",
+        )
+
+    def release(self, name: str) -> None:
+        """Forget the claim of ``name`` (its tool was removed)."""
+        if self._claims.pop(name, False) is not False and self._folded.get(name.casefold()) == name:
+            del self._folded[name.casefold()]
 
 
 class ToolRegistry:
@@ -145,7 +214,7 @@ class ToolRegistry:
         ToolDefinitionError: a function cannot be made a tool (from :func:`~customtools.tool`).
     """
 
-    __slots__ = ("_conflicts", "_entries", "_options", "_reserved")
+    __slots__ = ("_conflicts", "_entries", "_options", "_rule", "_similar")
 
     def __init__(
         self,
@@ -156,7 +225,8 @@ class ToolRegistry:
     ) -> None:
         self._entries: dict[str, RegisteredTool] = {}
         self._conflicts: list[ToolConflict] = []
-        self._reserved = frozenset(reserved_names)
+        self._similar: list[ToolConflict] = []
+        self._rule = NameRule(reserved_names)
         self._options = dict(adapter_options)
         self.extend(tools)
 
@@ -175,7 +245,7 @@ class ToolRegistry:
             if isinstance(item, CustomTool):
                 conflict = self.add(item)
             elif isinstance(item, LoadedToolLike) and isinstance(item.tool, CustomTool):
-                conflict = self.add(item.tool, origin=item.path)
+                conflict = self.add(item.tool, origin=item.path, record=item)
             elif callable(item):
                 from customtools._function import tool
 
@@ -189,42 +259,34 @@ class ToolRegistry:
                 found.append(conflict)
         return found
 
-    def add(self, tool: CustomTool, *, origin: str | None = None) -> ToolConflict | None:
-        """Register ``tool`` unless its name is taken; returns the conflict, if any.
+    def add(
+        self, tool: CustomTool, *, origin: str | None = None, record: Any = None
+    ) -> ToolConflict | None:
+        """Register ``tool`` unless the name rule leaves it out; returns that conflict.
+
+        A kept name that differs from another only by letter case is recorded in
+        :attr:`similar_names`.
 
         Args:
             tool: the tool.
             origin: where it came from (a path), for conflict messages.
+            record: the load record it came from, kept as :attr:`RegisteredTool.record`.
         """
         if not isinstance(tool, CustomTool):
             raise TypeError(f"ToolRegistry.add needs a CustomTool, got {type(tool).__name__}")
-        name = tool.name
-        conflict: ToolConflict | None = None
-        if name in self._reserved:
-            conflict = ToolConflict(
-                tool_name=name,
-                origin=origin,
-                error=f"tool name {name!r} is a built-in tool name and cannot be taken;"
-                f" {_describe(origin)} was not registered; rename the tool",
-            )
-        elif name in self._entries:
-            first = self._entries[name].origin
-            conflict = ToolConflict(
-                tool_name=name,
-                origin=origin,
-                taken_by=first,
-                error=f"tool name {name!r} is already taken by {_describe(first)};"
-                f" {_describe(origin)} was not registered; rename one of them",
-            )
-        if conflict is not None:
-            self._conflicts.append(conflict)
-            return conflict
-        self._entries[name] = RegisteredTool(tool, origin, self._options)
+        found = self._rule.claim(tool.name, origin)
+        if found is not None and found.code != "similar-name":
+            self._conflicts.append(found)
+            return found
+        if found is not None:
+            self._similar.append(found)
+        self._entries[tool.name] = RegisteredTool(tool, origin, self._options, record)
         return None
 
     def remove(self, name: str) -> CustomTool | None:
         """Take ``name`` out of the registry; returns its tool (``None`` if there was none)."""
         entry = self._entries.pop(name, None)
+        self._rule.release(name)
         return entry.tool if entry is not None else None
 
     # -- reading --------------------------------------------------------------------------
@@ -255,6 +317,11 @@ class ToolRegistry:
     def conflicts(self) -> tuple[ToolConflict, ...]:
         """Every tool left out because its name was taken, in the order they came."""
         return tuple(self._conflicts)
+
+    @property
+    def similar_names(self) -> tuple[ToolConflict, ...]:
+        """Every kept tool whose name differs from an earlier one only by letter case."""
+        return tuple(self._similar)
 
     def get(self, name: str) -> CustomTool | None:
         """The tool called ``name``, or ``None``."""

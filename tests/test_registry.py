@@ -30,7 +30,10 @@ def test_first_tool_keeps_the_name_and_the_second_is_reported() -> None:
     assert conflict.origin == "b.py"
     assert conflict.taken_by == "a.py"
     assert "'echo' is already taken by the tool from a.py" in conflict.error
-    assert "b.py was not registered; rename one of them" in conflict.error
+    assert conflict.error == (
+        "tool name 'echo' is already taken by the tool from a.py; the tool from b.py was left"
+        " out: rename one of them"
+    )
     assert registry.conflicts == (conflict,)
     assert conflict.to_dict() == {
         "error": conflict.error,
@@ -126,3 +129,53 @@ def test_the_test_pack_runs_each_tool_through_one_kept_adapter() -> None:
         ToolPack([make("echo"), make("echo")])
     with pytest.raises(KeyError, match="no tool 'ecko' in the pack; did you mean 'echo'"):
         pack.adapter("ecko")
+
+
+def test_a_name_differing_only_by_case_is_kept_and_recorded() -> None:
+    registry = ToolRegistry([make("read")], reserved_names=["Bash"])
+    assert registry.add(make("Read"), origin="b.py") is None
+    assert registry.add(make("bash"), origin="c.py") is None
+    assert registry.names == ("read", "Read", "bash")
+    assert [(n.code, n.tool_name) for n in registry.similar_names] == [
+        ("similar-name", "Read"),
+        ("similar-name", "bash"),
+    ]
+    assert registry.similar_names[0].error == (
+        "tool 'Read' from b.py differs from 'read' only by letter case; models may confuse them"
+    )
+    assert registry.conflicts == ()
+
+
+def test_one_rule_for_the_loader_the_rulebook_and_the_mcp_bridge(tmp_path: pathlib.Path) -> None:
+    from customtools._registry import NameRule
+    from customtools._rules import ToolSite, check_names
+
+    rule = NameRule(["bash"])
+    assert rule.claim("echo", "a.py") is None
+    taken = rule.claim("echo", "a.py")
+    assert taken is not None
+    assert taken.error == (
+        "tool name 'echo' is already taken by another tool from a.py; the tool from a.py was"
+        " left out: rename one of them"
+    )
+    builtin = rule.claim("bash")
+    assert builtin is not None
+    assert builtin.error == (
+        "tool name 'bash' is a built-in tool name and cannot be taken; this tool was left out:"
+        " rename the tool"
+    )
+    [(_, finding)] = check_names(
+        [ToolSite(name="echo", path="a.py"), ToolSite(name="echo", path="b.py")]
+    )
+    assert finding.message == (
+        "tool name 'echo' is already taken by the tool from a.py; the tool from b.py was left"
+        " out: rename one of them"
+    )
+
+
+def test_removing_a_tool_frees_its_name() -> None:
+    registry = ToolRegistry([make("echo")])
+    registry.remove("echo")
+    assert registry.add(make("Echo")) is None
+    assert registry.similar_names == ()
+    assert registry.add(make("echo", "again")) is None  # not a conflict with the removed one

@@ -272,7 +272,10 @@ def test_names_conflict_with_builtins_and_earlier_tools_and_case_twins_are_simil
         ("b.py", "similar-name", "warning", 5),
     ]
     assert "built-in" in found[0][1].message
-    assert "already taken by a.py (pack p1)" in found[1][1].message
+    assert found[1][1].message == (
+        "tool name 'fetch' is already taken by the tool from a.py (pack p1); the tool from b.py"
+        " (pack p2) was left out: rename one of them"
+    )
     assert check_names(sites[3:], strict=True) == []
     assert check_names(sites[1:2] + sites[3:], strict=True)[0][1].severity == "error"
 

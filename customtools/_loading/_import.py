@@ -37,7 +37,7 @@ import signal
 import sys
 import threading
 import traceback
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, fields
 from types import ModuleType
 from typing import Any
@@ -59,6 +59,7 @@ __all__ = [
     "module_level_tools",
     "module_name_for",
     "new_generation",
+    "release_modules",
 ]
 
 MODULES_PACKAGE = "customtools._tool_modules"
@@ -374,6 +375,8 @@ class ImportOutcome:
     tools: list[CustomTool] = field(default_factory=list)
     errors: list[LoadError] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    cleanup: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    """Stops what serves the tools elsewhere (isolation workers) once a reload replaced them."""
 
 
 def _error(
@@ -395,7 +398,8 @@ def _error(
     )
 
 
-def _drop_modules(module_name: str) -> None:
+def release_modules(module_name: str) -> None:
+    """Remove a private tool module and its submodules from ``sys.modules``."""
     sys.modules.pop(module_name, None)
     prefix = module_name + "."
     for name in [n for n in sys.modules if n.startswith(prefix)]:
@@ -487,7 +491,7 @@ def _find_factory(candidate: Candidate, module_name: str, out: ImportOutcome) ->
             target = _exec_file(candidate, module_name)
     except BaseException as exc:
         if candidate.kind != "entry_point":
-            _drop_modules(module_name)
+            release_modules(module_name)
         changed = guard.restore()
         if _is_interrupt(exc, cancellation=False):
             raise  # Ctrl-C during a load: the host must still stop
@@ -498,7 +502,7 @@ def _find_factory(candidate: Candidate, module_name: str, out: ImportOutcome) ->
     changed = guard.restore()
     if changed:
         if candidate.kind != "entry_point":
-            _drop_modules(module_name)
+            release_modules(module_name)
         message = "importing the module changed " + ", ".join(changed) + "; it was restored"
         out.errors.append(_error(candidate, message, "changed-process-state"))
         return None

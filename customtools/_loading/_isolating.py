@@ -1,4 +1,5 @@
-"""What process isolation provides to the loader: :class:`ModuleIsolation`.
+"""What process isolation provides to the loader: :class:`ModuleIsolation`, and what the
+loader asks of it: :class:`IsolationRequest`.
 
 The loader defines the interface and ``customtools._isolation`` implements it
 (:class:`~customtools.isolation.IsolationPool`), as the MCP edge implements
@@ -8,13 +9,14 @@ isolation package, so the two do not know each other both ways.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
 
 from customtools._loading._import import ImportOutcome
 from customtools._loading._records import Candidate
 
-__all__ = ["ModuleIsolation"]
+__all__ = ["IsolationRequest", "ModuleIsolation"]
 
 
 class ModuleIsolation(Protocol):
@@ -26,11 +28,24 @@ class ModuleIsolation(Protocol):
         *,
         cwd: str,
         load_timeout: float | None,
-        sandbox: Mapping[str, Any] | None = None,
+        request: IsolationRequest,
     ) -> Sequence[ImportOutcome]:
         """One outcome per candidate, in order: tools (as proxies), load errors, diagnostics.
 
-        ``sandbox`` (``{"home": str, "require": bool}``, or ``None``) asks for each worker to
-        be confined to the permissions its module declares (see ``docs/sandbox.md``).
+        ``request.sandbox`` asks for each worker to be confined to the permissions its module
+        declares (see ``docs/sandbox.md``). An outcome's ``cleanup`` stops its workers once a
+        reload replaced it.
         """
         ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IsolationRequest:
+    """Import each module in a worker process of ``pool``; with ``sandbox``, confined to the
+    permissions it declares (``require``: refuse a module whose sandbox cannot be fully
+    enforced), ``~`` in them meaning ``home`` (default: the user's home)."""
+
+    pool: ModuleIsolation
+    sandbox: bool = False
+    require: bool = False
+    home: str | None = None

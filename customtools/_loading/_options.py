@@ -1,28 +1,54 @@
-"""Discovery and trust options as one value: :class:`DiscoveryOptions`.
+"""The loader's options as frozen values: :class:`DiscoveryOptions` (where tools are looked
+for, which project code may load) and :class:`LoadOptions` (how the candidates are imported).
 
-``discover_and_load`` and ``scan`` took each option as a keyword and handed it on through
-several layers; an option is now a field here and is read where it is used, so adding one
-touches two places: this class and its consumer. The keywords still work: a keyword left at
-its default takes the value from ``options``.
+Inside the package only these objects travel. The public doors (``discover_and_load``,
+``load_custom_tools``, ``load_scan``, ``scan``, ``Reloader``, ``customtools.mcp.serve``) also
+take each option as a keyword; a discovery keyword defaults to :data:`UNSET`, so one passed
+explicitly always wins over ``options=``, even when it equals the default (the "not given"
+sentinel of httpx's ``USE_CLIENT_DEFAULT``). Each value is checked once, when it is built.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
+from customtools._loading._isolating import IsolationRequest
 from customtools._loading._records import check_trust_policy
 
 if TYPE_CHECKING:
+    from customtools._loading._api import PendingActionStore
+    from customtools._loading._mcpjson import McpToolProvider
     from customtools._loading._providers import ToolProvider
     from customtools._loading._trust_store import TrustPolicy, TrustStore
 
-__all__ = ["DiscoveryOptions", "merge_options"]
+__all__ = [
+    "DEFAULT_LOAD_TIMEOUT",
+    "UNSET",
+    "DiscoveryOptions",
+    "LoadOptions",
+    "Unset",
+    "door_options",
+]
 
 PathArg = str | os.PathLike[str]
+
+DEFAULT_LOAD_TIMEOUT = 10.0
+"""Seconds an awaitable factory may take before it becomes a ``"timeout"`` load error."""
+
+
+class Unset:
+    """The type of :data:`UNSET`, the default of the public doors' discovery keywords: "not
+    given"."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Final[Any] = Unset()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -31,21 +57,25 @@ class DiscoveryOptions:
 
     Pass it as ``discover_and_load(options=...)`` or ``scan(options=...)``; derive variants
     with :meth:`replace`. Every field is also a keyword of those functions (see
-    ``docs/hosting.md``).
+    ``docs/hosting.md``); a keyword passed explicitly wins over the field.
 
     Args:
         home: the home directory (default: ``Path.home()``).
-        app_name: the host's app directory name (``~/.<app_name>/tools``, the trust store
-            ``~/.<app_name>/trust.json``).
+        app_name: the host's app directory name: ``~/.<app_name>/tools``,
+            ``<cwd>/.<app_name>/tools`` and the trust store ``~/.<app_name>/trust.json``.
         native_dirs: ``(user_dirs, project_dirs)`` replacing the native directories.
         plugin_dirs: plugin roots, in order (project scope when inside ``cwd``).
         providers: replaces the built-in directory providers.
         disabled_providers: provider ids to switch off (each reported).
         entry_points: whether to scan the ``customtools.tools`` entry point group.
-        trust: ``"prompt"``, ``"none"``, ``"all"`` or a callback (see ``docs/trust.md``).
+        trust: ``"prompt"`` (default: trusted project sources load, the others are pending),
+            ``"none"`` (no project code), ``"all"`` (everything, unasked) or a callable asked
+            per pending source (return ``True`` to grant it in the store and load it).
         trust_store: the grants (default: ``TrustStore(home=home, app_name=app_name)``).
-        project_mcp_servers: start the project ``.mcp.json``'s servers without asking the
-            trust store.
+        project_mcp_servers: start the servers of the project's ``.mcp.json`` without
+            asking the trust store (they run programs from the project: pass ``True`` only
+            when the user trusts it; ``trust="all"`` implies it). Otherwise the file is a
+            project source like any other: trusted by content, else pending.
 
     Raises:
         ValueError: ``trust`` is not a trust policy.
@@ -74,20 +104,65 @@ class DiscoveryOptions:
         return dataclasses.replace(self, **changes)
 
 
-_DEFAULTS = DiscoveryOptions()
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoadOptions:
+    """How a load imports its candidates, as one frozen value: the loader keywords of
+    ``discover_and_load`` (which describes them), ``isolation``, ``sandbox`` and
+    ``require_sandbox`` as one :class:`~customtools._loading._isolating.IsolationRequest`.
+
+    Raises:
+        ValueError: ``load_timeout`` is not a positive number or ``None``.
+    """
+
+    strict: bool = False
+    load_timeout: float | None = DEFAULT_LOAD_TIMEOUT
+    pending_actions: PendingActionStore | None = None
+    isolation: IsolationRequest | None = None
+    mcp_servers: McpToolProvider | None = None
+
+    def __post_init__(self) -> None:
+        timeout = self.load_timeout
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0
+        ):
+            raise ValueError(
+                f"load_timeout must be a positive number of seconds or None, got {timeout!r}"
+            )
 
 
-def merge_options(options: DiscoveryOptions | None, **keywords: Any) -> DiscoveryOptions:
-    """``options`` (or the defaults) with every keyword that is not at its default applied."""
-    base = options if options is not None else _DEFAULTS
-    changes: dict[str, Any] = {}
-    for name, value in keywords.items():
-        default = getattr(_DEFAULTS, name)
-        if value is default:
-            continue
-        if isinstance(default, (tuple, frozenset)) and not value and not isinstance(value, str):
-            continue  # an empty sequence is the default
-        if value == default and not callable(value):
-            continue
-        changes[name] = value
-    return dataclasses.replace(base, **changes) if changes else base
+_DISCOVERY_FIELDS = frozenset(field.name for field in dataclasses.fields(DiscoveryOptions))
+_LOAD_KEYWORDS = frozenset(field.name for field in dataclasses.fields(LoadOptions)) | {
+    "sandbox",
+    "require_sandbox",
+}
+
+
+def door_options(
+    door: str, options: DiscoveryOptions | None, keywords: Mapping[str, Any]
+) -> tuple[DiscoveryOptions, LoadOptions]:
+    """A public door's keywords (those of ``discover_and_load``) as the two values.
+
+    Raises:
+        TypeError: a keyword ``discover_and_load`` does not take (the message names ``door``).
+        ValueError: an option is not valid, or ``sandbox`` without ``isolation``.
+    """
+    unknown = sorted(set(keywords) - _DISCOVERY_FIELDS - _LOAD_KEYWORDS)
+    if unknown:
+        raise TypeError(f"{door}() got unexpected keyword argument(s): {', '.join(unknown)}")
+    changes = {k: v for k, v in keywords.items() if k in _DISCOVERY_FIELDS and v is not UNSET}
+    discovery = options if options is not None else DiscoveryOptions()
+    discovery = dataclasses.replace(discovery, **changes) if changes else discovery
+    given = {k: v for k, v in keywords.items() if k in _LOAD_KEYWORDS and v is not UNSET}
+    pool = given.pop("isolation", None)
+    sandbox, require = given.pop("sandbox", False), given.pop("require_sandbox", False)
+    if (sandbox or require) and pool is None:
+        raise ValueError(
+            "sandbox=True needs process isolation: pass isolation=IsolationPool() (the"
+            " sandbox confines each module's worker process; see docs/sandbox.md)"
+        )
+    if pool is not None:
+        home = os.path.abspath(discovery.home) if discovery.home is not None else None
+        given["isolation"] = IsolationRequest(
+            pool=pool, sandbox=bool(sandbox or require), require=require, home=home
+        )
+    return discovery, LoadOptions(**given)

@@ -37,7 +37,6 @@ from customtools._loading._records import (
     LoadError,
     MetadataFile,
     ScanResult,
-    check_trust_policy,
 )
 from customtools._loading._trust import (
     PendingSource,
@@ -478,9 +477,6 @@ class GateOutcome:
     errors: tuple[LoadError, ...] = ()
 
 
-_check_policy = check_trust_policy
-
-
 async def apply_trust(
     scanned: ScanResult, policy: TrustPolicy, store: TrustStore | None
 ) -> GateOutcome:
@@ -489,11 +485,7 @@ async def apply_trust(
     Nothing is read or hashed when the scan holds no project candidate or ``policy`` is
     ``"all"``. A store that cannot be read is a ``"trust-store-error"`` LoadError and every
     project source is then blocked.
-
-    Raises:
-        ValueError: ``policy`` is not a policy.
     """
-    _check_policy(policy)
     if policy == "all" or not any(c.source.level == "project" for c in scanned.candidates):
         return GateOutcome(scanned=scanned)
     errors: list[LoadError] = []
@@ -565,9 +557,7 @@ async def gate_source(
 
     Raises:
         TrustStoreError: the store cannot be read or parsed.
-        ValueError: ``policy`` is not a policy.
     """
-    _check_policy(policy)
     if policy == "all":
         return None
     if policy == "none":

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from customtools._format import find_invisible
+from customtools._registry import NameRule
 from customtools._rules._table import Finding, severity_for
 from customtools._rules._tool import check_tool, describe_invisible
 
@@ -38,50 +39,24 @@ class ToolSite:
 def check_names(
     sites: Iterable[ToolSite], *, builtins: Iterable[str] = (), strict: bool = False
 ) -> list[tuple[ToolSite, Finding]]:
-    """``name-conflict`` and ``similar-name`` across tools loaded separately, in order.
-
-    The first tool to claim a name keeps it (as a host would); each later claim, and any claim
-    of a ``builtins`` name, is a ``name-conflict``. Names that differ only by letter case are a
-    ``similar-name``. Returns each finding with the site it is about.
-    """
-    claims: dict[str, ToolSite | None] = dict.fromkeys(builtins)
-    folded: dict[str, str] = {name.casefold(): name for name in claims}
+    """``name-conflict`` and ``similar-name`` across tools loaded separately, in order: the
+    registry's :class:`~customtools._registry.NameRule`, as a host applies it. Returns each
+    finding with the site it is about."""
+    rule = NameRule(builtins)
     out: list[tuple[ToolSite, Finding]] = []
-
-    def add(site: ToolSite, code: str, message: str) -> None:
-        finding = Finding(
-            severity=severity_for(code, strict=strict),
-            code=code,
-            message=message,
-            path=site.path,
-            tool_name=site.name,
-            line=site.line,
-        )
-        out.append((site, finding))
-
     for site in sites:
-        name = site.name
-        if name in claims:
-            first = claims[name]
-            if first is None:
-                message = f"tool name {name!r} is a built-in tool name; rename the tool"
-            else:
-                other = "this pack" if first.pack == site.pack else f"pack {first.pack}"
-                message = (
-                    f"tool name {name!r} is already taken by {first.path} ({other});"
-                    " a host loads only the first; rename one of them"
-                )
-            add(site, "name-conflict", message)
-            continue
-        claims[name] = site
-        similar = folded.setdefault(name.casefold(), name)
-        if similar != name:
-            add(
-                site,
-                "similar-name",
-                f"tool {name!r} differs from {similar!r} only by letter case; models may"
-                " confuse them",
+        origin = f"{site.path} (pack {site.pack})" if site.pack else site.path
+        found = rule.claim(site.name, origin)
+        if found is not None:
+            finding = Finding(
+                severity=severity_for(found.code, strict=strict),
+                code=found.code,
+                message=found.error,
+                path=site.path,
+                tool_name=site.name,
+                line=site.line,
             )
+            out.append((site, finding))
     return out
 
 

@@ -294,27 +294,19 @@ def _check_module(
             )
 
 
-def _sites(packs: list[Pack]) -> Iterable[tuple[ToolSite, Pack]]:
-    for pack in packs:
-        for report in pack.reports:
-            file = _module_file(report)
-            for tool in report.tools:
-                yield (
-                    ToolSite(name=tool["name"], path=file, line=tool["line"], pack=pack.label),
-                    pack,
-                )
-
-
 def _check_names(packs: list[Pack], builtins: Iterable[str], findings: _Findings) -> None:
     """Conflicts and similar names across every pack, in the order given (the first claim of
     a name keeps it, as in a host)."""
-    shown = [
-        (dataclasses.replace(site, path=findings.path(site.path)), pack)
-        for site, pack in _sites(packs)
+    sites = [
+        (ToolSite(name=tool["name"], path=path, line=tool["line"], pack=pack.label), pack)
+        for pack in packs
+        for report in pack.reports
+        for path in [findings.path(_module_file(report))]
+        for tool in report.tools
     ]
-    owners = {id(site): pack for site, pack in shown}  # check_names hands the same sites back
+    owners = {id(site): pack for site, pack in sites}  # check_names hands the same sites back
     for site, finding in check_names(
-        [site for site, _ in shown], builtins=builtins, strict=findings.strict
+        [site for site, _ in sites], builtins=builtins, strict=findings.strict
     ):
         findings.add(finding, owners[id(site)])
 

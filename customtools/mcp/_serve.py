@@ -14,7 +14,7 @@ from typing import Any, Literal, TextIO
 
 from customtools._format import escape_control
 from customtools._loading._loader import LoadResult, discover_and_load
-from customtools._loading._reload import RELOAD_KEPT_PREVIOUS, Reloader
+from customtools._loading._reload import RELOAD_KEPT_PREVIOUS, Reloader, require_watchfiles
 from customtools.mcp._http import HttpSecurity
 from customtools.mcp._server import ToolServer
 
@@ -142,11 +142,13 @@ async def serve(
         on_ready: HTTP only: called with the endpoint URL once it listens.
         reload: watch the loaded sources and serve each change (the ``reload`` extra): only
             the modules whose files changed are imported again, a module that fails keeps
-            its previous version, clients get ``notifications/tools/list_changed``; not with
-            ``isolation``, ``mcp_servers`` or ``strict``.
+            its previous version, clients get ``notifications/tools/list_changed``. Works
+            with every option: isolated modules reload in new workers, ``.mcp.json`` files
+            are read again, and with ``strict`` a reload with errors stops the server.
         on_load: called with each :class:`~customtools.LoadResult` served (the first load
             and every reload).
-        **scan_options: discovery options, as for ``discover_and_load``.
+        **scan_options: every other keyword of ``discover_and_load`` (discovery and trust
+            options, ``isolation``, ``sandbox``, ``mcp_servers``, ``strict``, ...).
     """
     if transport not in ("stdio", "http"):
         raise ValueError(f"transport must be 'stdio' or 'http', got {transport!r}")
@@ -154,7 +156,10 @@ async def serve(
         # Refuse an unprotected public bind before any tool module is imported.
         (security if security is not None else HttpSecurity()).check_bind(host)
     configured = list(paths)
-    reloader = _reloader(configured, cwd, builtin_tool_names, scan_options) if reload else None
+    reloader = None
+    if reload:
+        require_watchfiles("serve(reload=True)")
+        reloader = Reloader(configured, cwd, builtin_tool_names, **scan_options)
 
     async def load() -> ToolServer:
         if reloader is not None:
@@ -203,29 +208,6 @@ async def serve(
     finally:
         if reloader is not None:
             reloader.close()
-
-
-_RELOAD_UNSUPPORTED = ("isolation", "mcp_servers", "project_mcp_servers", "strict")
-
-
-def _reloader(
-    configured: list[str], cwd: str | None, builtins: Sequence[str], options: dict[str, Any]
-) -> Reloader:
-    unsupported = sorted(key for key in _RELOAD_UNSUPPORTED if options.get(key))
-    if unsupported:
-        raise ValueError(
-            f"serve(reload=True) does not support {', '.join(unsupported)}: serve without"
-            " reload, or drop those options"
-        )
-    import importlib.util
-
-    if importlib.util.find_spec("watchfiles") is None:
-        raise ImportError(
-            "serve(reload=True) needs watchfiles, which is not installed:"
-            " pip install 'customtools[reload]'"
-        )
-    kept = {k: v for k, v in options.items() if k not in _RELOAD_UNSUPPORTED}
-    return Reloader(configured, cwd, builtins, **kept)
 
 
 async def _follow(

@@ -26,7 +26,7 @@ import logging
 import re
 import secrets
 import warnings
-from collections.abc import AsyncIterator, Container, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -89,7 +89,7 @@ class ServeDiagnostic:
 
     Attributes:
         tool_name: the tool's name.
-        code: ``"invalid-name"``, ``"duplicate-name"`` or ``"schema-root"``.
+        code: ``"invalid-name"``, ``"schema-root"`` or the registry's ``"name-conflict"``.
         message: one line saying what is wrong and what to do.
     """
 
@@ -145,7 +145,9 @@ def _listing(tool: CustomTool) -> types.Tool:
     )
 
 
-def _check(tool: CustomTool, taken: Container[str]) -> ServeDiagnostic | None:
+def _check(tool: CustomTool, registry: ToolRegistry) -> ServeDiagnostic | None:
+    """MCP's own checks (the name pattern, an object root), then the registry's name rule:
+    the tool is registered unless a diagnostic says why not."""
     name = tool.name
     if _MCP_NAME_RE.match(name) is None or name.endswith("\n"):
         return ServeDiagnostic(
@@ -154,13 +156,6 @@ def _check(tool: CustomTool, taken: Container[str]) -> ServeDiagnostic | None:
             message=f"tool {name!r} is not served: MCP clients reject names outside"
             f" {MCP_TOOL_NAME_PATTERN}; rename the tool",
         )
-    if name in taken:
-        return ServeDiagnostic(
-            tool_name=name,
-            code="duplicate-name",
-            message=f"tool {name!r} is not served: an earlier tool has the same name;"
-            " rename one of them",
-        )
     if tool.parameters.get("type") != "object":
         return ServeDiagnostic(
             tool_name=name,
@@ -168,7 +163,10 @@ def _check(tool: CustomTool, taken: Container[str]) -> ServeDiagnostic | None:
             message=f"tool {name!r} is not served: MCP needs an object schema at the root of"
             ' its parameters ("type": "object"); wrap the arguments in Type.Object(...)',
         )
-    return None
+    conflict = registry.add(tool)
+    if conflict is None:
+        return None
+    return ServeDiagnostic(tool_name=name, code=conflict.code, message=conflict.error)
 
 
 def _tool_meta(ctx: Any) -> Mapping[str, Any] | None:
@@ -388,8 +386,6 @@ class ToolServer:
             if problem is not None:
                 _log.warning("%s", problem.message)
                 diagnostics.append(problem)
-                continue
-            registry.add(tool)
         self._registry = registry
         self._listing = [_listing(tool) for tool in registry if not tool.hidden]
         self._structured = frozenset(t.name for t in registry if output_schema(t) is not None)

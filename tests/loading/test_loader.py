@@ -88,8 +88,10 @@ async def test_nothing_can_take_a_builtin_name(home: Path, project: Path) -> Non
     assert result.tools == ()
     (error,) = result.errors
     assert error.code == "name-conflict"
+    where = home / ".customtools" / "tools" / "bash.py"
     assert error.error == (
-        "tool name 'bash' is a built-in tool name and cannot be taken; rename the tool"
+        "tool name 'bash' is a built-in tool name and cannot be taken; the tool from"
+        f" {where} (customtools [native], user level) was left out: rename the tool"
     )
 
 

@@ -51,3 +51,25 @@ async def test_options_drive_the_load_like_keywords(tmp_path: Path) -> None:
     listed = scan((), project, options=options)
     assert [Path(c.path).name for c in listed.candidates] == ["hi.py"]
     assert scan((), project, options=options, app_name="other").candidates == ()
+
+
+def test_an_explicit_keyword_wins_even_when_it_equals_the_default(tmp_path: Path) -> None:
+    from customtools._loading._options import door_options
+
+    options = DiscoveryOptions(app_name="x", entry_points=False)
+    keywords = {"app_name": "customtools", "entry_points": True}
+    merged, _ = door_options("scan", options, keywords)
+    assert (merged.app_name, merged.entry_points) == ("customtools", True)
+    write(tmp_path / ".customtools" / "tools" / "hi.py", TOOL)
+    listed = scan((), tmp_path, options=DiscoveryOptions(app_name="acme"), app_name="customtools")
+    assert [Path(c.path).name for c in listed.candidates] == ["hi.py"]
+
+
+async def test_a_load_result_is_built_once_and_read_only(tmp_path: Path) -> None:
+    write(tmp_path / "hi.py", TOOL)
+    result = await discover_and_load([tmp_path / "hi.py"], tmp_path, entry_points=False)
+    assert result.tool_names == ("hi",)
+    with pytest.raises(AttributeError, match="read-only"):
+        result.tools = ()  # type: ignore[misc]
+    result.set_ui_context(None)  # the UI and talk-back handlers stay settable
+    result.set_talkback(sampler=None)

@@ -266,9 +266,13 @@ async def test_tools_mcp_cannot_offer_are_reported_and_the_rest_served(mode: str
     server = ToolServer([anything, fine, twin])
     assert [(d.tool_name, d.code) for d in server.diagnostics] == [
         ("anything", "schema-root"),
-        ("fine", "duplicate-name"),
+        ("fine", "name-conflict"),
     ]
     assert "Type.Object" in server.diagnostics[0].message
+    assert server.diagnostics[1].message == (
+        "tool name 'fine' is already taken by an earlier tool; this tool was left out: rename"
+        " one of them"
+    )
     async with Client(server.server, mode=mode) as client:
         names = [tool.name for tool in (await client.list_tools()).tools]
         result = await client.call_tool("fine", {})

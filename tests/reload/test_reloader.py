@@ -243,3 +243,99 @@ async def test_a_trust_grant_is_picked_up_by_watch(tmp_path: Path) -> None:
                     assert result.tool_names == ("alpha",)
                     break
     reloader.close()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="process isolation is tested on Linux")
+async def test_isolated_modules_reload_in_new_workers_and_replaced_ones_stop_when_idle(
+    tools: Path,
+) -> None:
+    from customtools.isolation import IsolationPool
+
+    (tools / "alpha.py").write_text(
+        "import os, time\nfrom customtools import CustomTool\n"
+        "def factory(api):\n"
+        "    def run(*a):\n"
+        "        open(os.path.join(api.cwd, 'started'), 'w').close()\n"
+        "        while not os.path.exists(os.path.join(api.cwd, 'go')):\n"
+        "            time.sleep(0.01)\n"
+        "        return 'a1'\n"
+        "    return CustomTool(name='alpha', description='d', execute=run)\n"
+    )
+    async with IsolationPool() as pool:
+        reloader = Reloader([tools], tools.parent, explicit=True, isolation=pool)
+        first = await reloader.load()
+        assert first.tool_names == ("alpha", "beta")
+        before = set(pool.pids)
+        assert len(before) == 2
+        answers: list[str] = []
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+
+                async def slow_call() -> None:
+                    answers.append(await call(first, "alpha"))
+
+                group.start_soon(slow_call)
+                while not (tools.parent / "started").exists():  # running in the first worker
+                    await anyio.sleep(0.01)
+                (tools / "alpha.py").write_text(tool_source("alpha", "a2"))
+                second = await reloader.load()
+                assert await call(second, "alpha") == "a2"  # from a new worker
+                assert len(set(pool.pids) - before) == 1
+                assert before <= set(pool.pids)  # the old worker still runs its call
+                (tools.parent / "go").touch()
+        assert answers == ["a1"]  # finished on the version it started with
+        assert await call(second, "beta") == "b1"
+        beta = second.get("beta")
+        assert beta is not None
+        assert beta.tool is first.get("beta").tool  # type: ignore[union-attr]
+        assert len(pool.pids) == 2  # the replaced worker stopped after its last call
+        assert reloader.reloads == 2
+        reloader.close()
+
+
+async def test_reload_reads_mcp_json_again(tmp_path: Path) -> None:
+    from customtools import CustomTool
+
+    async def mount(configs: Any) -> tuple[list[CustomTool], list[str]]:
+        tools = [
+            CustomTool(name=f"mcp__{c.name}__ping", description="d", execute=lambda *a: "pong")
+            for c in configs
+        ]
+        return tools, []
+
+    (tmp_path / ".mcp.json").write_text('{"mcpServers": {"one": {"command": "x"}}}')
+    reloader = Reloader(
+        [],
+        tmp_path,
+        home=tmp_path,
+        entry_points=False,
+        mcp_servers=mount,
+        project_mcp_servers=True,
+    )
+    assert (await reloader.load()).tool_names == ("mcp__one__ping",)
+    assert str(tmp_path) in reloader.watch_paths()
+    (tmp_path / ".mcp.json").write_text(
+        '{"mcpServers": {"one": {"command": "x"}, "two": {"command": "y"}}}'
+    )
+    assert (await reloader.load()).tool_names == ("mcp__one__ping", "mcp__two__ping")
+    reloader.close()
+
+
+async def test_a_strict_reloader_raises_for_the_load_that_failed(tools: Path) -> None:
+    from customtools import LoadFailedError
+
+    reloader = Reloader([tools], tools.parent, explicit=True, strict=True)
+    assert (await reloader.load()).tool_names == ("alpha", "beta")
+    (tools / "alpha.py").write_text("def factory(:\n")
+    with pytest.raises(LoadFailedError, match=r"alpha\.py") as failed:
+        await reloader.load()
+    assert [error.code for error in failed.value.errors] == ["syntax-error"]
+    (tools / "alpha.py").write_text(tool_source("alpha", "a3"))
+    assert await call(await reloader.load(), "alpha") == "a3"
+    reloader.close()
+
+
+def test_a_reloader_refuses_a_keyword_the_loader_does_not_take(tools: Path) -> None:
+    refused = r"Reloader\(\) got unexpected keyword argument\(s\): bogus"
+    with pytest.raises(TypeError, match=refused):
+        Reloader([tools], explicit=True, bogus=1)

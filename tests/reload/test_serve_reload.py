@@ -183,3 +183,78 @@ async def test_modern_clients_hear_a_reload_on_their_listen_stream(
             assert await text(client, "added") == "new"
             tg.cancel_scope.cancel()
     reloader.close()
+
+
+def peek_source(version: str) -> str:
+    # Reads a file outside the project: the sandbox (default permissions) denies it.
+    return (
+        "from customtools import tool\n"
+        "@tool\n"
+        "def peek(path: str) -> str:\n"
+        "    '''Read a file.'''\n"
+        "    try:\n"
+        "        with open(path) as handle:\n"
+        f"            return {version!r} + ':' + handle.read()\n"
+        "    except OSError:\n"
+        f"        return {version!r} + ':denied'\n"
+    )
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the sandbox (Landlock) is Linux only")
+async def test_serve_reload_sandbox_serves_edits_from_confined_workers_and_asks_trust_again(
+    anyio_backend: str, tmp_path: Path
+) -> None:
+    from customtools import discover_and_load
+    from customtools.loading import TrustStore
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET")
+    project, home, tools = tmp_path / "project", tmp_path / "home", tmp_path / "tools"
+    own = project / ".customtools" / "tools"
+    own.mkdir(parents=True)
+    home.mkdir()
+    tools.mkdir()
+    (tools / "peek.py").write_text(peek_source("v1"))
+    (own / "mine.py").write_text(echo_source("mine", "m1"))
+    found = await discover_and_load((), project, home=home, entry_points=False)
+    TrustStore(home=home).grant(found.pending_trust[0])  # the user trusts the project tools
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "TMPDIR")}
+    env.update(HOME=str(home), PYTHONPATH=str(ROOT))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            "-m",
+            "customtools",
+            "serve",
+            "--reload",
+            "--sandbox",
+            "--no-entry-points",
+            *[str(tools)],
+        ],
+        env=env,
+        cwd=str(project),
+    )
+    heard = Heard()
+    log = tmp_path / "stderr.txt"
+    with anyio.fail_after(120), log.open("w") as errlog:
+        async with Client(
+            stdio_client(params, errlog=errlog), mode="legacy", message_handler=heard
+        ) as client:
+            assert await names(client) == ["mine", "peek"]
+            peek = await client.call_tool("peek", {"path": str(secret)})
+            assert peek.content[0].text == "v1:denied"  # type: ignore[union-attr]
+
+            seen = heard.count
+            (tools / "peek.py").write_text(peek_source("v2"))
+            await heard.next_after(seen)
+            peek = await client.call_tool("peek", {"path": str(secret)})
+            assert peek.content[0].text == "v2:denied"  # type: ignore[union-attr]
+            assert await text(client, "mine") == "m1"
+
+            seen = heard.count
+            (own / "mine.py").write_text(echo_source("mine", "m2"))
+            await heard.next_after(seen)
+            assert await names(client) == ["peek"]  # edited project code: pending trust again
+    logged = log.read_text()
+    assert "Traceback" not in logged
+    assert "project tool source(s) are not trusted" in logged

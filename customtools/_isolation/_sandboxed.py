@@ -42,7 +42,9 @@ def describe_report(report: dict[str, Any] | None) -> tuple[str, str]:
     missing = "; ".join(str(item) for item in report.get("missing") or ())
     how = f"Landlock ABI {report.get('abi', 0)}"
     if report.get("netns"):
-        how += ", no network (own network namespace)"
+        how += ", no network (own user and network namespace)"
+    elif report.get("userns"):
+        how += ", own user namespace"
     if status == "enforced":
         return status, f"enforced ({how})"
     if status == "partial":
@@ -74,6 +76,8 @@ class SandboxedSource(IsolatedSource):
     Raises:
         PermissionsError: a project-relative permission leads outside the project.
     """
+
+    relay_stderr = True
 
     def __init__(
         self,

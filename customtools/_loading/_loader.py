@@ -423,7 +423,7 @@ async def load_scan(
         from customtools._loading._trust_store import apply_trust
 
         with load_step(STEP_TRUST, {"customtools.trust.policy": _policy_name(trust)}) as step:
-            gate = await apply_trust(scanned, trust, trust_store)
+            gate = await apply_trust(scanned, trust, trust_store, project=_resolve_cwd(cwd))
             step.set("customtools.trust.pending", len(gate.pending))
         scanned, pending = gate.scanned, gate.pending
         gate_errors, gate_diagnostics = gate.errors, gate.diagnostics

@@ -215,7 +215,7 @@ class Reloader:
                 )
             policy = self.trust if isinstance(self.trust, str) else "callback"
             with load_step(STEP_TRUST, {"customtools.trust.policy": policy}) as step:
-                gate = await apply_trust(scanned, self.trust, self.trust_store)
+                gate = await apply_trust(scanned, self.trust, self.trust_store, project=self.cwd)
                 step.set("customtools.trust.pending", len(gate.pending))
             scanned = gate.scanned
             result.pending_trust = tuple(gate.pending)

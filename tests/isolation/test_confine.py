@@ -207,7 +207,8 @@ async def test_only_tcp_and_udp_sockets_and_no_datagram_pair_reaches_a_host_sock
         host_socket.bind(str(tmp_path / "host.sock"))
         host_socket.setblocking(False)
         async with IsolationPool(**options()) as pool:
-            sets = {"none": "None", "ports": f"Permissions(net=[{port + 1 if port < 65535 else 1}])"}
+            other = port + 1 if port < 65535 else 1
+            sets = {"none": "None", "ports": f"Permissions(net=[{other}])"}
             adapters = await load_probes(pool, project, home, sets)
             for name, adapter in adapters.items():
                 for protocol in (262, 132):  # MPTCP, SCTP

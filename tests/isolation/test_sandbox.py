@@ -185,7 +185,9 @@ async def test_no_network_means_no_loopback_connection(
         result = await sandboxed(pool, pack(project), project, home)
         denied = await call(result, "connect", port=port)
         assert denied.is_error
-        assert text(denied).startswith(f"denied connecting to 127.0.0.1 port {port}: it needs the `net`")
+        assert text(denied).startswith(
+            f"denied connecting to 127.0.0.1 port {port}: it needs the `net` permission"
+        )
         assert denied.details["permission"] == "net"
 
 
@@ -418,7 +420,9 @@ async def test_pathname_unix_sockets_and_signals_outside_stay_out_of_reach(
             assert unix.details["permission"] == "scope"
             signalled = await call(result, "signal_host")
             assert signalled.is_error
-            assert text(signalled).startswith(f"denied signalling process {os.getpid()}: no permission")
+            assert text(signalled).startswith(
+                f"denied signalling process {os.getpid()}: no permission allows it"
+            )
         async with IsolationPool(**options()) as pool:
             scanned = explicit_candidates([str(project / "escape.py")], str(project))
             plain = await load_scan(scanned, str(project), isolation=pool)

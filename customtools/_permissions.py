@@ -206,10 +206,15 @@ def _ports(ports: Any) -> str:
 
 def _covered(path: str, roots: tuple[str, ...]) -> bool:
     """Whether a declared path lies in one of the declared ``roots`` (as written)."""
-    norm = os.path.normpath(path)
+
+    def canonical(item: str) -> str:
+        if not item.startswith(("/", "~", "$TMP")):
+            item = os.path.join("<project>", item)  # relative: below the project
+        return os.path.normpath(item)
+
+    norm = canonical(path)
     return any(
-        norm == os.path.normpath(root) or norm.startswith(os.path.normpath(root).rstrip("/") + "/")
-        for root in roots
+        norm == root or norm.startswith(root.rstrip("/") + "/") for root in map(canonical, roots)
     )
 
 

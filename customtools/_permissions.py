@@ -54,15 +54,15 @@ def _paths(name: str, value: Any) -> tuple[str, ...]:
         raise PermissionsError(
             f"Permissions.{name} must be a list of non-empty path strings, got {value!r}"
         )
-    value = tuple(value)
-    for path in value:
+    paths: tuple[str, ...] = tuple(value)
+    for path in paths:
         if ".." in path.replace("\\", "/").split("/"):
             # `$TMP/..` reads as the temporary directory and grants the shared one above it.
             raise PermissionsError(
                 f"Permissions.{name}: {path!r} has a '..' component; declare the path it leads"
                 " to, so the user sees what is granted"
             )
-    return value
+    return paths
 
 
 def _net(value: Any) -> NetSpec:

@@ -183,9 +183,7 @@ def test_growth_names_only_what_was_not_granted_before() -> None:
     before = Permissions(read=[".", "~/.config"], write=["out"], net=[443], env=["A"])
     assert before.growth(before) == ()
     assert Permissions(read=["data", "~/.config/x"], write=["out/sub"]).growth(before) == ()
-    wider = Permissions(
-        read=["~/.aws"], write=["logs"], net=[443, 8443], run=True, env=["A", "B"]
-    )
+    wider = Permissions(read=["~/.aws"], write=["logs"], net=[443, 8443], run=True, env=["A", "B"])
     assert wider.growth(before) == (
         "read `~/.aws`",
         "write `logs`",

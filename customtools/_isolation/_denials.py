@@ -163,7 +163,8 @@ def _find(exc: OSError) -> tuple[str, tuple[Any, ...]] | None:
     if not names:
         if _raised_by(exc) == "socket.socketpair":
             return None  # no event precedes it: named by the function (see _fallback)
-        return kept[-1]
+        event, args = kept[-1]
+        return event, args
     for event, args in reversed(kept):
         if event in _FILE_EVENTS and names & {
             os.path.abspath(p) for p in _event_paths(event, args)

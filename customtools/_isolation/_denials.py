@@ -79,6 +79,9 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
         kept = getattr(_local, "events", None)
         if kept is None:
             kept = _local.events = deque(maxlen=_KEPT)
+        if event[0] == "s" and event.startswith("socket."):
+            # Not the socket itself: a reference kept here would keep it open.
+            args = (None, *args[1:])
         kept.append((event, args))
 
 
@@ -105,7 +108,7 @@ class Denial(NamedTuple):
 
 class _Operation(NamedTuple):
     verb: str  # "reading", "creating the directory", "connecting to", ...
-    need: str  # the permission it takes: read, write, run, net, or scope (none does)
+    need: str  # what it takes: read, write, run, net, scope (none does), socket, or ""
     paths: tuple[str, ...] = ()  # the paths as the tool gave them (two for a rename)
     target: str = ""  # what it acts on, when that is not a path
     port: int | None = None
@@ -208,9 +211,12 @@ def _operation(event: str, args: tuple[Any, ...]) -> _Operation:
     if event == "socket.__new__":
         family, _, protocol = (*args[1:4], 0, 0, 0)[:3]
         target = f"{_family(family)} socket"
+        inet = target in ("an IPv4 socket", "an IPv6 socket")
         if protocol not in (0, 6, 17):
             target += f" of protocol {protocol} (only TCP and UDP sockets are allowed)"
-        return _Operation("opening", "scope", target=target)
+        # A TCP or UDP socket is never refused: its error is an ordinary one.
+        refused = not inet or protocol not in (0, 6, 17)
+        return _Operation("opening", "socket" if refused else "", target=target)
     if event in ("os.kill", "os.killpg"):
         return _Operation("signalling", "scope", target=f"process {args[0]}")
     verb, _, _ = _FILE_EVENTS[event]
@@ -269,6 +275,10 @@ def _other_process(path: str) -> bool:
 def _refused(op: _Operation, policy: Mapping[str, Any]) -> tuple[str, str | None]:
     """``(permission, resolved path)`` the operation lacks; ``("", None)`` when the policy
     grants it: the error is then an ordinary one (a file's mode, a cross-device rename)."""
+    if not op.need:
+        return "", None
+    if op.need == "socket":  # refused by seccomp unless the pack may use the whole network
+        return ("", None) if policy.get("net") == "all" else ("scope", None)
     if op.need == "scope":
         return "scope", None
     if op.need == "net":

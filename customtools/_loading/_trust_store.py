@@ -83,8 +83,9 @@ class TrustGrant:
         files: the trusted files: name -> (real path, sha256).
         stats: the stat cache entries: real path -> stat key (see :class:`TrustStore`).
         permissions: what each module (and each tool with its own declaration) was trusted
-            to do when sandboxed, as ``Permissions.to_dict()`` (see ``ProjectSource.held``):
-            a later change names what grew.
+            to do when sandboxed, as ``Permissions.to_dict()``, for those that differ from
+            the default (see ``ProjectSource.held``): a later change names what grew.
+            ``None``: not recorded (a grant made before customtools recorded it).
     """
 
     root: str
@@ -94,7 +95,7 @@ class TrustGrant:
     granted: str
     files: dict[str, tuple[str, str]] = field(default_factory=dict)
     stats: dict[str, StatKey] = field(default_factory=dict)
-    permissions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    permissions: dict[str, dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (the store's own record shape, plus ``root``)."""
@@ -112,7 +113,7 @@ def _record(grant: TrustGrant) -> dict[str, Any]:
             for name, (real, sha) in grant.files.items()
         },
     }
-    if grant.permissions:
+    if grant.permissions is not None:
         out["permissions"] = grant.permissions
     return out
 
@@ -276,7 +277,7 @@ class TrustStore:
                 str(label): value for label, value in held.items() if isinstance(value, dict)
             }
             if isinstance(held, dict)
-            else {},
+            else None,
         )
 
     def grants(self) -> tuple[TrustGrant, ...]:
@@ -408,7 +409,7 @@ class TrustStore:
             granted=now.isoformat().replace("+00:00", "Z"),
             files={item.name: (item.real_path, item.sha256) for item in project.files},
             stats={item.real_path: item.stat for item in project.files if item.stat is not None},
-            permissions={label: held.to_dict() for label, held in project.held},
+            permissions=_recorded(project),
         )
         grants[grant.root] = grant
         self._write(grants)
@@ -481,20 +482,26 @@ def _changes(grant: TrustGrant, source: ProjectSource) -> tuple[str, ...]:
     return tuple(out) or ("content changed",)
 
 
+def _recorded(source: ProjectSource) -> dict[str, dict[str, Any]]:
+    """What a grant records of ``source.held``: the permissions that are not the default."""
+    from customtools._permissions import DEFAULT_PERMISSIONS
+
+    return {label: held.to_dict() for label, held in source.held if held != DEFAULT_PERMISSIONS}
+
+
 def _grown(grant: TrustGrant, source: ProjectSource) -> list[str]:
     """What each module may do now that it was not trusted to (for grants that recorded
     it): "x.py now may also connect to TCP port(s) 443"."""
-    from customtools._permissions import Permissions, PermissionsError
+    from customtools._permissions import DEFAULT_PERMISSIONS, Permissions, PermissionsError
 
+    if grant.permissions is None:
+        return []
     out = []
     for label, now in source.held:
-        was = grant.permissions.get(label)
-        if was is None and ", tool " in label:
-            was = grant.permissions.get(label.split(", tool ", 1)[0])  # it held the module's
-        if was is None:
-            continue
+        # Not recorded: the default, or for a tool, what its module held.
+        was = grant.permissions.get(label) or grant.permissions.get(label.split(", tool ")[0])
         try:
-            before = Permissions.from_dict(was)
+            before = DEFAULT_PERMISSIONS if was is None else Permissions.from_dict(was)
         except (PermissionsError, TypeError, ValueError):
             continue
         grown = now.growth(before, project=source.project)

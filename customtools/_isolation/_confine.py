@@ -225,9 +225,10 @@ def _set_read_only(libc: Any, fd: int, path: bytes, flags: int, *, read_only: bo
     )
 
 
-def _read_only_mounts(libc: Any, writable: Sequence[str]) -> str | None:
+def _read_only_mounts(libc: Any, writable: Sequence[str]) -> list[str] | None:
     """In our own mount namespace: every mount read-only except the write set, bound over
-    itself writable; ``None`` on success, else why not.
+    itself writable. ``None`` when nothing was made read-only; else the write paths that
+    could not be made writable again (each with why), usually none.
 
     Landlock (up to ABI 9) does not handle metadata changes: this is what refuses
     ``chmod``, ``chown``, ``utime`` and extended attributes outside the write set (with
@@ -235,9 +236,10 @@ def _read_only_mounts(libc: Any, writable: Sequence[str]) -> str | None:
     are our namespace's copies, made private so that nothing propagates either way.
     """
     if int(libc.mount(None, b"/", None, ctypes.c_ulong(_MS_REC | _MS_PRIVATE), None)) != 0:
-        return f"mount namespace ({os.strerror(ctypes.get_errno())})"
+        return None
     if _set_read_only(libc, _AT_FDCWD, b"/", _AT_RECURSIVE, read_only=True) != 0:
-        return f"read-only mounts ({os.strerror(ctypes.get_errno())})"
+        return None
+    stuck = []
     for path in sorted(writable, key=len):  # a parent first: a bind inside it stays on top
         encoded = os.fsencode(path)
         fd = int(
@@ -249,9 +251,9 @@ def _read_only_mounts(libc: Any, writable: Sequence[str]) -> str | None:
             )
         )
         if fd < 0:
-            if ctypes.get_errno() == errno.ENOENT:
-                continue  # a path that does not exist grants nothing
-            return f"a writable mount for {path} ({os.strerror(ctypes.get_errno())})"
+            if ctypes.get_errno() != errno.ENOENT:  # a path that does not exist grants nothing
+                stuck.append(f"{path} ({os.strerror(ctypes.get_errno())})")
+            continue
         try:
             empty = _AT_EMPTY_PATH
             # A mount below it that the host made read-only stays read-only (locked).
@@ -268,13 +270,13 @@ def _read_only_mounts(libc: Any, writable: Sequence[str]) -> str | None:
                     ctypes.c_uint(_MOVE_MOUNT_F_EMPTY_PATH),
                 )
             ) != 0:
-                return f"a writable mount for {path} ({os.strerror(ctypes.get_errno())})"
+                stuck.append(f"{path} ({os.strerror(ctypes.get_errno())})")
         finally:
             os.close(fd)
     # The working directory still refers to the mount below a bind over it.
     with contextlib.suppress(OSError):
         os.chdir(os.getcwd())
-    return None
+    return stuck
 
 
 class _CapHeader(ctypes.Structure):
@@ -412,8 +414,10 @@ def confine(policy: Mapping[str, Any]) -> dict[str, Any]:
             )
         )
     else:
-        mounts_failed = _read_only_mounts(libc, policy.get("write", ()))
-        mounts = mounts_failed is None
+        stuck = _read_only_mounts(libc, policy.get("write", ()))
+        mounts = stuck is not None
+        if stuck:
+            missing.append("writing to " + ", ".join(stuck) + ": it stayed read-only")
     arch = SECCOMP_ARCH.get(os.uname().machine)
     _drop_privileges(libc, arch.keyctl if arch is not None else None)
     if int(libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) != 0:

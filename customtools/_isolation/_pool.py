@@ -123,7 +123,7 @@ def _sandbox_diagnostic(source: IsolatedSource, candidate: Candidate) -> Diagnos
     return Diagnostic(
         code=f"sandbox-{status}",
         message=f"sandbox of {candidate.path}{which}: {words}; the pack"
-        f" {source.permissions.describe()} ({declared})",
+        f" {source.policy['describe']} ({declared})",
         path=candidate.path,
         source=candidate.source,
     )

@@ -78,6 +78,19 @@ def call_grace(abort_signal: Any, pool_grace: float | None) -> float:
     return grace if pool_grace is None else min(grace, pool_grace)
 
 
+def _relay(fd: int) -> None:
+    """Copy a worker's stderr pipe to the host's stderr until every writer closed it."""
+    try:
+        while chunk := os.read(fd, 65536):
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(2, view) :]
+    except OSError:
+        pass  # the host's stderr is gone: the worker's output has nowhere to go
+    finally:
+        os.close(fd)
+
+
 class _Pending:
     __slots__ = ("ctx", "done", "event", "lost", "on_update", "reply")
 
@@ -180,26 +193,39 @@ class IsolatedSource:
 
     # -- process life ----------------------------------------------------------------------
 
+    relay_stderr = False
+    """Whether the worker writes to a pipe the host copies to its own stderr, instead of
+    holding the host's stderr itself (a sandboxed worker must not reach the terminal or
+    file behind it)."""
+
     def _spawn(self) -> _Process:
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
+        err_r, err_w = os.pipe() if self.relay_stderr else (-1, -1)
         env = self._worker_env()
         try:
             popen = subprocess.Popen(
                 [self.options.python or sys.executable, "-c", BOOTSTRAP],
                 stdin=to_worker_r,
                 stdout=from_worker_w,
+                stderr=err_w if err_w >= 0 else None,
                 cwd=self.cwd,
                 env=env,
                 start_new_session=True,
                 close_fds=True,
             )
         except BaseException:
-            for fd in (to_worker_r, to_worker_w, from_worker_r, from_worker_w):
-                os.close(fd)
+            for fd in (to_worker_r, to_worker_w, from_worker_r, from_worker_w, err_r, err_w):
+                if fd >= 0:
+                    os.close(fd)
             raise
         os.close(to_worker_r)
         os.close(from_worker_w)
+        if err_w >= 0:
+            os.close(err_w)
+            import threading
+
+            threading.Thread(target=_relay, args=(err_r,), daemon=True).start()
         channel = Channel(
             from_worker_r,
             to_worker_w,

@@ -206,7 +206,7 @@ class _Worker:
         execute: Callable[..., Any] = tool.execute
         if self.sandbox is None:
             return execute
-        from customtools._isolation._confine import guard
+        from customtools._isolation._denials import guard
 
         return guard(execute, self.sandbox, is_async=tool.execute_is_async)
 
@@ -359,6 +359,9 @@ def main() -> None:
         from customtools._isolation._confine import confine
 
         report = confine(sandbox)
+        from customtools._isolation._denials import record_operations
+
+        record_operations()
     import anyio
 
     worker = _Worker(channel)

@@ -410,7 +410,7 @@ async def run_load(
 
         policy = options.trust if isinstance(options.trust, str) else "callback"
         with load_step(STEP_TRUST, {"customtools.trust.policy": policy}) as step:
-            gate = await apply_trust(scanned, options.trust, store)
+            gate = await apply_trust(scanned, options.trust, store, project=cwd)
             step.set("customtools.trust.pending", len(gate.pending))
         scanned = gate.scanned  # its errors and diagnostics are the scan's, already collected
         collected.errors += gate.errors

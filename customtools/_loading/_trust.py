@@ -30,12 +30,15 @@ import stat
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from customtools._format import escape_control, find_invisible
 from customtools._loading._paths import display_path
 from customtools._loading._plugins import MANIFEST_LOCATIONS
 from customtools._loading._records import Candidate, MetadataFile, ScanResult, ToolSource
+
+if TYPE_CHECKING:
+    from customtools._permissions import Permissions
 
 __all__ = [
     "DATA_SUFFIXES",
@@ -106,6 +109,10 @@ class ProjectSource:
         permissions: the permissions its modules declare for a sandboxed run, in plain
             words, one line per module (the declarations are in the hashed files, so the
             grant covers them and any change, a widening included, asks again).
+        held: what each module (``"x.py"``) and each tool with its own declaration
+            (``"x.py, tool t"``) may do when sandboxed, the default included: a grant
+            records it, so that a change can say what grew.
+        project: the project directory its permissions were resolved against, if known.
     """
 
     root: str
@@ -118,6 +125,8 @@ class ProjectSource:
     problems: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     permissions: tuple[str, ...] = ()
+    held: tuple[tuple[str, Permissions], ...] = ()
+    project: str | None = None
 
     @property
     def trustable(self) -> bool:
@@ -504,23 +513,29 @@ def _root_of(candidate: Candidate) -> str:
 
 
 def project_sources(
-    scanned: ScanResult | Iterable[Candidate], *, cache: StatCache | None = None
+    scanned: ScanResult | Iterable[Candidate],
+    *,
+    cache: StatCache | None = None,
+    project: str | None = None,
 ) -> tuple[ProjectSource, ...]:
     """The project sources of a scan (or of some candidates), each read and hashed.
 
     User-scope candidates are left out. Sources come in the order of their first candidate.
     ``cache`` (from :meth:`TrustStore.stat_cache`) lets a file whose stat is unchanged since
-    it was trusted skip the read.
+    it was trusted skip the read. ``project`` (the load's ``cwd``) lets the permissions be
+    shown resolved: "may read the project `/path`".
     """
     candidates = scanned.candidates if isinstance(scanned, ScanResult) else tuple(scanned)
     groups: dict[str, list[Candidate]] = {}
     for candidate in candidates:
         if candidate.source.level == "project":
             groups.setdefault(_root_of(candidate), []).append(candidate)
-    return tuple(_hash_group(root, members, cache) for root, members in groups.items())
+    return tuple(_hash_group(root, members, cache, project) for root, members in groups.items())
 
 
-def _hash_group(root: str, members: list[Candidate], cache: StatCache | None) -> ProjectSource:
+def _hash_group(
+    root: str, members: list[Candidate], cache: StatCache | None, project: str | None = None
+) -> ProjectSource:
     collector = _Collector(root, cache)
     if os.path.isdir(root) and not all(c.kind == "entry_point" for c in members):
         for relative in MANIFEST_LOCATIONS:
@@ -546,15 +561,21 @@ def _hash_group(root: str, members: list[Candidate], cache: StatCache | None) ->
             )
     source = members[0].source
     made = collector.source(provider=source.provider, source=source, candidates=members)
-    permissions = _declared_permissions(members)
-    return dataclasses.replace(made, permissions=permissions) if permissions else made
+    lines, held = _declared_permissions(members, project)
+    if not held:
+        return made
+    return dataclasses.replace(made, permissions=lines, held=held, project=project)
 
 
-def _declared_permissions(members: Sequence[Candidate]) -> tuple[str, ...]:
-    """What each module may do when sandboxed, in plain words (see ``docs/sandbox.md``)."""
-    from customtools._permissions import PermissionsError, read_declarations
+def _declared_permissions(
+    members: Sequence[Candidate], project: str | None
+) -> tuple[tuple[str, ...], tuple[tuple[str, Permissions], ...]]:
+    """What each module may do when sandboxed: in plain words, for the modules that declare
+    something (see ``docs/sandbox.md``), and as values, for every module."""
+    from customtools._permissions import DEFAULT_PERMISSIONS, PermissionsError, read_declarations
 
     lines = []
+    held: list[tuple[str, Permissions]] = []
     for candidate in members:
         name = printable(os.path.basename(candidate.path.rstrip("/")))
         try:
@@ -562,13 +583,15 @@ def _declared_permissions(members: Sequence[Candidate]) -> tuple[str, ...]:
         except PermissionsError as exc:
             lines.append(f"{name}: invalid PERMISSIONS ({printable(str(exc))})")
             continue
+        module = declared.module or DEFAULT_PERMISSIONS
+        held.append((name, module))
         if declared.module is not None:
-            lines.append(f"{name} {printable(declared.module.describe())}")
+            lines.append(f"{name} {printable(module.describe(project=project))}")
         for tool_name, permissions in sorted(declared.tools.items()):
-            lines.append(
-                f"{name}, tool {printable(tool_name)}: {printable(permissions.describe())}"
-            )
-    return tuple(lines)
+            label = f"{name}, tool {printable(tool_name)}"
+            held.append((label, permissions))
+            lines.append(f"{label}: {printable(permissions.describe(project=project))}")
+    return tuple(lines), tuple(held)
 
 
 def file_source(

@@ -134,7 +134,10 @@ async def test_a_sandboxed_tool_cannot_read_a_secret_in_home(project: Path, home
         assert result.errors == ()
         denied = await call(result, "read", path="~/.ssh/id_rsa")
         assert denied.is_error
-        assert text(denied).startswith("denied reading `~/.ssh/id_rsa`: this pack may read the")
+        assert text(denied).startswith(
+            "denied reading `~/.ssh/id_rsa`: it needs the `read` permission for it; this pack may"
+            " read the project"
+        )
         assert "no PERMISSIONS declared" in text(denied)
         assert denied.details["error"] == "SandboxDenied"
         assert denied.details["permission"] == "read"
@@ -182,7 +185,9 @@ async def test_no_network_means_no_loopback_connection(
         result = await sandboxed(pool, pack(project), project, home)
         denied = await call(result, "connect", port=port)
         assert denied.is_error
-        assert text(denied).startswith("denied a network connection")
+        assert text(denied).startswith(
+            f"denied connecting to 127.0.0.1 port {port}: it needs the `net` permission"
+        )
         assert denied.details["permission"] == "net"
 
 
@@ -236,7 +241,9 @@ async def test_starting_a_program_needs_run(project: Path, home: Path) -> None:
         result = await sandboxed(pool, pack(project), project, home)
         denied = await call(result, "child", argv=["/bin/true"])
         assert denied.is_error
-        assert text(denied).startswith("denied starting `/bin/true`")
+        assert text(denied).startswith("denied starting `")
+        assert "/bin/true" in text(denied)
+        assert "it needs `run=True`" in text(denied)
         assert denied.details["permission"] == "run"
 
 
@@ -340,10 +347,10 @@ async def test_the_trust_listing_shows_the_permissions_and_widening_asks_again(
     first = await discover_and_load(cwd=project, home=home, entry_points=False, trust_store=store)
     (pending,) = first.pending_trust
     assert pending.source.permissions == (
-        "net.py may read `data`, write only its temporary directory, connect to TCP port(s)"
-        " 443, start no programs, receive the environment variable(s) API_KEY",
+        f"net.py may read `{project / 'data'}`, write only its temporary directory, connect to"
+        " TCP port(s) 443, start no programs, receive the environment variable(s) API_KEY",
     )
-    assert "when sandboxed: net.py may read `data`" in pending.message()
+    assert f"when sandboxed: net.py may read `{project / 'data'}`" in pending.message()
     assert pending.to_dict()["permissions"] == list(pending.source.permissions)
     (project / ".claude" / "tools" / "shell.py").write_text(
         "from customtools import tool\n"
@@ -355,8 +362,8 @@ async def test_the_trust_listing_shows_the_permissions_and_widening_asks_again(
         cwd=project, home=home, entry_points=False, trust_store=store
     )
     assert (
-        "shell.py, tool sh: may read the project, write only its temporary directory, no"
-        " network, start programs"
+        f"shell.py, tool sh: may read the project `{project}`, write only its temporary"
+        " directory, no network, start programs"
     ) in with_tool.pending_trust[0].source.permissions
     (project / ".claude" / "tools" / "shell.py").unlink()
     store.grant(pending.source)
@@ -367,6 +374,7 @@ async def test_the_trust_listing_shows_the_permissions_and_widening_asks_again(
     assert widened.tools == ()
     (again,) = widened.pending_trust
     assert again.status == "changed"
+    assert again.changes == ("net.py was edited", "net.py now may also use the network")
     assert "use the network" in again.message()
 
 
@@ -408,11 +416,13 @@ async def test_pathname_unix_sockets_and_signals_outside_stay_out_of_reach(
             result = await sandboxed(pool, project / "escape.py", project, home)
             unix = await call(result, "unix", path=str(project / "host.sock"))
             assert unix.is_error
-            assert text(unix).startswith("denied an operation outside the sandbox")
+            assert text(unix).startswith("denied opening a UNIX socket: no permission allows it")
             assert unix.details["permission"] == "scope"
             signalled = await call(result, "signal_host")
             assert signalled.is_error
-            assert text(signalled).startswith("denied an operation outside the sandbox")
+            assert text(signalled).startswith(
+                f"denied signalling process {os.getpid()}: no permission allows it"
+            )
         async with IsolationPool(**options()) as pool:
             scanned = explicit_candidates([str(project / "escape.py")], str(project))
             plain = await load_scan(scanned, str(project), isolation=pool)

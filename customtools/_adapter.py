@@ -77,7 +77,7 @@ from customtools._runtime import (
     resume,
     run_in_thread,
 )
-from customtools._talkback import TalkBackError
+from customtools._talkback import QuestionPending, TalkBackError
 from customtools._tool import CustomTool
 
 if TYPE_CHECKING:
@@ -644,6 +644,8 @@ class CustomToolAdapter:
                 signal.add_listener(stop_waiting)
             try:
                 answer = await approver(request)
+            except QuestionPending as pending:  # the answer comes with a re-run of the call
+                return self._cancelled(pending.reason)
             except TalkBackError as exc:  # talk-back: the approver's channel cannot ask
                 return self._refused("no-approver", f"it requires approval: {exc}")
             except Exception as exc:
@@ -719,7 +721,7 @@ class CustomToolAdapter:
             return self._normalize(raw)
         if isinstance(error, ThreadBaseException):
             error = error.exc
-        if isinstance(error, ToolAbortedError):
+        if isinstance(error, (ToolAbortedError, QuestionPending)):
             return self._cancelled(error.reason)
         if isinstance(error, ThreadLimitReached):
             return self._thread_limit(error)

@@ -44,6 +44,7 @@ __all__ = [
     "LogLevel",
     "LogSink",
     "NoOpUIContext",
+    "QuestionPending",
     "SampleRequest",
     "SampleResult",
     "Sampler",
@@ -108,6 +109,25 @@ class TalkBackError(CustomToolsError, RuntimeError):
     def __init__(self, message: str, *, code: str) -> None:
         super().__init__(message)
         self.code = code
+
+
+class QuestionPending(BaseException):
+    """Ends a run of a tool at a question whose answer comes with a re-run.
+
+    Raised by the MCP bridge in the 2026-07-28 era, where a question cannot be asked in the
+    middle of a call: the call answers ``input_required`` and the client's retry runs the
+    tool again with the answer. A ``BaseException``, as ``GeneratorExit`` is, so that a
+    tool's ``except Exception`` fallback ("nobody can answer") does not run, and act,
+    before the person answered. The adapter turns it into a cancelled result, which the
+    bridge never sends.
+
+    Attributes:
+        reason: why the run ended.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

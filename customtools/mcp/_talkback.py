@@ -27,7 +27,7 @@ import warnings
 import weakref
 from collections import deque
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import anyio
 import mcp_types as types
@@ -41,6 +41,7 @@ from customtools._talkback import (
     InputAnswer,
     InputRequest,
     LogLevel,
+    QuestionPending,
     SampleRequest,
     SampleResult,
     TalkBackError,
@@ -464,19 +465,19 @@ class CallBridge:
             return entry.get("r")
         return None
 
-    def _need(self, kind: str, request: Any) -> None:
+    def _need(self, kind: str, request: Any) -> NoReturn:
         if self._asked > MAX_ROUNDS:
             raise TalkBackError(
                 f"tool {self._tool!r} asked more than {MAX_ROUNDS} questions in one call",
                 code="talkback-failed",
             )
-        body = _body_of(kind, request)
-        self.pending = _NeedInput(question_digest(kind, body), request)
-        self._abort("waiting for the client's answer (input_required)")
-        # The run is over: ToolAbortedError, not TalkBackError, so that a tool handling
-        # "nobody can answer" does not take this for it and act on a fallback.
-        self._signal.raise_if_aborted()
-        raise AssertionError("unreachable: the signal was just aborted")  # pragma: no cover
+        if self.pending is None:  # a tool that swallowed the first one asks again: keep it
+            body = _body_of(kind, request)
+            self.pending = _NeedInput(question_digest(kind, body), request)
+        reason = "waiting for the client's answer (input_required)"
+        self._abort(reason)
+        # The run is over, and no `except Exception` fallback may act before the answer.
+        raise QuestionPending(reason)
 
 
 def _body_of(kind: str, request: Any) -> Any:

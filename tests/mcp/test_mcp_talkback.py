@@ -630,3 +630,51 @@ async def test_a_pending_question_is_not_mistaken_for_nobody_to_ask() -> None:
             result = await client.call_tool("careful", {})
     assert text(result) == "decline"
     assert fallbacks == []
+
+
+DELETED: list[str] = []
+OK_FORM = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+
+
+@tool
+async def cleanup(ctx: ToolContext, path: str) -> str:
+    """Delete a path after asking; without an answer, fall back to deleting."""
+    try:
+        ok = await ctx.ui.confirm(f"Delete {path}?")
+    except Exception:  # the common "nobody could answer" fallback
+        ok = True
+    if ok:
+        DELETED.append(path)
+        return f"deleted {path}"
+    return "kept"
+
+
+@tool
+def cleanup_sync(ctx: ToolContext, path: str) -> str:
+    """The same from a sync tool's thread."""
+    try:
+        answer = ctx.ask_sync(f"Delete {path}?", OK_FORM)
+        ok = answer.accepted and answer.values.get("ok") is True
+    except Exception:
+        ok = True
+    if ok:
+        DELETED.append(path)
+        return f"deleted {path}"
+    return "kept"
+
+
+@pytest.mark.parametrize("name", ["cleanup", "cleanup_sync"])
+async def test_an_except_exception_fallback_never_acts_before_the_answer(
+    mode: str, name: str
+) -> None:
+    DELETED.clear()
+    callback = elicit_with(
+        types.ElicitResult(action="accept", content={"approve": False, "ok": False})
+    )
+    async with Client(
+        ToolServer([cleanup, cleanup_sync]).server, mode=mode, elicitation_callback=callback
+    ) as client:
+        with anyio.fail_after(10):
+            result = await client.call_tool(name, {"path": "/data"})
+    assert text(result) == "kept"
+    assert DELETED == []  # the first run of the 2026-07-28 era ended at the question

@@ -77,7 +77,7 @@ from customtools._runtime import (
     resume,
     run_in_thread,
 )
-from customtools._talkback import QuestionPending, TalkBackError
+from customtools._talkback import QuestionPending, TalkBackError, Unanswerable
 from customtools._tool import CustomTool
 
 if TYPE_CHECKING:
@@ -871,9 +871,10 @@ class _ObservedAdapter(CustomToolAdapter):
             # Talk-back waits are recorded too: the form a tool asks, the host model it samples.
             handler: Any = context.input_handler
             sampler: Any = context.sampler
-            if handler is not None:
+            # (An Unanswerable is kept as it is: it marks that nobody can answer.)
+            if handler is not None and not isinstance(handler, Unanswerable):
                 handler = _observe.observed_wait(call, "input", handler)
-            if sampler is not None:
+            if sampler is not None and not isinstance(sampler, Unanswerable):
                 sampler = _observe.observed_wait(call, "sampling", sampler)
             options["ctx"] = dataclasses.replace(context, input_handler=handler, sampler=sampler)
         try:

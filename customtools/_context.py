@@ -35,6 +35,7 @@ from customtools._talkback import (
     SampleRequest,
     SampleResult,
     TalkBackError,
+    Unanswerable,
     answer_from,
     bounded,
     check_form_schema,
@@ -120,13 +121,19 @@ class ToolContext:
 
     @property
     def can_ask(self) -> bool:
-        """Whether :meth:`ask` has someone to ask (an input handler, or a real UI)."""
-        return self.input_handler is not None or (self.has_ui and self.ui is not NO_OP_UI)
+        """Whether :meth:`ask` has someone to ask (an input handler, or a real UI). Over MCP,
+        whether the client declared elicitation: check it before asking, as a question a
+        2026-07-28 client cannot answer fails the whole call."""
+        handler = self.input_handler
+        if handler is not None:
+            return not isinstance(handler, Unanswerable)
+        return self.has_ui and self.ui is not NO_OP_UI
 
     @property
     def can_sample(self) -> bool:
-        """Whether :meth:`sample` has a model to ask (a sampler is attached)."""
-        return self.sampler is not None
+        """Whether :meth:`sample` has a model to ask (a sampler is attached). Over MCP,
+        whether the client declared sampling."""
+        return self.sampler is not None and not isinstance(self.sampler, Unanswerable)
 
     async def ask(
         self,

@@ -50,6 +50,7 @@ __all__ = [
     "Sampler",
     "TalkBackError",
     "UIContext",
+    "Unanswerable",
     "check_form_schema",
 ]
 
@@ -128,6 +129,24 @@ class QuestionPending(BaseException):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class Unanswerable:
+    """An input handler or sampler standing where nobody can answer.
+
+    Calling it calls ``refuse`` (which raises, saying why), so a question still reaches the
+    host that knows why it cannot be answered; but ``ctx.can_ask`` / ``ctx.can_sample`` are
+    false, so a tool that checks them first never asks.
+    """
+
+    __slots__ = ("_refuse",)
+
+    def __init__(self, refuse: Any) -> None:
+        self._refuse = refuse
+
+    async def __call__(self, request: Any, /) -> Any:
+        """Refuse ``request`` (``refuse`` raises)."""
+        return await self._refuse(request)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

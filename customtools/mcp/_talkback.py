@@ -45,6 +45,7 @@ from customtools._talkback import (
     SampleRequest,
     SampleResult,
     TalkBackError,
+    Unanswerable,
     check_form_schema,
     run_on_loop,
 )
@@ -233,6 +234,7 @@ class CallBridge:
         self.answers = answers if answers is not None else []
         self._asked = 0
         self.pending: _NeedInput | None = None
+        self.missing: MCPError | None = None  # 2026-07-28: a capability the call needs
         elicit, sample = self._capabilities()
         # Stateless HTTP in the handshake era: no initialize on this connection, no channel
         # for requests to the client.
@@ -265,6 +267,18 @@ class CallBridge:
         """``ctx.ui``: the MCP UI for a client that can answer forms, else the no-op UI."""
         return _McpUI(self) if self.can_elicit else NO_OP_UI
 
+    @property
+    def asks(self) -> Any:
+        """``ctx.input_handler``: :meth:`input_handler`, marked unanswerable for a client that
+        cannot answer forms (``ctx.can_ask`` is then false)."""
+        return self.input_handler if self.can_elicit else Unanswerable(self.input_handler)
+
+    @property
+    def samples(self) -> Any:
+        """``ctx.sampler``: :meth:`sampler`, marked unanswerable for a client that cannot
+        sample (``ctx.can_sample`` is then false)."""
+        return self.sampler if self.can_sample else Unanswerable(self.sampler)
+
     def _cut_off(self, what: str) -> TalkBackError:
         return TalkBackError(
             f"tool {self._tool!r} {what} but this connection cannot carry requests to the client"
@@ -278,6 +292,8 @@ class CallBridge:
         if self.cut_off:
             raise self._cut_off(f"asked the user ({request.message!r})")
         if not self.can_elicit:
+            if self.modern:
+                self._missing("elicitation", "make the tool check ctx.can_ask before asking")
             raise TalkBackError(
                 f"tool {self._tool!r} asked the user ({request.message!r}) but the MCP client"
                 " did not declare the elicitation capability, so it cannot be asked; use a"
@@ -352,6 +368,8 @@ class CallBridge:
         if self.cut_off:
             raise self._cut_off("asked the host's model")
         if not self.can_sample:
+            if self.modern:
+                self._missing("sampling", "make the tool check ctx.can_sample before sampling")
             raise TalkBackError(
                 f"tool {self._tool!r} asked the host's model but the MCP client did not declare"
                 " the sampling capability; use a client that supports sampling, or call a"
@@ -428,6 +446,8 @@ class CallBridge:
         if self.cut_off:
             raise self._cut_off("asked the user for approval")
         if not self.can_elicit:
+            if self.modern:
+                self._missing("elicitation", "serve with an approver (ToolServer(approver=...))")
             raise TalkBackError(
                 "the MCP client did not declare the elicitation capability, so nobody can be"
                 " asked; connect with a client that supports elicitation, or serve with an"
@@ -464,6 +484,26 @@ class CallBridge:
                 )
             return entry.get("r")
         return None
+
+    def _missing(self, capability: str, advice: str) -> NoReturn:
+        """The call needs a capability this request did not declare (SEP-2575).
+
+        The run ends at the question (nothing the tool would do without an answer runs), and
+        the call answers ``-32021`` naming the capability instead of a result.
+        """
+        if self.missing is None:
+            self.missing = MCPError(
+                code=types.MISSING_REQUIRED_CLIENT_CAPABILITY,
+                message=f"tool {self._tool!r} needs the client's {capability} capability, which"
+                f" this request did not declare; use a client that supports {capability}, or"
+                f" {advice}",
+                data=types.MissingRequiredClientCapabilityErrorData(
+                    required_capabilities=types.ClientCapabilities(**{capability: {}})
+                ).model_dump(by_alias=True, mode="json", exclude_none=True),
+            )
+        reason = f"the client did not declare the {capability} capability"
+        self._abort(reason)
+        raise QuestionPending(reason)
 
     def _need(self, kind: str, request: Any) -> NoReturn:
         if self._asked > MAX_ROUNDS:

@@ -162,8 +162,8 @@ async def test_ui_confirm_select_and_input_are_forms(mode: str) -> None:
     assert callback.seen[1].requested_schema["properties"]["choice"]["enum"] == ["red", "blue"]
 
 
-async def test_a_client_without_elicitation_gets_an_error_the_model_reads(mode: str) -> None:
-    async with Client(server().server, mode=mode) as client:
+async def test_a_handshake_client_without_elicitation_gets_an_error_the_model_reads() -> None:
+    async with Client(server().server, mode="legacy") as client:
         with anyio.fail_after(10):
             result = await client.call_tool("unhandled", {})
             confirm = await client.call_tool("confirm_delete", {})
@@ -200,8 +200,8 @@ async def test_sampling_reaches_the_clients_model(mode: str) -> None:
     assert seen[0].max_tokens == 100
 
 
-async def test_a_client_without_sampling_gets_a_typed_outcome(mode: str) -> None:
-    async with Client(server().server, mode=mode) as client:
+async def test_a_handshake_client_without_sampling_gets_a_typed_outcome() -> None:
+    async with Client(server().server, mode="legacy") as client:
         with anyio.fail_after(10):
             result = await client.call_tool("capital", {})
     assert text(result) == "cannot sample: no-sampler"
@@ -263,8 +263,8 @@ async def test_an_approval_gated_tool_is_refused_when_the_client_says_no(mode: s
     assert RUNS == []
 
 
-async def test_without_elicitation_the_refusal_says_what_the_host_must_provide(mode: str) -> None:
-    async with Client(server().server, mode=mode) as client:
+async def test_without_elicitation_the_refusal_says_what_the_host_must_provide() -> None:
+    async with Client(server().server, mode="legacy") as client:
         with anyio.fail_after(10):
             listed = {t.name: t for t in (await client.list_tools()).tools}
             result = await client.call_tool("wipe", {"path": "/tmp/x"})
@@ -274,6 +274,43 @@ async def test_without_elicitation_the_refusal_says_what_the_host_must_provide(m
     assert result.meta is not None
     assert "elicitation" in text(result)
     assert "approver" in text(result)
+
+
+@tool
+async def polite(ctx: ToolContext) -> str:
+    """Ask and sample only what the client can answer."""
+    asked = (await ctx.ask("Who?", FORM)).action if ctx.can_ask else "cannot ask"
+    sampled = (await ctx.sample("Hi", max_tokens=5)).text if ctx.can_sample else "cannot sample"
+    return f"{asked}/{sampled}"
+
+
+@pytest.mark.parametrize(
+    ("name", "capability"),
+    [("unhandled", "elicitation"), ("capital", "sampling"), ("wipe", "elicitation")],
+)
+async def test_a_2026_client_without_the_capability_gets_missing_capability(
+    name: str, capability: str
+) -> None:
+    # SEP-2575: the question needs a capability the request did not declare, so the call
+    # answers -32021 naming it, whatever the tool would have done instead (``capital``
+    # catches TalkBackError; ``wipe`` needs approval).
+    RUNS.clear()
+    async with Client(server().server, mode="auto") as client:
+        with anyio.fail_after(10), pytest.raises(MCPError) as refused:
+            await client.call_tool(name, {})
+    assert refused.value.error.code == types.MISSING_REQUIRED_CLIENT_CAPABILITY
+    assert refused.value.error.data == {"requiredCapabilities": {capability: {}}}
+    assert f"tool {name!r} needs the client's {capability} capability" in str(refused.value)
+    assert RUNS == []
+
+
+async def test_a_tool_that_checks_can_ask_and_can_sample_is_served_by_any_client(
+    mode: str,
+) -> None:
+    async with Client(ToolServer([polite]).server, mode=mode) as client:
+        with anyio.fail_after(10):
+            result = await client.call_tool("polite", {})
+    assert text(result) == "cannot ask/cannot sample"
 
 
 async def test_a_client_that_never_answers_is_bounded() -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import anyio
 
 from customtools import ToolContext, tool
-from customtools.talkback import TalkBackError
 
 USER = {
     "type": "object",
@@ -118,10 +117,9 @@ async def test_elicitation_sep1330_enums(ctx: ToolContext) -> str:
 @tool
 async def test_ask_or_explain(ctx: ToolContext) -> str:
     """Ask, and say so when the client cannot answer (a typed outcome, not a crash)."""
-    try:
-        answer = await ctx.ask(
-            "Proceed?", {"type": "object", "properties": {"ok": {"type": "boolean"}}}
-        )
-    except TalkBackError as exc:
-        return f"cannot ask: {exc.code}"
+    if not ctx.can_ask:
+        return "cannot ask: the client does not support elicitation"
+    answer = await ctx.ask(
+        "Proceed?", {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+    )
     return answer.action

@@ -157,10 +157,13 @@ class InputRequest:
         message: what the person is asked, in one or two sentences.
         schema: a flat JSON object schema whose properties are primitives (string, number,
             integer, boolean) or enums (see :func:`check_form_schema`).
+        key: the question's name where the protocol names questions (the key of MCP
+            2026-07-28 ``inputRequests``); ``None`` lets the host choose one.
     """
 
     message: str
     schema: Mapping[str, Any]
+    key: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -485,3 +485,25 @@ async def test_an_approver_whose_answer_is_pending_gives_a_cancelled_result() ->
     assert ran == []
     assert result.is_error is True
     assert result.details["error"] == "ToolAbortedError"
+
+
+@pytest.mark.parametrize("key", ["", 3, "k" * 129])
+async def test_a_question_key_must_be_a_short_string(key: Any) -> None:
+    async def handler(_request: InputRequest) -> InputAnswer:
+        raise AssertionError("not asked")
+
+    ctx = ToolContext(input_handler=handler)
+    with pytest.raises(ValueError, match="ask: key must be a string of 1 to 128 characters"):
+        await ctx.ask("Who?", SIMPLE, key=key)
+
+
+async def test_a_question_key_reaches_the_input_handler() -> None:
+    seen: list[InputRequest] = []
+
+    async def handler(request: InputRequest) -> InputAnswer:
+        seen.append(request)
+        return InputAnswer(action="decline")
+
+    await ToolContext(input_handler=handler).ask("Who?", SIMPLE, key="user_name")
+    await ToolContext(input_handler=handler).ask("Who?", SIMPLE)
+    assert [request.key for request in seen] == ["user_name", None]

@@ -155,8 +155,9 @@ def resume(seal: StateSeal, params: Any, *, tool: str, digest: str) -> list[Any]
     payload = seal.open(state, tool=tool, digest=digest)
     answers = list(payload["a"])
     pending = payload.get("p")
+    key = payload.get("k")
     responses = params.input_responses or {}
-    response = responses.get(f"q{len(answers)}")
+    response = responses.get(key) if isinstance(key, str) else None
     if isinstance(pending, str) and response is not None:
         dumped = (
             response.model_dump(by_alias=True, mode="json", exclude_none=True)
@@ -172,6 +173,7 @@ def input_required(seal: StateSeal, bridge: Any, *, digest: str) -> Any:
     state would be too large (the caller answers with an error result)."""
     pending = bridge.pending
     assert pending is not None
+    key = pending.key if pending.key is not None else f"q{len(bridge.answers)}"
     state = seal.seal(
         {
             "t": bridge.tool,
@@ -179,10 +181,9 @@ def input_required(seal: StateSeal, bridge: Any, *, digest: str) -> Any:
             "e": time.time() + STATE_TTL,
             "a": bridge.answers,
             "p": pending.digest,
+            "k": key,
         }
     )
     if len(state) > MAX_STATE_BYTES:
         return None
-    return types.InputRequiredResult(
-        input_requests={f"q{len(bridge.answers)}": pending.request}, request_state=state
-    )
+    return types.InputRequiredResult(input_requests={key: pending.request}, request_state=state)

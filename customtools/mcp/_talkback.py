@@ -90,13 +90,15 @@ def _connection(session: Any) -> Any:
 
 
 class _NeedInput:
-    """What a re-run call still needs: the question to send in ``input_required``."""
+    """What a re-run call still needs: the question to send in ``input_required``, and its
+    key there (``None``: the bridge names it)."""
 
-    __slots__ = ("digest", "request")
+    __slots__ = ("digest", "key", "request")
 
-    def __init__(self, digest: str, request: Any) -> None:
+    def __init__(self, digest: str, request: Any, key: str | None) -> None:
         self.digest = digest
         self.request = request
+        self.key = key
 
 
 class _LogPump:
@@ -301,7 +303,7 @@ class CallBridge:
                 code="no-input-handler",
             )
         if self.modern:
-            raw = self._replay("elicit", {"message": request.message, "schema": request.schema})
+            raw = self._replay("elicit", _elicit_body(request.message, request.schema, request.key))
             if raw is None:
                 self._need(
                     "elicit",
@@ -310,6 +312,7 @@ class CallBridge:
                             message=request.message, requested_schema=dict(request.schema)
                         )
                     ),
+                    key=request.key,
                 )
             action = raw.get("action") if isinstance(raw, Mapping) else None
             if action not in ("accept", "decline", "cancel"):
@@ -505,25 +508,30 @@ class CallBridge:
         self._abort(reason)
         raise QuestionPending(reason)
 
-    def _need(self, kind: str, request: Any) -> NoReturn:
+    def _need(self, kind: str, request: Any, *, key: str | None = None) -> NoReturn:
         if self._asked > MAX_ROUNDS:
             raise TalkBackError(
                 f"tool {self._tool!r} asked more than {MAX_ROUNDS} questions in one call",
                 code="talkback-failed",
             )
         if self.pending is None:  # a tool that swallowed the first one asks again: keep it
-            body = _body_of(kind, request)
-            self.pending = _NeedInput(question_digest(kind, body), request)
+            body = _body_of(kind, request, key)
+            self.pending = _NeedInput(question_digest(kind, body), request, key)
         reason = "waiting for the client's answer (input_required)"
         self._abort(reason)
         # The run is over, and no `except Exception` fallback may act before the answer.
         raise QuestionPending(reason)
 
 
-def _body_of(kind: str, request: Any) -> Any:
+def _elicit_body(message: str, schema: Any, key: str | None) -> dict[str, Any]:
+    body = {"message": message, "schema": schema}
+    return body if key is None else {**body, "key": key}
+
+
+def _body_of(kind: str, request: Any, key: str | None) -> Any:
     params = request.params
     if kind == "elicit":
-        return {"message": params.message, "schema": params.requested_schema}
+        return _elicit_body(params.message, params.requested_schema, key)
     return {
         "messages": [
             {"role": m.role, "content": m.content.text if hasattr(m.content, "text") else ""}

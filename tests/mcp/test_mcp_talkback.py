@@ -715,3 +715,49 @@ async def test_an_except_exception_fallback_never_acts_before_the_answer(
             result = await client.call_tool(name, {"path": "/data"})
     assert text(result) == "kept"
     assert DELETED == []  # the first run of the 2026-07-28 era ended at the question
+
+
+NAME_FORM = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}},
+    "required": ["name"],
+}
+
+
+@tool
+async def greet(ctx: ToolContext) -> str:
+    """Ask for a name under the key ``user_name``."""
+    answer = await ctx.ask("What is your name?", NAME_FORM, key="user_name")
+    return f"Hello, {answer.values['name']}!" if answer.accepted else answer.action
+
+
+async def test_a_question_can_name_its_input_key() -> None:
+    tools = ToolServer([greet])
+    async with Client(tools.server, mode="auto", elicitation_callback=elicit_with()) as client:
+        with anyio.fail_after(10):
+            first = await client.session.call_tool("greet", {}, allow_input_required=True)
+            assert isinstance(first, types.InputRequiredResult)
+            assert first.input_requests is not None
+            assert list(first.input_requests) == ["user_name"]
+            done = await client.session.call_tool(
+                "greet",
+                {},
+                request_state=first.request_state,
+                input_responses={
+                    "user_name": types.ElicitResult(action="accept", content={"name": "Alice"})
+                },
+                allow_input_required=True,
+            )
+    assert isinstance(done, types.CallToolResult)
+    assert text(done) == "Hello, Alice!"
+
+
+async def test_a_named_question_is_answered_in_both_eras(mode: str) -> None:
+    callback = elicit_with(types.ElicitResult(action="accept", content={"name": "Ada"}))
+    async with Client(
+        ToolServer([greet]).server, mode=mode, elicitation_callback=callback
+    ) as client:
+        with anyio.fail_after(10):
+            result = await client.call_tool("greet", {})
+    assert text(result) == "Hello, Ada!"
+    assert callback.seen[0].message == "What is your name?"

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 import warnings
 import weakref
@@ -51,11 +52,14 @@ from customtools._talkback import (
 )
 from customtools.mcp._rerun import MAX_ROUNDS, question_digest
 
-__all__ = ["CallBridge", "LogLevels"]
+__all__ = ["MAX_APPROVAL_TEXT", "CallBridge", "LogLevels", "approval_text"]
 
 _log = logging.getLogger("customtools.mcp")
 
 _MAX_QUEUED_LOGS = 1000
+MAX_APPROVAL_TEXT = 8000
+"""The most characters of arguments an approval form shows (all of them, or no form)."""
+_INVISIBLE = re.compile("[\x7f-\x9f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
 _CAPS_KEY = "io.modelcontextprotocol/clientCapabilities"
 _APPROVE = {
     "type": "object",
@@ -445,7 +449,12 @@ class CallBridge:
         self._pump.put(level, payload)
 
     async def approver(self, request: ApprovalRequest) -> bool:
-        """Approval as a form: run the tool only on an explicit yes."""
+        """Approval as a form showing every argument: run the tool only on an explicit yes.
+
+        Raises:
+            ValueError: the arguments are too long to show in full (the call is refused).
+        """
+        message = approval_text(self._tool, request)
         if self.cut_off:
             raise self._cut_off("asked the user for approval")
         if not self.can_elicit:
@@ -457,13 +466,7 @@ class CallBridge:
                 " approver (ToolServer(approver=...))",
                 code="no-input-handler",
             )
-        shown = json.dumps(dict(request.arguments), default=repr)[:2000]
-        answer = await self.input_handler(
-            InputRequest(
-                message=f"Allow tool {self._tool!r} to run with these arguments?\n{shown}",
-                schema=_APPROVE,
-            )
-        )
+        answer = await self.input_handler(InputRequest(message=message, schema=_APPROVE))
         return answer.action == "accept" and answer.values.get("approve") is True
 
     async def aclose(self, grace: float) -> None:
@@ -521,6 +524,38 @@ class CallBridge:
         self._abort(reason)
         # The run is over, and no `except Exception` fallback may act before the answer.
         raise QuestionPending(reason)
+
+
+def approval_text(tool: str, request: ApprovalRequest) -> str:
+    """The approval form's text: every argument on its own line, in full, in the order of the
+    tool's schema (then any others, sorted), as JSON with invisible characters escaped.
+
+    Raises:
+        ValueError: the arguments take more than :data:`MAX_APPROVAL_TEXT` characters; what
+            the person approves must all be shown, so such a call cannot be approved here.
+    """
+    arguments = request.arguments
+    declared = request.tool.parameters.get("properties") or {}
+    names = [name for name in declared if name in arguments]
+    names += sorted((name for name in arguments if name not in declared), key=str)
+    lines = [f"Allow tool {tool!r} to run with these arguments?"]
+    size = 0
+    for name in names:
+        value = json.dumps(arguments[name], ensure_ascii=False, sort_keys=True, default=repr)
+        size += len(value) + len(str(name))
+        if size > MAX_APPROVAL_TEXT:
+            raise ValueError(
+                f"its arguments are longer than the {MAX_APPROVAL_TEXT} characters an approval"
+                " form shows in full, so it cannot be approved over MCP; pass shorter"
+                " arguments, or serve with an approver (ToolServer(approver=...))"
+            )
+        lines.append(f"- {_visible(json.dumps(str(name), ensure_ascii=False))}: {_visible(value)}")
+    return "\n".join(lines)
+
+
+def _visible(text: str) -> str:
+    # JSON escapes C0 controls; these are the characters that still hide or reorder text.
+    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _elicit_body(message: str, schema: Any, key: str | None) -> dict[str, Any]:

@@ -59,7 +59,11 @@ def read_token(*, file: str | os.PathLike[str] | None = None, env: str | None = 
     Args:
         file: a file holding the token (surrounding whitespace is ignored). It must be a
             regular file no larger than 4 KiB that other users cannot read or write.
-        env: the name of an environment variable holding the token.
+        env: the name of an environment variable holding the token. The variable is
+            removed from this process's environment once read, so tool code and the
+            processes it starts (isolation workers, ``exec`` children) do not see the token.
+            The process's initial environment stays readable in ``/proc/<pid>/environ``:
+            prefer ``file`` where tools run in the serving process.
 
     Raises:
         ValueError: neither or both were given, the source is missing, unreadable or
@@ -93,7 +97,7 @@ def read_token(*, file: str | os.PathLike[str] | None = None, env: str | None = 
     else:
         assert env is not None
         where = f"environment variable {env!r}"
-        value = os.environ.get(env)
+        value = os.environ.pop(env, None)
         if value is None:
             raise ValueError(f"{where} is not set; export the token in it")
         token = value.strip()

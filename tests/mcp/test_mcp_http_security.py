@@ -54,10 +54,12 @@ def free_port(host: str) -> int:
 
 
 @asynccontextmanager
-async def served(host: str, *args: str, env: dict[str, str] | None = None) -> AsyncIterator[str]:
+async def served(
+    host: str, *args: str, pack: Path = PACK, env: dict[str, str] | None = None
+) -> AsyncIterator[str]:
     """``customtools serve --http host:port`` on loopback; yields the URL; always stopped."""
     port = free_port(host)
-    argv = serve_argv(str(PACK), "--http", f"{host}:{port}", *args)
+    argv = serve_argv(str(pack), "--http", f"{host}:{port}", *args)
     process = await anyio.open_process(
         argv,
         stdin=None,
@@ -237,7 +239,7 @@ def test_tokens_are_read_from_a_private_file_or_the_environment(
         read_token(file=fifo)  # never blocks on the pipe
     monkeypatch.setenv("CT_TEST_TOKEN", TOKEN)
     assert read_token(env="CT_TEST_TOKEN") == TOKEN
-    monkeypatch.delenv("CT_TEST_TOKEN")
+    assert "CT_TEST_TOKEN" not in os.environ  # read once, then gone from the environment
     with pytest.raises(ValueError, match="is not set"):
         read_token(env="CT_TEST_TOKEN")
     with pytest.raises(ValueError, match="exactly one"):
@@ -308,3 +310,33 @@ async def test_an_oauth_token_verifier_guards_the_endpoint_in_process() -> None:
     assert wrong.status_code == 401
     assert right.status_code == 200
     assert rebinding.status_code == 421
+
+
+ENV_TOOL = """
+import os, subprocess, sys
+from customtools import tool
+
+@tool
+def show_env(name: str) -> str:
+    \"\"\"What this process and a child it starts see of a variable.\"\"\"
+    child = subprocess.run(
+        [sys.executable, "-c", f"import os; print(os.environ.get({name!r}))"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()
+    return f"{os.environ.get(name)}/{child}"
+"""
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+@pytest.mark.usefixtures("collect_garbage")
+async def test_a_token_from_the_environment_is_not_left_for_tools(tmp_path: Path) -> None:
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "show_env.py").write_text(ENV_TOOL)
+    env = {"CT_TEST_TOKEN": TOKEN}
+    async with served("127.0.0.1", "--token-env", "CT_TEST_TOKEN", pack=pack, env=env) as url:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10)
+        async with http, Client(streamable_http_client(url, http_client=http)) as client:
+            with anyio.fail_after(15):
+                result = await client.call_tool("show_env", {"name": "CT_TEST_TOKEN"})
+    assert result.content[0].text == "None/None"  # type: ignore[union-attr]

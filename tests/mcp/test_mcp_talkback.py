@@ -810,3 +810,40 @@ async def test_arguments_too_long_to_show_cannot_be_approved(mode: str) -> None:
     assert "longer than the 8000 characters an approval form shows in full" in text(result)
     assert callback.seen == []  # nobody was asked to approve what they could not see
     assert RUNS == []
+
+
+async def test_the_conformance_pack_names_its_2026_questions() -> None:
+    from pathlib import Path
+
+    from customtools import load_custom_tools
+
+    pack = Path(__file__).resolve().parent / "talkpack"
+    loaded = await load_custom_tools([str(pack)], str(pack))
+    tools = ToolServer([item.tool for item in loaded.tools])
+    name = types.ElicitResult(action="accept", content={"name": "Ada"})
+    async with Client(tools.server, mode="auto", elicitation_callback=elicit_with()) as client:
+        with anyio.fail_after(10):
+            first = await client.session.call_tool(
+                "test_input_required_result_multi_round", {}, allow_input_required=True
+            )
+            assert isinstance(first, types.InputRequiredResult)
+            assert list(first.input_requests or {}) == ["step1"]
+            second = await client.session.call_tool(
+                "test_input_required_result_multi_round",
+                {},
+                request_state=first.request_state,
+                input_responses={"step1": name},
+                allow_input_required=True,
+            )
+            assert isinstance(second, types.InputRequiredResult)
+            assert list(second.input_requests or {}) == ["step2"]
+            done = await client.session.call_tool(
+                "test_input_required_result_multi_round",
+                {},
+                request_state=second.request_state,
+                input_responses={
+                    "step2": types.ElicitResult(action="accept", content={"color": "blue"})
+                },
+                allow_input_required=True,
+            )
+    assert text(done) == "Ada likes blue"

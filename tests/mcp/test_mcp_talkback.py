@@ -847,3 +847,15 @@ async def test_the_conformance_pack_names_its_2026_questions() -> None:
                 allow_input_required=True,
             )
     assert text(done) == "Ada likes blue"
+
+
+async def test_answers_sent_without_the_state_that_asked_are_ignored() -> None:
+    RUNS.clear()
+    approve = types.ElicitResult(action="accept", content={"approve": True})
+    async with Client(server().server, mode="auto", elicitation_callback=elicit_with()) as c:
+        with anyio.fail_after(10):
+            result = await c.session.call_tool(
+                "wipe", {"path": "/x"}, input_responses={"q0": approve}, allow_input_required=True
+            )
+    assert isinstance(result, types.InputRequiredResult)  # asked, not run on a pre-answer
+    assert RUNS == []

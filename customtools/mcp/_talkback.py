@@ -504,7 +504,7 @@ class CallBridge:
                 f" this request did not declare; use a client that supports {capability}, or"
                 f" {advice}",
                 data=types.MissingRequiredClientCapabilityErrorData(
-                    required_capabilities=types.ClientCapabilities(**{capability: {}})
+                    required_capabilities=types.ClientCapabilities.model_validate({capability: {}})
                 ).model_dump(by_alias=True, mode="json", exclude_none=True),
             )
         reason = f"the client did not declare the {capability} capability"

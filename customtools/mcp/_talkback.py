@@ -3,17 +3,20 @@
 Each call gets a :class:`CallBridge` holding the call's session and what its client declared:
 
 * ``ctx.ask`` and ``ctx.ui.confirm/select/input`` become form-mode elicitation, but only for a
-  client that declared ``elicitation``; otherwise ``ctx.ask`` raises
-  :class:`~customtools.talkback.TalkBackError` (``no-input-handler``) saying so, and ``ctx.ui``
-  is the no-op UI with ``has_ui`` false;
-* ``ctx.sample`` becomes ``sampling/createMessage`` for a client that declared ``sampling``;
+  client that declared ``elicitation``; otherwise ``ctx.can_ask`` is false, ``ctx.ui`` is the
+  no-op UI with ``has_ui`` false, and ``ctx.ask`` raises
+  :class:`~customtools.talkback.TalkBackError` (``no-input-handler``) saying so, or in the
+  2026-07-28 era ends the run and the call answers ``-32021`` (SEP-2575);
+* ``ctx.sample`` becomes ``sampling/createMessage`` for a client that declared ``sampling``
+  (likewise ``ctx.can_sample``, ``no-sampler`` or ``-32021``);
 * ``ctx.log`` and ``ctx.ui.notify`` become ``notifications/message``, at or above the level the
   client set with ``logging/setLevel`` (handshake era) or asked for in the request's ``_meta``
   (2026-07-28), sent in order by one pump task that starts on the first message;
 * approval (``requires_approval``, ``destructiveHint``) is one more form, asked of the client.
 
 In the 2026-07-28 era a server cannot send requests in the middle of a call: a question
-aborts the run, the call answers ``input_required``, and the retry re-runs the tool with the
+ends the run (:class:`~customtools._talkback.QuestionPending`, which ``except Exception``
+does not catch), the call answers ``input_required``, and the retry re-runs the tool with the
 answers so far (:mod:`customtools.mcp._rerun`). A tool must therefore ask the same questions
 in the same order when re-run, and make its changes only after its last question.
 """

@@ -77,7 +77,7 @@ from customtools._runtime import (
     resume,
     run_in_thread,
 )
-from customtools._talkback import TalkBackError
+from customtools._talkback import QuestionPending, TalkBackError, Unanswerable
 from customtools._tool import CustomTool
 
 if TYPE_CHECKING:
@@ -644,6 +644,8 @@ class CustomToolAdapter:
                 signal.add_listener(stop_waiting)
             try:
                 answer = await approver(request)
+            except QuestionPending as pending:  # the answer comes with a re-run of the call
+                return self._cancelled(pending.reason)
             except TalkBackError as exc:  # talk-back: the approver's channel cannot ask
                 return self._refused("no-approver", f"it requires approval: {exc}")
             except Exception as exc:
@@ -719,7 +721,7 @@ class CustomToolAdapter:
             return self._normalize(raw)
         if isinstance(error, ThreadBaseException):
             error = error.exc
-        if isinstance(error, ToolAbortedError):
+        if isinstance(error, (ToolAbortedError, QuestionPending)):
             return self._cancelled(error.reason)
         if isinstance(error, ThreadLimitReached):
             return self._thread_limit(error)
@@ -869,9 +871,10 @@ class _ObservedAdapter(CustomToolAdapter):
             # Talk-back waits are recorded too: the form a tool asks, the host model it samples.
             handler: Any = context.input_handler
             sampler: Any = context.sampler
-            if handler is not None:
+            # (An Unanswerable is kept as it is: it marks that nobody can answer.)
+            if handler is not None and not isinstance(handler, Unanswerable):
                 handler = _observe.observed_wait(call, "input", handler)
-            if sampler is not None:
+            if sampler is not None and not isinstance(sampler, Unanswerable):
                 sampler = _observe.observed_wait(call, "sampling", sampler)
             options["ctx"] = dataclasses.replace(context, input_handler=handler, sampler=sampler)
         try:

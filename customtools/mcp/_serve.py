@@ -15,7 +15,7 @@ from typing import Any, Literal, TextIO
 from customtools._format import escape_control
 from customtools._loading._loader import LoadResult, discover_and_load
 from customtools._loading._reload import RELOAD_KEPT_PREVIOUS, Reloader, require_watchfiles
-from customtools.mcp._http import HttpSecurity
+from customtools.mcp._http import HEADER_TIMEOUT, HttpSecurity, guarded_protocol
 from customtools.mcp._server import ToolServer
 
 __all__ = ["report_load", "serve", "serve_http"]
@@ -53,12 +53,14 @@ async def serve_http(
     stateless: bool = False,
     security: HttpSecurity | None = None,
     on_ready: Callable[[str], Any] | None = None,
+    header_timeout: float = HEADER_TIMEOUT,
 ) -> None:
     """Serve ``server`` over streamable HTTP with uvicorn until cancelled.
 
     DNS-rebinding protection is always on; binding anything but loopback needs ``security``
     with authentication and allowed hosts (see :class:`HttpSecurity`), checked before the
-    socket is opened.
+    socket is opened. Connections that have not sent a complete request are bounded in time
+    (``header_timeout``) and number (see ``guarded_protocol``).
 
     Args:
         server: the tools.
@@ -68,6 +70,7 @@ async def serve_http(
         stateless: a fresh transport per request (see :meth:`ToolServer.streamable_http_app`).
         security: allowed hosts and origins, and authentication.
         on_ready: called with the endpoint URL once the socket listens.
+        header_timeout: seconds a connection has to send a request's headers.
 
     Raises:
         ValueError: a non-loopback ``host`` without authentication or an allowed host.
@@ -78,6 +81,7 @@ async def serve_http(
     app = server.streamable_http_app(path=path, stateless=stateless, host=host, security=security)
     # uvicorn binds the socket itself: a socket handed over with `sockets=` measured ~40 ms
     # slower per modern-era call (uvicorn 0.54), so port 0 is resolved after startup.
+    protocol = guarded_protocol(header_timeout=header_timeout)
     config = uvicorn.Config(
         app,
         host=host,
@@ -86,21 +90,37 @@ async def serve_http(
         access_log=False,
         lifespan="on",
         timeout_graceful_shutdown=2,
+        http=protocol,
+        backlog=protocol.max_waiting,
     )
     web = uvicorn.Server(config)
+    stopped = anyio.Event()
+
+    async def run() -> None:
+        try:
+            # Stopped through should_exit, never cancelled: it then closes its sockets.
+            with anyio.CancelScope(shield=True):
+                await web.serve()
+        finally:
+            stopped.set()
+
     async with anyio.create_task_group() as tg:
-        tg.start_soon(web.serve)
-        while not web.started:
-            if web.should_exit:
-                return
-            await anyio.sleep(0.01)
-        bound = port
-        for listener in getattr(web, "servers", ()):
-            for sock in listener.sockets:
-                bound = sock.getsockname()[1]
-        shown = f"[{host}]" if ":" in host else host
-        if on_ready is not None:
-            on_ready(f"http://{shown}:{bound}{path}")
+        tg.start_soon(run)
+        try:
+            while not web.started:
+                if web.should_exit or stopped.is_set():
+                    return
+                await anyio.sleep(0.01)
+            bound = port
+            for listener in getattr(web, "servers", ()):
+                for sock in listener.sockets:
+                    bound = sock.getsockname()[1]
+            shown = f"[{host}]" if ":" in host else host
+            if on_ready is not None:
+                on_ready(f"http://{shown}:{bound}{path}")
+            await stopped.wait()
+        finally:
+            web.should_exit = True  # cancelled: a graceful shutdown, bounded by uvicorn
 
 
 async def serve(

@@ -478,8 +478,8 @@ class ToolServer:
                 "tool_name": bridge.tool,
                 "ui": bridge.ui if base.ui is NO_OP_UI else base.ui,
                 "has_ui": base.has_ui or bridge.can_elicit,
-                "input_handler": base.input_handler or bridge.input_handler,
-                "sampler": base.sampler or bridge.sampler,
+                "input_handler": base.input_handler or bridge.asks,
+                "sampler": base.sampler or bridge.samples,
                 "log_sink": base.log_sink or bridge.log_sink,
             }
         )
@@ -544,6 +544,8 @@ class ToolServer:
                 raise
             await progress.aclose()
             await bridge.aclose(self._grace)
+        if bridge.missing is not None:
+            raise bridge.missing
         if bridge.pending is not None:
             asked = input_required(self._seal, bridge, digest=digest or arguments_digest(arguments))
             if asked is not None:

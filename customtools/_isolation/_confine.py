@@ -418,21 +418,17 @@ def guard(
     execute: Callable[..., Any], policy: Mapping[str, Any], *, is_async: bool
 ) -> Callable[..., Any]:
     """``execute`` wrapped so that a sandbox denial becomes an error result naming it."""
-    from customtools._content import text_result
+    from customtools._error_results import Code, Kind, error_result
 
     def result_for(exc: BaseException) -> Any:
         found = denial(exc, policy)
         if found is None:
             return None
         message, permission, path = found
-        details: dict[str, Any] = {
-            "error": "SandboxDenied",
-            "code": "sandbox-denied",
-            "permission": permission,
-        }
-        if path is not None:
-            details["path"] = path
-        return text_result(message, details, True)
+        where = {} if path is None else {"path": path}
+        return error_result(
+            Kind.SANDBOX_DENIED, Code.SANDBOX_DENIED, message, permission=permission, **where
+        )
 
     if is_async:
 

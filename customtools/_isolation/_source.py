@@ -23,7 +23,8 @@ import sys
 from collections.abc import Callable
 from typing import Any, Final
 
-from customtools._content import ToolResult, text_result
+from customtools._content import ToolResult
+from customtools._error_results import Code, Kind, error_result
 from customtools._errors import ToolTimeoutError
 from customtools._isolation._options import IsolationOptions
 from customtools._isolation._wire import Channel, MessageTooLargeError
@@ -473,20 +474,14 @@ class IsolatedSource:
 
     def _lost_result(self, tool_name: str, lost: WorkerLost, *, during: str) -> ToolResult:
         if lost.crashed and self.dead is None:
-            tail, code = "; it is restarted for the next call", "worker-crashed"
+            tail, code = "; it is restarted for the next call", Code.WORKER_CRASHED
         elif self.dead is not None:
-            tail, code = "; fix the module and load the tools again", "module-dead"
+            tail, code = "; fix the module and load the tools again", Code.MODULE_DEAD
         else:
-            tail, code = "", "worker-killed"
-        return text_result(
-            f"tool {tool_name!r} failed: {self._where()} {lost.cause}{during}{tail}",
-            {
-                "error": "WorkerLost",
-                "code": code,
-                "cause": lost.cause,
-                "module": self.candidate.path,
-            },
-            True,
+            tail, code = "", Code.WORKER_KILLED
+        text = f"tool {tool_name!r} failed: {self._where()} {lost.cause}{during}{tail}"
+        return error_result(
+            Kind.WORKER_LOST, code, text, cause=lost.cause, module=self.candidate.path
         )
 
     async def call(
@@ -523,11 +518,11 @@ class IsolatedSource:
             try:
                 await self._send(process, message)
             except MessageTooLargeError as exc:
-                return text_result(
+                return error_result(
+                    Kind.MESSAGE_TOO_LARGE,
+                    Code.MESSAGE_TOO_LARGE,
                     f"tool {tool_name!r} could not be called: the arguments are too large"
                     f" for the worker process ({exc}); raise max_message_mib",
-                    {"error": "MessageTooLarge", "code": "message-too-large"},
-                    True,
                 )
             await self._wait(process, pending)
         except BaseException:
@@ -549,10 +544,10 @@ class IsolatedSource:
         except Exception as exc:
             from customtools._format import describe_exception
 
-            return text_result(
+            return error_result(
+                Kind.CONTENT,
+                Code.UNUSABLE_RESULT,
                 f"tool {tool_name!r} returned an unusable result: {describe_exception(exc)}",
-                {"error": "ContentError", "code": "unusable-result"},
-                True,
             )
 
     async def _stop_call(

@@ -141,6 +141,7 @@ class _Worker:
         running.controller.abort(reason)
 
     async def _load(self, message: dict[str, Any]) -> None:
+        from customtools._error_results import LoadCode
         from customtools._format import describe_exception
         from customtools._loading._loader import load_scan
         from customtools._loading._records import ScanResult
@@ -163,7 +164,7 @@ class _Worker:
                     "tools": [],
                     "errors": [
                         {
-                            "code": "internal-error",
+                            "code": LoadCode.INTERNAL_ERROR,
                             "error": "the isolation worker could not load the module: the"
                             f" loader failed with {describe_exception(exc)}; please report"
                             " this as a customtools bug",
@@ -246,17 +247,17 @@ class _Worker:
         import anyio.to_thread
 
         from customtools._abort import AbortController
-        from customtools._content import text_result
+        from customtools._error_results import Code, Kind, error_result
         from customtools._observe import use_context
 
         call_id = message["id"]
         entry = self.tools.lookup(message["tool"])
         if entry is None:
-            result = text_result(
+            result = error_result(
+                Kind.TOOL_NOT_FOUND,
+                Code.TOOL_NOT_FOUND,
                 f"tool {message['tool']!r} is not loaded in its worker process (the module no"
                 " longer defines it); load the tools again",
-                {"error": "ToolNotFound", "code": "tool-not-found"},
-                True,
             )
             self.send({"op": "result", "id": call_id, "result": result.to_dict()})
             return
@@ -288,17 +289,17 @@ class _Worker:
             self.calls.pop(call_id, None)
 
     def _send_result(self, call_id: int, result: Any) -> None:
-        from customtools._content import text_result
+        from customtools._error_results import Code, Kind, error_result
         from customtools._isolation._wire import MessageTooLargeError
 
         try:
             self.send({"op": "result", "id": call_id, "result": result.to_dict()})
         except MessageTooLargeError as exc:
-            too_large = text_result(
+            too_large = error_result(
+                Kind.MESSAGE_TOO_LARGE,
+                Code.MESSAGE_TOO_LARGE,
                 f"the tool's result is too large to leave its worker process ({exc});"
                 " return less (or raise the host's max_message_mib)",
-                {"error": "MessageTooLarge", "code": "message-too-large"},
-                True,
             )
             self.send({"op": "result", "id": call_id, "result": too_large.to_dict()})
 

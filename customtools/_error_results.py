@@ -1,17 +1,15 @@
 """The one vocabulary of error results and load records, and the builder of error results.
 
-An error result carries ``details["error"]`` (its *kind*, :class:`Kind`) and
-``details["code"]`` (its cause, :class:`Code`); a ``LoadError``, ``Diagnostic`` or
-``ServeDiagnostic`` carries a :class:`LoadCode`. Each kind and each load code is one row below
-(the row registers it in :data:`ERROR_RESULTS` or :data:`LOAD_CODES`, which docs/errors.md
-lists), and the package spells them only through these names, so a typo is a name error. The
-rulebook (``customtools._rules``) adds a severity to every code of a load record. A tool's own
-exception is the one open kind (:attr:`Kind.TOOL_RAISED`): its class name, with a code only for
-a ``BaseException``.
+An error result carries ``details["error"]`` (a :class:`Kind`) and ``details["code"]`` (a
+:class:`Code`; an exception the tool raised is named by its class alone, unless it is a
+``BaseException``); a ``LoadError``, ``Diagnostic`` or ``ServeDiagnostic`` carries a
+:class:`LoadCode`. Each is one row below, which registers it in the table docs/errors.md lists;
+the package spells them only through these names, so a typo is a name error. The rulebook
+(``customtools._rules``) adds a severity to each code of a load record.
 
-The names are ``Final`` strings, not enums: the project supports Python 3.10, which has no
-``StrEnum``, and a ``(str, Enum)`` member formats differently across versions and is not the
-plain ``str`` that crosses the wire to workers and MCP clients.
+The names are ``Final`` strings, not enums: Python 3.10 has no ``StrEnum``, and a
+``(str, Enum)`` member formats differently across versions and is not the plain ``str`` that
+crosses the wire to workers and MCP clients.
 """
 
 from __future__ import annotations
@@ -40,9 +38,16 @@ LOAD_CODES: Final[dict[str, tuple[str, str]]] = {}
 """code -> (the record that carries it, what it means), in the order of the docs."""
 
 
-def _kind(kind: str, meaning: str, *codes: str) -> str:
-    ERROR_RESULTS[kind] = (meaning, codes)
+def _kind(kind: str, meaning: str) -> str:
+    ERROR_RESULTS[kind] = (meaning, ())
     return kind
+
+
+def _code(code: str, *kinds: str) -> str:
+    for kind in kinds:
+        meaning, codes = ERROR_RESULTS[kind]
+        ERROR_RESULTS[kind] = (meaning, (*codes, code))
+    return code
 
 
 def _load(record: str, meaning: str, code: str) -> str:
@@ -50,141 +55,79 @@ def _load(record: str, meaning: str, code: str) -> str:
     return code
 
 
-class Code:
-    """``details["code"]`` of an error result: why it is one."""
-
-    INVALID_ARGUMENTS: Final = "invalid-arguments"
-    ABORTED: Final = "aborted"
-    CALLER_CANCELLED: Final = "caller-cancelled"
-    TIMEOUT: Final = "timeout"
-    THREAD_LIMIT: Final = "thread-limit"
-    UNUSABLE_RESULT: Final = "unusable-result"
-    MISSING_STRUCTURED_CONTENT: Final = "missing-structured-content"
-    INVALID_STRUCTURED_CONTENT: Final = "invalid-structured-content"
-    APPROVAL_DENIED: Final = "approval-denied"
-    APPROVAL_TIMEOUT: Final = "approval-timeout"
-    NO_APPROVER: Final = "no-approver"
-    APPROVAL_ERROR: Final = "approval-error"
-    WORKER_CRASHED: Final = "worker-crashed"
-    WORKER_KILLED: Final = "worker-killed"
-    MODULE_DEAD: Final = "module-dead"
-    MESSAGE_TOO_LARGE: Final = "message-too-large"
-    TOOL_NOT_FOUND: Final = "tool-not-found"
-    SANDBOX_DENIED: Final = "sandbox-denied"
-    UNAVAILABLE: Final = "unavailable"
-    CONNECTION_LOST: Final = "connection-lost"
-    REFUSED: Final = "refused"
-    INVALID_RESULT: Final = "invalid-result"
-    TOOL_EXIT: Final = "tool-exit"
-    """A ``SystemExit`` raised by tool code."""
-    TOOL_BASE_EXCEPTION: Final = "tool-base-exception"
-    """Any other ``BaseException`` of tool code (``GeneratorExit``, a cancellation exception the
-    tool raised itself, a ``KeyboardInterrupt`` raised in a worker thread, ...)."""
-
-
 class Kind:
-    """``details["error"]`` of an error result, one row per kind: name, meaning, codes."""
+    """``details["error"]`` of an error result: what went wrong (one row per kind)."""
 
-    ARGUMENTS: Final = _kind(
-        "ToolArgumentsError",
-        "the arguments are invalid (`violations`: `[{path, message, keyword}]`)",
-        Code.INVALID_ARGUMENTS,
-    )
+    ARGUMENTS: Final = _kind("ToolArgumentsError", "the arguments are invalid (`violations`)")
     ABORTED: Final = _kind(
-        "ToolAbortedError",
-        "the call was cancelled: its signal was aborted, or the caller's task was cancelled",
-        Code.ABORTED,
-        Code.CALLER_CANCELLED,
+        "ToolAbortedError", "the call was cancelled: its signal was aborted, or its caller's task"
     )
-    TIMEOUT: Final = _kind("ToolTimeoutError", "the call's deadline passed", Code.TIMEOUT)
-    THREAD_LIMIT: Final = _kind(
-        "ThreadLimit",
-        "a sync call was refused: that tool has too many abandoned threads",
-        Code.THREAD_LIMIT,
-    )
-    CONTENT: Final = _kind(
-        "ContentError", "the tool returned something that is not a result", Code.UNUSABLE_RESULT
-    )
-    OUTPUT_SCHEMA: Final = _kind(
-        "OutputSchemaError",
-        "the structured content breaks the tool's output schema",
-        Code.MISSING_STRUCTURED_CONTENT,
-        Code.INVALID_STRUCTURED_CONTENT,
-    )
-    APPROVAL_DENIED: Final = _kind(
-        "ApprovalDenied",
-        "a call that needs approval was not run",
-        Code.APPROVAL_DENIED,
-        Code.APPROVAL_TIMEOUT,
-        Code.NO_APPROVER,
-        Code.APPROVAL_ERROR,
-    )
-    WORKER_LOST: Final = _kind(
-        "WorkerLost",
-        "an isolated tool's worker process ended or was killed",
-        Code.WORKER_CRASHED,
-        Code.WORKER_KILLED,
-        Code.MODULE_DEAD,
-    )
-    MESSAGE_TOO_LARGE: Final = _kind(
-        "MessageTooLarge",
-        "arguments or a result too large to cross to/from a worker",
-        Code.MESSAGE_TOO_LARGE,
-    )
-    TOOL_NOT_FOUND: Final = _kind(
-        "ToolNotFound", "the worker process no longer defines the tool", Code.TOOL_NOT_FOUND
-    )
+    TIMEOUT: Final = _kind("ToolTimeoutError", "the call's deadline passed")
+    THREAD_LIMIT: Final = _kind("ThreadLimit", "refused: the tool has too many abandoned threads")
+    CONTENT: Final = _kind("ContentError", "the tool returned something that is not a result")
+    OUTPUT_SCHEMA: Final = _kind("OutputSchemaError", "the result breaks the output schema")
+    APPROVAL_DENIED: Final = _kind("ApprovalDenied", "a call that needs approval was not run")
+    WORKER_LOST: Final = _kind("WorkerLost", "an isolated tool's worker ended or was killed")
+    MESSAGE_TOO_LARGE: Final = _kind("MessageTooLarge", "too large to cross to/from a worker")
+    TOOL_NOT_FOUND: Final = _kind("ToolNotFound", "the worker process no longer defines the tool")
     SANDBOX_DENIED: Final = _kind(
-        "SandboxDenied",
-        "a sandboxed tool was denied what its pack did not declare (details: permission, path)",
-        Code.SANDBOX_DENIED,
+        "SandboxDenied", "a sandboxed tool was denied what its pack did not declare"
     )
     MCP_SERVER: Final = _kind(
         "McpServerError",
         "a mounted MCP server failed, refused or did not answer the call, or answered it with"
         " an invalid result (a JSON-RPC error code is in rpc_code)",
-        Code.UNAVAILABLE,
-        Code.CONNECTION_LOST,
-        Code.REFUSED,
-        Code.TIMEOUT,
-        Code.INVALID_RESULT,
     )
     TOOL_RAISED: Final = _kind(
         "<exception class name>",
         "the tool raised (or exited); only a BaseException carries a code (`message`; for"
         " `SystemExit` also `exit_code`)",
-        Code.TOOL_EXIT,
-        Code.TOOL_BASE_EXCEPTION,
     )
 
 
-_IMPORT = (
-    "the module does not import (the line is the failing line of the module, or of the"
-    " package's helper file)"
-)
+class Code:
+    """``details["code"]`` of an error result: why (one row per code, naming its kinds)."""
+
+    INVALID_ARGUMENTS: Final = _code("invalid-arguments", Kind.ARGUMENTS)
+    ABORTED: Final = _code("aborted", Kind.ABORTED)
+    CALLER_CANCELLED: Final = _code("caller-cancelled", Kind.ABORTED)
+    TIMEOUT: Final = _code("timeout", Kind.TIMEOUT, Kind.MCP_SERVER)
+    THREAD_LIMIT: Final = _code("thread-limit", Kind.THREAD_LIMIT)
+    UNUSABLE_RESULT: Final = _code("unusable-result", Kind.CONTENT)
+    MISSING_STRUCTURED_CONTENT: Final = _code("missing-structured-content", Kind.OUTPUT_SCHEMA)
+    INVALID_STRUCTURED_CONTENT: Final = _code("invalid-structured-content", Kind.OUTPUT_SCHEMA)
+    APPROVAL_DENIED: Final = _code("approval-denied", Kind.APPROVAL_DENIED)
+    APPROVAL_TIMEOUT: Final = _code("approval-timeout", Kind.APPROVAL_DENIED)
+    NO_APPROVER: Final = _code("no-approver", Kind.APPROVAL_DENIED)
+    APPROVAL_ERROR: Final = _code("approval-error", Kind.APPROVAL_DENIED)
+    WORKER_CRASHED: Final = _code("worker-crashed", Kind.WORKER_LOST)
+    WORKER_KILLED: Final = _code("worker-killed", Kind.WORKER_LOST)
+    MODULE_DEAD: Final = _code("module-dead", Kind.WORKER_LOST)
+    MESSAGE_TOO_LARGE: Final = _code("message-too-large", Kind.MESSAGE_TOO_LARGE)
+    TOOL_NOT_FOUND: Final = _code("tool-not-found", Kind.TOOL_NOT_FOUND)
+    SANDBOX_DENIED: Final = _code("sandbox-denied", Kind.SANDBOX_DENIED)
+    UNAVAILABLE: Final = _code("unavailable", Kind.MCP_SERVER)
+    CONNECTION_LOST: Final = _code("connection-lost", Kind.MCP_SERVER)
+    REFUSED: Final = _code("refused", Kind.MCP_SERVER)
+    INVALID_RESULT: Final = _code("invalid-result", Kind.MCP_SERVER)
+    TOOL_EXIT: Final = _code("tool-exit", Kind.TOOL_RAISED)  # a SystemExit
+    TOOL_BASE_EXCEPTION: Final = _code(
+        "tool-base-exception", Kind.TOOL_RAISED
+    )  # GeneratorExit, ...
+
+
+_IMPORT = "the module does not import (the line is that of the failing module or helper file)"
 _FACTORY = (
     "the factory contract: no factory, a factory that raises, exits or returns something other"
-    " than tools, an invalid tool (bad name, schema or field), an async factory past its bound,"
-    " a module that changes process state (undone; its tools are not loaded)"
+    " than tools, an invalid tool, an async factory past its bound, a changed process state"
 )
 _PATH = "path problems from the scan (see [discovery.md](discovery.md))"
-_WORKER = (
-    "an isolation worker: the module ended it while loading, its `PERMISSIONS` cannot be"
-    " read, or the worker itself failed (a customtools bug)"
-)
+_SOURCE = "a name built in or taken, an unreadable trust store, an unusable `.mcp.json` file"
+_WORKER = "the isolation worker: the module ended it, its `PERMISSIONS` cannot be read, a bug"
 _WORTH = "scan and load diagnostics worth fixing"
-_INFO = (
-    "informational: a skipped or disabled source, a module that left threads running, a"
-    " reload that kept the previous tools, a message of an `.mcp.json` server"
-)
-_SANDBOX = (
-    "what the kernel enforces of a sandboxed module's permissions (`sandbox-unavailable`"
-    " is a load error under `require_sandbox`)"
-)
-_SERVE = (
-    "a tool `serve` does not offer: a name MCP clients reject, a name taken, or a"
-    " parameters schema that is not an object"
-)
+_INFO = "informational: a skipped or disabled source, threads left running, a reload, a server"
+_SANDBOX = "what the kernel enforces of a sandboxed module's permissions"
+_SERVE = "a tool `serve` does not offer: a name clients reject or taken, a non-object schema"
 
 
 class LoadCode:
@@ -213,19 +156,9 @@ class LoadCode:
     INVALID_ENTRY_POINT: Final = _load("LoadError", _PATH, "invalid-entry-point")
     PROVIDER_ERROR: Final = _load("LoadError", _PATH, "provider-error")
     LOAD_ERROR: Final = _load("LoadError", _PATH, "load-error")
-    NAME_CONFLICT: Final = _load(
-        "LoadError", "the name is built in or already taken by an earlier tool", "name-conflict"
-    )
-    TRUST_STORE_ERROR: Final = _load(
-        "LoadError",
-        "the trust store cannot be read; no project source was loaded",
-        "trust-store-error",
-    )
-    INVALID_MCP_JSON: Final = _load(
-        "LoadError",
-        "an `.mcp.json` file cannot be read or declares an invalid server",
-        "invalid-mcp-json",
-    )
+    NAME_CONFLICT: Final = _load("LoadError", _SOURCE, "name-conflict")
+    TRUST_STORE_ERROR: Final = _load("LoadError", _SOURCE, "trust-store-error")
+    INVALID_MCP_JSON: Final = _load("LoadError", _SOURCE, "invalid-mcp-json")
     WORKER_CRASHED: Final = _load("LoadError", _WORKER, "worker-crashed")
     INVALID_PERMISSIONS: Final = _load("LoadError", _WORKER, "invalid-permissions")
     INTERNAL_ERROR: Final = _load("LoadError", _WORKER, "internal-error")
@@ -237,12 +170,8 @@ class LoadCode:
     INVALID_REGISTRY_ENTRY: Final = _load("Diagnostic", _WORTH, "invalid-registry-entry")
     BROKEN_DISTRIBUTION: Final = _load("Diagnostic", _WORTH, "broken-distribution")
     UNKNOWN_PROVIDER: Final = _load("Diagnostic", _WORTH, "unknown-provider")
-    SIMILAR_NAME: Final = _load(
-        "Diagnostic", "two tool names differ only by letter case", "similar-name"
-    )
-    PENDING_TRUST: Final = _load(
-        "Diagnostic", "a project source was not loaded: it is not trusted", "pending-trust"
-    )
+    SIMILAR_NAME: Final = _load("Diagnostic", "two names differ only by case", "similar-name")
+    PENDING_TRUST: Final = _load("Diagnostic", "a project source is not trusted", "pending-trust")
     SKIPPED_FILE: Final = _load("Diagnostic", _INFO, "skipped-file")
     SKIPPED_DIRECTORY: Final = _load("Diagnostic", _INFO, "skipped-directory")
     DUPLICATE_PATH: Final = _load("Diagnostic", _INFO, "duplicate-path")
@@ -280,12 +209,8 @@ def failure_code(exc: BaseException) -> str | None:
 
 
 def failure_result(exc: BaseException, tool_name: str, doing: str | None = None) -> ToolResult:
-    """The error result of ``exc`` raised by tool ``tool_name`` (while ``doing`` it, when
-    the failure is the adapter's own step, such as preparing validation).
-
-    Its kind is the exception's class name; its text never calls ``str(exc)`` directly, since
-    tool code controls ``__str__``.
-    """
+    """The error result of ``exc`` raised by tool ``tool_name`` (or by the adapter while
+    ``doing`` a step for it); never ``str(exc)``, which tool code controls."""
     kind = type(exc).__name__
     _log.debug("tool %r raised %s", tool_name, kind, exc_info=exc)
     described = describe_exception(exc)

@@ -26,6 +26,7 @@ from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from customtools._context import ToolContext
+from customtools._error_results import LoadCode
 from customtools._errors import LoadFailedError
 from customtools._loading._api import (
     NO_OP_UI,
@@ -256,7 +257,7 @@ def _conflict_error(loaded: LoadedTool, first: LoadedTool | None) -> LoadError:
         error=message,
         source=loaded.source,
         resolved_path=loaded.resolved_path,
-        code="name-conflict",
+        code=LoadCode.NAME_CONFLICT,
         tool_name=name,
     )
 
@@ -309,7 +310,7 @@ class Collected:
             if similar != tool.name:
                 self.diagnostics.append(
                     Diagnostic(
-                        code="similar-name",
+                        code=LoadCode.SIMILAR_NAME,
                         message=f"tool {tool.name!r} from {display_path(candidate.path)} differs"
                         f" from {similar!r} only by letter case; models may confuse them",
                         path=candidate.path,
@@ -330,7 +331,7 @@ def _step_attributes(candidate: Candidate) -> dict[str, str | int | float | bool
 def _report_module(step: LoadStep, outcome: ImportOutcome) -> None:
     step.set("customtools.tools", len(outcome.tools))
     if outcome.errors:
-        step.failed(outcome.errors[0].code or "load-error", outcome.errors[0].error)
+        step.failed(outcome.errors[0].code or LoadCode.LOAD_ERROR, outcome.errors[0].error)
 
 
 def _policy_name(trust: Any) -> str:

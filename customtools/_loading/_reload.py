@@ -27,6 +27,7 @@ from collections.abc import AsyncGenerator, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from customtools._error_results import LoadCode
 from customtools._loading._api import PendingActionStore, logger_name_for
 from customtools._loading._import import (
     ImportOutcome,
@@ -52,7 +53,7 @@ __all__ = [
     "release_modules",
 ]
 
-RELOAD_KEPT_PREVIOUS = "reload-kept-previous"
+RELOAD_KEPT_PREVIOUS = LoadCode.RELOAD_KEPT_PREVIOUS
 """Diagnostic code: a module failed to reload and its previous version is still served."""
 
 PathArg = str | os.PathLike[str]

@@ -63,7 +63,7 @@ def _loader(warnings: tuple[str, ...], notices: tuple[str, ...]) -> list[Rule]:
 
 
 RULES: Final[Mapping[str, Rule]] = _rules(
-    *_loader(
+    *_loader(  # the codes of load records (customtools._error_results), with severities
         warnings=(
             LoadCode.NO_TOOLS,
             LoadCode.INVALID_METADATA,
@@ -91,7 +91,6 @@ RULES: Final[Mapping[str, Rule]] = _rules(
             LoadCode.SANDBOX_UNAVAILABLE,
         ),
     ),
-    # the rulebook's own codes (a code the loader writes too keeps the summary given here)
     # -- one tool ---------------------------------------------------------------------------
     Rule(
         code="empty-description",
@@ -168,19 +167,6 @@ RULES: Final[Mapping[str, Rule]] = _rules(
         summary="the pack loaded no tool and reported no error: check the path",
     ),
     Rule(
-        code="name-conflict",
-        severity="error",
-        scope="pack",
-        summary="two tools (in one pack or across the packs given) claim one name, or a tool"
-        " claims a built-in name",
-    ),
-    Rule(
-        code="similar-name",
-        severity="warning",
-        scope="pack",
-        summary="two tool names differ only by letter case",
-    ),
-    Rule(
         code="metadata-name-taken",
         severity="warning",
         scope="pack",
@@ -188,19 +174,6 @@ RULES: Final[Mapping[str, Rule]] = _rules(
         " the metadata is not",
     ),
     # -- only `customtools validate` ---------------------------------------------------------
-    Rule(
-        code="pending-trust",
-        severity="warning",
-        scope="validate",
-        summary="without PATH: a project source is not trusted, so it was not loaded or checked"
-        " (`customtools trust` shows its files; see [trust.md](trust.md))",
-    ),
-    Rule(
-        code="trust-store-error",
-        severity="error",
-        scope="validate",
-        summary="without PATH: the trust store cannot be read, so no project source was loaded",
-    ),
     Rule(
         code="crash",
         severity="error",
@@ -216,13 +189,6 @@ RULES: Final[Mapping[str, Rule]] = _rules(
         " did not end cleanly: the module's outcome cannot be trusted",
     ),
     Rule(
-        code="internal-error",
-        severity="error",
-        scope="validate",
-        summary="the loader itself raised on the module (a customtools bug); the message names"
-        " the exception",
-    ),
-    Rule(
         code="worker-error",
         severity="error",
         scope="validate",
@@ -234,13 +200,6 @@ RULES: Final[Mapping[str, Rule]] = _rules(
         scope="validate",
         summary="the module took longer than `--slow-import` seconds (default 0.5) to import"
         " and build its tools",
-    ),
-    Rule(
-        code="invalid-permissions",
-        severity="error",
-        scope="validate",
-        summary="the module's `PERMISSIONS` cannot be read without running it (not a literal"
-        " `Permissions(...)` call, an unknown or ill-typed argument, assigned twice)",
     ),
     Rule(
         code="unenforceable-permissions",

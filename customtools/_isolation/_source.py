@@ -67,18 +67,6 @@ def exit_cause(returncode: int | None) -> str:
     return f"exited with status {returncode}"
 
 
-def call_grace(abort_signal: Any, pool_grace: float | None) -> float:
-    """The grace of a cancelled isolated call: the adapter's (carried by the tool's signal,
-    docs/cancellation.md), shortened by the pool's ``IsolationOptions.grace`` when that is set.
-    """
-    from customtools._runtime import DEFAULT_GRACE
-
-    grace = getattr(abort_signal, "grace", None)
-    if isinstance(grace, bool) or not isinstance(grace, (int, float)):
-        grace = DEFAULT_GRACE
-    return grace if pool_grace is None else min(grace, pool_grace)
-
-
 class _Pending:
     __slots__ = ("ctx", "done", "event", "lost", "on_update", "reply")
 
@@ -583,9 +571,12 @@ class IsolatedSource:
         # The kill past the grace is the supervisor's from now on: it happens even if this
         # coroutine is closed (the adapter closes a call it stopped waiting for) or its task
         # is gone. It is withdrawn when the call ends in time.
+        from customtools._runtime import grace_of
         from customtools._supervisor import schedule_kill
 
-        grace = call_grace(abort_signal, self.options.grace)
+        grace = grace_of(abort_signal)  # the adapter's, or the pool's when that is shorter
+        if self.options.grace is not None:
+            grace = min(grace, self.options.grace)
         kill = process.doomed = schedule_kill(process.pid, grace, popen=process.popen)
         kill.reason = f"was killed: a cancelled call did not end within {grace:g} s (grace)"
         with contextlib.suppress(MessageTooLargeError):

@@ -238,10 +238,6 @@ def _min_timeout(*values: float | None) -> float | None:
     return min(given) if given else None
 
 
-def _violation_dicts(violations: list[Violation]) -> list[dict[str, Any]]:
-    return [{"path": v.path, "message": v.message, "keyword": v.keyword} for v in violations]
-
-
 class CustomToolAdapter:
     """Runs one tool: validation, execution, streaming, cancellation, timeouts, failures.
 
@@ -468,12 +464,12 @@ class CustomToolAdapter:
         result = await self._run_guarded(
             tool_call_id, params, on_update, context, signal, timeout, grace
         )
-        if self.tool.output_schema is not None and not result.is_error:
+        if self.tool.output_schema is not None:
             result = self._check_output(result)
         if coercions and not result.is_error:
             result = _with_meta(result, COERCIONS_META_KEY, [c.to_dict() for c in coercions])
         if violations is not None:
-            result = _with_meta(result, VIOLATIONS_META_KEY, _violation_dicts(violations))
+            result = _with_meta(result, VIOLATIONS_META_KEY, [v.to_dict() for v in violations])
         return result
 
     def _check(self, params: Any, *, fast_checked: bool) -> Any:
@@ -488,7 +484,7 @@ class CustomToolAdapter:
             return failure_result(exc, self._name, "could not prepare argument validation")
         if violations is not None and not self.tool.lenient_args:
             text = validator.message_for(violations, truncated)
-            violated = _violation_dicts(violations)
+            violated = [v.to_dict() for v in violations]
             return error_result(Kind.ARGUMENTS, Code.INVALID_ARGUMENTS, text, violations=violated)
         return params, coercions, violations
 
@@ -655,8 +651,17 @@ class CustomToolAdapter:
         return error_result(Kind.APPROVAL_DENIED, code, f"tool {self._name!r} was not run: {why}")
 
     def _check_output(self, result: ToolResult) -> ToolResult:
-        """``result``, or an error result when its structured content breaks the schema."""
+        """``result``, or an error result when its structured content breaks the schema.
+
+        The schema describes a success, so an error result's structured content is never
+        checked: it is dropped, and nothing unchecked is passed on."""
         structured = result.structured_content
+        if result.is_error:
+            return (
+                result
+                if structured is None
+                else dataclasses.replace(result, structured_content=None)
+            )
         if structured is None:
             return error_result(
                 Kind.OUTPUT_SCHEMA,
@@ -683,13 +688,13 @@ class CustomToolAdapter:
             )
         if violations is None:
             return result
-        lines = "\n".join(f"  - {v.path or '(root)'}: {v.message}" for v in violations)
+        lines = "\n".join(f"  - {v}" for v in violations)
         return error_result(
             Kind.OUTPUT_SCHEMA,
             Code.INVALID_STRUCTURED_CONTENT,
             f"tool {self._name!r} returned structured content that does not match its output"
             f" schema:\n{lines}",
-            violations=_violation_dicts(violations),
+            violations=[v.to_dict() for v in violations],
         )
 
     # -- the one place a call's outcome becomes its result ----------------------------------
@@ -719,7 +724,7 @@ class CustomToolAdapter:
         message = safe_str(error)
         if message is None:
             return failure_result(error, self._name)
-        violations = _violation_dicts(list(error.violations))
+        violations = [v.to_dict() for v in error.violations]
         return error_result(
             Kind.ARGUMENTS, Code.INVALID_ARGUMENTS, message, message=message, violations=violations
         )

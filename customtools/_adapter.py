@@ -753,18 +753,15 @@ class CustomToolAdapter:
         )
 
     def _cancelled(self, reason: Any) -> ToolResult:
-        reason_text = {} if reason is None else {"reason": _reason_text(reason)}
+        why = {} if reason is None else {"reason": _reason_text(reason)}
         if isinstance(reason, ToolTimeoutError):
             text = f"{reason}; the call was cancelled"
             return error_result(
-                Kind.TIMEOUT, Code.TIMEOUT, text, cancelled=True, timed_out=True, **reason_text
+                Kind.TIMEOUT, Code.TIMEOUT, text, cancelled=True, timed_out=True, **why
             )
-        suffix = f": {reason_text['reason']}" if reason is not None else ""
         code = Code.CALLER_CANCELLED if reason == CALLER_CANCELLED else Code.ABORTED
-        text = f"tool {self._name!r} was cancelled{suffix}"
-        return error_result(
-            Kind.ABORTED, code, text, cancelled=True, timed_out=False, **reason_text
-        )
+        text = f"tool {self._name!r} was cancelled" + (f": {why['reason']}" if why else "")
+        return error_result(Kind.ABORTED, code, text, cancelled=True, timed_out=False, **why)
 
 
 def _check_grace(grace: Any) -> None:

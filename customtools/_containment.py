@@ -17,8 +17,6 @@ and rendering dispatchers), which must turn the tool's faults into results and l
   Ctrl-C delivered by the signal handler cannot be told apart from one a tool raises there, and
   the user's Ctrl-C must still stop the host. One raised in a worker thread (a sync tool) can
   only come from tool code, so there it is the tool's.
-
-The tool's faults become results through :func:`customtools._error_results.failure_result`.
 """
 
 from __future__ import annotations

@@ -1,15 +1,12 @@
 """The one vocabulary of error results and load records, and the builder of error results.
 
-An error result carries ``details["error"]`` (a :class:`Kind`) and ``details["code"]`` (a
-:class:`Code`; an exception the tool raised is named by its class alone, unless it is a
-``BaseException``); a ``LoadError``, ``Diagnostic`` or ``ServeDiagnostic`` carries a
-:class:`LoadCode`. Each is one row below, which registers it in the table docs/errors.md lists;
-the package spells them only through these names, so a typo is a name error. The rulebook
-(``customtools._rules``) adds a severity to each code of a load record.
-
-The names are ``Final`` strings, not enums: Python 3.10 has no ``StrEnum``, and a
-``(str, Enum)`` member formats differently across versions and is not the plain ``str`` that
-crosses the wire to workers and MCP clients.
+An error result's ``details["error"]`` is a :class:`Kind` and its ``details["code"]`` a
+:class:`Code`; a ``LoadError``, ``Diagnostic`` or ``ServeDiagnostic`` carries a
+:class:`LoadCode`. Each is one row below, registered in the tables docs/errors.md lists; the
+package spells them only through these names, so a typo is a name error. The rulebook
+(``customtools._rules``) adds a severity to each code of a load record. The names are ``Final``
+strings, not enums: Python 3.10 has no ``StrEnum``, and a ``(str, Enum)`` member formats
+differently across versions and is not the plain ``str`` that crosses the wire.
 """
 
 from __future__ import annotations
@@ -31,11 +28,8 @@ __all__ = [
     "failure_result",
 ]
 
-ERROR_RESULTS: Final[dict[str, tuple[str, tuple[str, ...]]]] = {}
-"""kind -> (what it means, its codes), in the order of the docs."""
-
-LOAD_CODES: Final[dict[str, tuple[str, str]]] = {}
-"""code -> (the record that carries it, what it means), in the order of the docs."""
+ERROR_RESULTS: Final[dict[str, tuple[str, tuple[str, ...]]]] = {}  # kind -> (meaning, codes)
+LOAD_CODES: Final[dict[str, tuple[str, str]]] = {}  # code -> (its record's class, meaning)
 
 
 def _kind(kind: str, meaning: str) -> str:
@@ -58,31 +52,19 @@ def _load(record: str, meaning: str, code: str) -> str:
 class Kind:
     """``details["error"]`` of an error result: what went wrong (one row per kind)."""
 
-    ARGUMENTS: Final = _kind("ToolArgumentsError", "the arguments are invalid (`violations`)")
-    ABORTED: Final = _kind(
-        "ToolAbortedError", "the call was cancelled: its signal was aborted, or its caller's task"
-    )
+    ARGUMENTS: Final = _kind("ToolArgumentsError", "the arguments are invalid")
+    ABORTED: Final = _kind("ToolAbortedError", "the call's signal aborted, or its caller cancelled")
     TIMEOUT: Final = _kind("ToolTimeoutError", "the call's deadline passed")
     THREAD_LIMIT: Final = _kind("ThreadLimit", "refused: the tool has too many abandoned threads")
     CONTENT: Final = _kind("ContentError", "the tool returned something that is not a result")
     OUTPUT_SCHEMA: Final = _kind("OutputSchemaError", "the result breaks the output schema")
     APPROVAL_DENIED: Final = _kind("ApprovalDenied", "a call that needs approval was not run")
     WORKER_LOST: Final = _kind("WorkerLost", "an isolated tool's worker ended or was killed")
-    MESSAGE_TOO_LARGE: Final = _kind("MessageTooLarge", "too large to cross to/from a worker")
+    MESSAGE_TOO_LARGE: Final = _kind("MessageTooLarge", "arguments or result too big for a worker")
     TOOL_NOT_FOUND: Final = _kind("ToolNotFound", "the worker process no longer defines the tool")
-    SANDBOX_DENIED: Final = _kind(
-        "SandboxDenied", "a sandboxed tool was denied what its pack did not declare"
-    )
-    MCP_SERVER: Final = _kind(
-        "McpServerError",
-        "a mounted MCP server failed, refused or did not answer the call, or answered it with"
-        " an invalid result (a JSON-RPC error code is in rpc_code)",
-    )
-    TOOL_RAISED: Final = _kind(
-        "<exception class name>",
-        "the tool raised (or exited); only a BaseException carries a code (`message`; for"
-        " `SystemExit` also `exit_code`)",
-    )
+    SANDBOX_DENIED: Final = _kind("SandboxDenied", "a sandbox denied what the pack didn't declare")
+    MCP_SERVER: Final = _kind("McpServerError", "a mounted MCP server failed, refused or timed out")
+    TOOL_RAISED: Final = _kind("<exception class name>", "the tool raised (or exited)")
 
 
 class Code:
@@ -117,10 +99,7 @@ class Code:
 
 
 _IMPORT = "the module does not import (the line is that of the failing module or helper file)"
-_FACTORY = (
-    "the factory contract: no factory, a factory that raises, exits or returns something other"
-    " than tools, an invalid tool, an async factory past its bound, a changed process state"
-)
+_FACTORY = "no factory, or one that raises, exits, overruns, changes process state, returns no tool"
 _PATH = "path problems from the scan (see [discovery.md](discovery.md))"
 _SOURCE = "a name built in or taken, an unreadable trust store, an unusable `.mcp.json` file"
 _WORKER = "the isolation worker: the module ended it, its `PERMISSIONS` cannot be read, a bug"
@@ -201,19 +180,17 @@ def error_result(kind: str, code: str | None, text: str, **details: Any) -> Tool
 
 
 def failure_code(exc: BaseException) -> str | None:
-    """The ``details["code"]`` for ``exc`` raised by tool code; ``None`` for an ordinary
-    ``Exception`` (those are named by ``details["error"]`` alone)."""
+    """The ``details["code"]`` for ``exc`` raised by tool code (``None`` for an ``Exception``)."""
     if isinstance(exc, Exception):
         return None
     return Code.TOOL_EXIT if isinstance(exc, SystemExit) else Code.TOOL_BASE_EXCEPTION
 
 
 def failure_result(exc: BaseException, tool_name: str, doing: str | None = None) -> ToolResult:
-    """The error result of ``exc`` raised by tool ``tool_name`` (or by the adapter while
-    ``doing`` a step for it); never ``str(exc)``, which tool code controls."""
+    """The error result of ``exc`` raised by tool ``tool_name`` (or while ``doing`` a step)."""
     kind = type(exc).__name__
     _log.debug("tool %r raised %s", tool_name, kind, exc_info=exc)
-    described = describe_exception(exc)
+    described = describe_exception(exc)  # never str(exc): tool code controls __str__
     if described.startswith(f"{kind}: "):
         message = described[len(kind) + 2 :]
     elif described.endswith(" with no message"):

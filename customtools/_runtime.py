@@ -74,9 +74,9 @@ stopped by kind (the adapter's ``grace`` when none is given; see docs/cancellati
 def grace_of(signal: Any) -> float:
     """The grace a call's signal carries (the adapter's signals do), else :data:`DEFAULT_GRACE`."""
     grace = getattr(signal, "grace", None)
-    if isinstance(grace, bool) or not isinstance(grace, (int, float)):
-        return DEFAULT_GRACE
-    return grace
+    if isinstance(grace, (int, float)) and not isinstance(grace, bool):
+        return grace
+    return DEFAULT_GRACE
 
 
 CALLER_CANCELLED: Final = "the caller's task was cancelled"

@@ -26,6 +26,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from customtools._error_results import Code, Kind, LoadCode, error_result
 from customtools._isolation._limits import PR_SET_PDEATHSIG, prctl, set_limits
 from customtools._isolation._wire import Channel, MessageTooLargeError, candidate_from_dict
 
@@ -141,7 +142,6 @@ class _Worker:
         running.controller.abort(reason)
 
     async def _load(self, message: dict[str, Any]) -> None:
-        from customtools._error_results import LoadCode
         from customtools._format import describe_exception
         from customtools._loading._loader import load_scan
         from customtools._loading._records import ScanResult
@@ -247,7 +247,6 @@ class _Worker:
         import anyio.to_thread
 
         from customtools._abort import AbortController
-        from customtools._error_results import Code, Kind, error_result
         from customtools._observe import use_context
 
         call_id = message["id"]
@@ -289,7 +288,6 @@ class _Worker:
             self.calls.pop(call_id, None)
 
     def _send_result(self, call_id: int, result: Any) -> None:
-        from customtools._error_results import Code, Kind, error_result
         from customtools._isolation._wire import MessageTooLargeError
 
         try:

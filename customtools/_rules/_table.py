@@ -44,8 +44,7 @@ def _family(scope: Scope, severity: Severity, summary: str, *codes: str) -> list
 
 
 def _loader(warnings: tuple[str, ...], notices: tuple[str, ...]) -> list[Rule]:
-    """The codes of load records (``LOAD_CODES``) with their severities: every load error is an
-    error; each diagnostic code is listed here (a new one without a severity fails the import)."""
+    """Rules of ``LOAD_CODES``: a load error is an error; a diagnostic must be listed here."""
     severity: dict[str, Severity] = {
         **dict.fromkeys(warnings, "warning"),
         **dict.fromkeys(notices, "notice"),

@@ -384,7 +384,6 @@ class ToolServer:
             registry.add(tool)
         self._registry = registry
         self._listing = [_listing(tool) for tool in registry if not tool.hidden]
-        # Only a tool with an output schema sends structuredContent (checked by the adapter).
         self._structured = frozenset(t.name for t in registry if t.output_schema is not None)
         self._tools = registry.tools
         self._diagnostics = tuple(diagnostics)

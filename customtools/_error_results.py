@@ -93,9 +93,7 @@ class Code:
     REFUSED: Final = _code("refused", Kind.MCP_SERVER)
     INVALID_RESULT: Final = _code("invalid-result", Kind.MCP_SERVER)
     TOOL_EXIT: Final = _code("tool-exit", Kind.TOOL_RAISED)  # a SystemExit
-    TOOL_BASE_EXCEPTION: Final = _code(
-        "tool-base-exception", Kind.TOOL_RAISED
-    )  # GeneratorExit, ...
+    TOOL_BASE_EXCEPTION: Final = _code("tool-base-exception", Kind.TOOL_RAISED)  # any other
 
 
 _IMPORT = "the module does not import (the line is that of the failing module or helper file)"

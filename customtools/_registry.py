@@ -24,6 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from customtools._adapter import CustomToolAdapter, UpdateCallback
 from customtools._content import ToolResult
+from customtools._error_results import LoadCode
 from customtools._tool import CustomTool
 
 __all__ = [
@@ -79,7 +80,7 @@ class ToolConflict:
     error: str
     origin: str | None = None
     taken_by: str | None = None
-    code: str = "name-conflict"
+    code: str = LoadCode.NAME_CONFLICT
 
     def __str__(self) -> str:
         return self.error
@@ -181,7 +182,7 @@ class NameRule:
             tool_name=name,
             origin=origin,
             taken_by=self._claims.get(similar),
-            code="similar-name",
+            code=LoadCode.SIMILAR_NAME,
             error=f"tool {name!r}{where} differs from {similar!r} only by letter case; models"
             " may confuse them",
         )
@@ -275,7 +276,7 @@ class ToolRegistry:
         if not isinstance(tool, CustomTool):
             raise TypeError(f"ToolRegistry.add needs a CustomTool, got {type(tool).__name__}")
         found = self._rule.claim(tool.name, origin)
-        if found is not None and found.code != "similar-name":
+        if found is not None and found.code != LoadCode.SIMILAR_NAME:
             self._conflicts.append(found)
             return found
         if found is not None:

@@ -59,6 +59,7 @@ __all__ = [
     "abandoned_coroutines",
     "abandoned_threads",
     "drive",
+    "grace_of",
     "resume",
     "run_in_thread",
 ]
@@ -68,6 +69,15 @@ _log = logging.getLogger("customtools.adapter")
 DEFAULT_GRACE: Final = 2.0
 """Seconds a cancelled call's tool has, after its signal fired, to end by itself before it is
 stopped by kind (the adapter's ``grace`` when none is given; see docs/cancellation.md)."""
+
+
+def grace_of(signal: Any) -> float:
+    """The grace a call's signal carries (the adapter's signals do), else :data:`DEFAULT_GRACE`."""
+    grace = getattr(signal, "grace", None)
+    if isinstance(grace, (int, float)) and not isinstance(grace, bool):
+        return grace
+    return DEFAULT_GRACE
+
 
 CALLER_CANCELLED: Final = "the caller's task was cancelled"
 """The reason a tool's signal carries when the task awaiting the call was cancelled."""

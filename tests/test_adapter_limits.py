@@ -18,7 +18,8 @@ import pytest
 
 from customtools import _runtime
 from customtools._abort import AbortController
-from customtools._adapter import THREAD_LIMIT_CODE, CustomToolAdapter
+from customtools._adapter import CustomToolAdapter
+from customtools._error_results import Code
 from customtools._runtime import abandoned_coroutines, abandoned_threads
 from customtools._tool import AWAITABLE_MARKER, CustomTool
 
@@ -209,7 +210,7 @@ async def test_at_the_cap_a_sync_call_is_refused_with_a_reason(
         # Issue 16 item 4: the quota is the stuck tool's own; another sync tool still runs.
         other = await CustomToolAdapter(quick_sync_tool()).execute("c", {})
     assert refused.is_error
-    assert refused.details["code"] == THREAD_LIMIT_CODE
+    assert refused.details["code"] == Code.THREAD_LIMIT
     assert refused.details["tool"] == "stuck"
     assert refused.details["abandoned_threads"] == 2
     assert "tool 'stuck' was not started" in refused.text

@@ -23,7 +23,7 @@ ROOT = pathlib.Path(customtools.__file__).parent
 LAYERS: dict[str, int] = {
     "customtools._errors": 1,
     "customtools._error_results": 1,  # the table of error-result kinds and codes
-    "customtools._validation._model": 1,  # value objects (Violation, Coercion, limits)
+    "customtools._violations": 1,  # value objects (Violation, Coercion, limits)
     "customtools._format": 1,
     "customtools._jsonpointer": 1,
     "customtools._public": 1,

@@ -118,7 +118,9 @@ PINNED = {
         "ToolServer", "is_loopback", "mount", "mounted_tool_name", "parse_mcp_json",
         "read_mcp_json", "read_token", "serve", "serve_http",
     },
-    "customtools.isolation": {"IsolationOptions", "IsolationPool", "Permissions"},
+    "customtools.isolation": {
+        "IsolationOptions", "IsolationPool", "Permissions", "PermissionsError",
+    },
     "customtools.integrations": set(),
     "customtools.integrations.pydantic_ai": {"CustomToolset", "CustomToolUpdate"},
     "customtools.integrations.openai_agents": {"function_tools"},

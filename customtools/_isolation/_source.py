@@ -23,7 +23,8 @@ import sys
 from collections.abc import Callable
 from typing import Any, Final
 
-from customtools._content import ToolResult, text_result
+from customtools._content import ToolResult
+from customtools._error_results import Code, Kind, error_result
 from customtools._errors import ToolTimeoutError
 from customtools._isolation._options import IsolationOptions
 from customtools._isolation._wire import Channel, MessageTooLargeError
@@ -64,18 +65,6 @@ def exit_cause(returncode: int | None) -> str:
             name = f"signal {-returncode}"
         return f"was killed by {name}"
     return f"exited with status {returncode}"
-
-
-def call_grace(abort_signal: Any, pool_grace: float | None) -> float:
-    """The grace of a cancelled isolated call: the adapter's (carried by the tool's signal,
-    docs/cancellation.md), shortened by the pool's ``IsolationOptions.grace`` when that is set.
-    """
-    from customtools._runtime import DEFAULT_GRACE
-
-    grace = getattr(abort_signal, "grace", None)
-    if isinstance(grace, bool) or not isinstance(grace, (int, float)):
-        grace = DEFAULT_GRACE
-    return grace if pool_grace is None else min(grace, pool_grace)
 
 
 def _relay(fd: int) -> None:
@@ -500,20 +489,14 @@ class IsolatedSource:
 
     def _lost_result(self, tool_name: str, lost: WorkerLost, *, during: str) -> ToolResult:
         if lost.crashed and self.dead is None:
-            tail, code = "; it is restarted for the next call", "worker-crashed"
+            tail, code = "; it is restarted for the next call", Code.WORKER_CRASHED
         elif self.dead is not None:
-            tail, code = "; fix the module and load the tools again", "module-dead"
+            tail, code = "; fix the module and load the tools again", Code.MODULE_DEAD
         else:
-            tail, code = "", "worker-killed"
-        return text_result(
-            f"tool {tool_name!r} failed: {self._where()} {lost.cause}{during}{tail}",
-            {
-                "error": "WorkerLost",
-                "code": code,
-                "cause": lost.cause,
-                "module": self.candidate.path,
-            },
-            True,
+            tail, code = "", Code.WORKER_KILLED
+        text = f"tool {tool_name!r} failed: {self._where()} {lost.cause}{during}{tail}"
+        return error_result(
+            Kind.WORKER_LOST, code, text, cause=lost.cause, module=self.candidate.path
         )
 
     async def call(
@@ -550,11 +533,11 @@ class IsolatedSource:
             try:
                 await self._send(process, message)
             except MessageTooLargeError as exc:
-                return text_result(
+                return error_result(
+                    Kind.MESSAGE_TOO_LARGE,
+                    Code.MESSAGE_TOO_LARGE,
                     f"tool {tool_name!r} could not be called: the arguments are too large"
                     f" for the worker process ({exc}); raise max_message_mib",
-                    {"error": "MessageTooLarge", "code": "message-too-large"},
-                    True,
                 )
             await self._wait(process, pending)
         except BaseException:
@@ -579,10 +562,10 @@ class IsolatedSource:
         except Exception as exc:
             from customtools._format import describe_exception
 
-            return text_result(
+            return error_result(
+                Kind.CONTENT,
+                Code.UNUSABLE_RESULT,
                 f"tool {tool_name!r} returned an unusable result: {describe_exception(exc)}",
-                {"error": "ContentError", "code": "unusable-result"},
-                True,
             )
 
     async def _stop_call(
@@ -618,9 +601,12 @@ class IsolatedSource:
         # The kill past the grace is the supervisor's from now on: it happens even if this
         # coroutine is closed (the adapter closes a call it stopped waiting for) or its task
         # is gone. It is withdrawn when the call ends in time.
+        from customtools._runtime import grace_of
         from customtools._supervisor import schedule_kill
 
-        grace = call_grace(abort_signal, self.options.grace)
+        grace = grace_of(abort_signal)  # the adapter's, or the pool's when that is shorter
+        if self.options.grace is not None:
+            grace = min(grace, self.options.grace)
         kill = process.doomed = schedule_kill(process.pid, grace, popen=process.popen)
         kill.reason = f"was killed: a cancelled call did not end within {grace:g} s (grace)"
         with contextlib.suppress(MessageTooLargeError):

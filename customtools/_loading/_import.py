@@ -44,6 +44,7 @@ from typing import Any
 
 import anyio
 
+from customtools._error_results import LoadCode
 from customtools._errors import ToolDefinitionError
 from customtools._format import describe_exception, escape_control, safe_repr, safe_str
 from customtools._loading._paths import display_path
@@ -161,17 +162,17 @@ def traceback_summary(exc: BaseException) -> str:
 
 def _classify_import(exc: BaseException, module_name: str) -> str:
     if isinstance(exc, SyntaxError):
-        return "syntax-error"
+        return LoadCode.SYNTAX_ERROR
     if (
         isinstance(exc, ModuleNotFoundError)
         and isinstance(exc.name, str)
         and exc.name
         and not exc.name.startswith(module_name)
     ):
-        return "missing-dependency"
+        return LoadCode.MISSING_DEPENDENCY
     if isinstance(exc, SystemExit):
-        return "module-exit"
-    return "import-error"
+        return LoadCode.MODULE_EXIT
+    return LoadCode.IMPORT_ERROR
 
 
 # -- the guard ----------------------------------------------------------------------------------
@@ -504,7 +505,7 @@ def _find_factory(candidate: Candidate, module_name: str, out: ImportOutcome) ->
         if candidate.kind != "entry_point":
             release_modules(module_name)
         message = "importing the module changed " + ", ".join(changed) + "; it was restored"
-        out.errors.append(_error(candidate, message, "changed-process-state"))
+        out.errors.append(_error(candidate, message, LoadCode.CHANGED_PROCESS_STATE))
         return None
     if candidate.kind == "entry_point" and not isinstance(target, ModuleType):
         factory = target
@@ -515,7 +516,7 @@ def _find_factory(candidate: Candidate, module_name: str, out: ImportOutcome) ->
                 factory = module_level_tools(target)
         except Exception as exc:  # a module-level __getattr__ or a tool attribute that raises
             message = f"reading the module's 'factory' raised {_one_line(exc)}"
-            out.errors.append(_error(candidate, message, "import-error", exc=exc))
+            out.errors.append(_error(candidate, message, LoadCode.IMPORT_ERROR, exc=exc))
             return None
         if factory is None:
             out.errors.append(
@@ -524,7 +525,7 @@ def _find_factory(candidate: Candidate, module_name: str, out: ImportOutcome) ->
                     "the module defines no 'factory' and no tools; add `def factory(api):`"
                     " returning a CustomTool or a list of them, or decorate functions with"
                     " @customtools.tool",
-                    "no-factory",
+                    LoadCode.NO_FACTORY,
                 )
             )
             return None
@@ -534,7 +535,7 @@ def _find_factory(candidate: Candidate, module_name: str, out: ImportOutcome) ->
                 candidate,
                 f"'factory' is not callable (it is {type(factory).__name__}); define it with"
                 " `def factory(api):`",
-                "factory-not-callable",
+                LoadCode.FACTORY_NOT_CALLABLE,
             )
         )
         return None
@@ -708,7 +709,7 @@ async def load_candidate(
     if started:
         out.diagnostics.append(
             Diagnostic(
-                code="started-threads",
+                code=LoadCode.STARTED_THREADS,
                 message=f"{display_path(candidate.path)} started {len(started)} thread(s) that "
                 f"are still running ({', '.join(started[:5])}); the load guard cannot see what "
                 "they do later (validate untrusted packs in a separate process)",
@@ -723,7 +724,7 @@ def _report_step(step: LoadStep, out: ImportOutcome) -> None:
     """Mark a load step failed with the candidate's first error (observation)."""
     if out.errors:
         error = out.errors[0]
-        step.failed(error.code or "load-error", error.error)
+        step.failed(error.code or LoadCode.LOAD_ERROR, error.error)
 
 
 def _report_replaced_fds(candidate: Candidate, replaced: list[str], out: ImportOutcome) -> None:
@@ -736,7 +737,7 @@ def _report_replaced_fds(candidate: Candidate, replaced: list[str], out: ImportO
         return
     out.tools.clear()
     message = f"importing the module or calling its factory replaced {what}; it was restored"
-    out.errors.append(_error(candidate, message, "changed-process-state"))
+    out.errors.append(_error(candidate, message, LoadCode.CHANGED_PROCESS_STATE))
 
 
 async def _run_factory(
@@ -762,7 +763,7 @@ async def _run_factory(
                 " what it returned or raised was discarded; let cancellation through"
                 " (no bare except: or except BaseException:)"
             )
-        out.errors.append(_error(candidate, message + note, "timeout"))
+        out.errors.append(_error(candidate, message + note, LoadCode.TIMEOUT))
         return
     except BaseException as exc:
         changed = guard.restore()
@@ -772,7 +773,7 @@ async def _run_factory(
             _error(
                 candidate,
                 f"the factory raised {_one_line(exc)}{_restored_note(changed)}",
-                "factory-exit" if isinstance(exc, SystemExit) else "factory-error",
+                LoadCode.FACTORY_EXIT if isinstance(exc, SystemExit) else LoadCode.FACTORY_ERROR,
                 exc=exc,
             )
         )
@@ -781,7 +782,7 @@ async def _run_factory(
     if changed:
         _discard(value)
         message = "the factory changed " + ", ".join(changed) + "; it was restored"
-        out.errors.append(_error(candidate, message, "changed-process-state"))
+        out.errors.append(_error(candidate, message, LoadCode.CHANGED_PROCESS_STATE))
         return
     try:
         _collect(candidate, value, out)
@@ -790,7 +791,7 @@ async def _run_factory(
             _error(
                 candidate,
                 f"the factory returned a value that could not be read: {_one_line(exc)}",
-                "invalid-return",
+                LoadCode.INVALID_RETURN,
                 exc=exc,
             )
         )
@@ -801,7 +802,7 @@ def _collect(candidate: Candidate, value: Any, out: ImportOutcome) -> None:
         if not value:
             out.diagnostics.append(
                 Diagnostic(
-                    code="no-tools",
+                    code=LoadCode.NO_TOOLS,
                     message=f"{display_path(candidate.path)}: the factory returned an empty list",
                     path=candidate.path,
                     source=candidate.source,
@@ -823,7 +824,7 @@ def _collect(candidate: Candidate, value: Any, out: ImportOutcome) -> None:
             candidate,
             f"the factory returned {hint}; return a CustomTool, a list of them,"
             " or an awaitable of either",
-            "invalid-return",
+            LoadCode.INVALID_RETURN,
         )
     )
 
@@ -847,7 +848,7 @@ def _add_tool(candidate: Candidate, element: Any, out: ImportOutcome, *, index: 
             _error(
                 candidate,
                 f"the factory returned {where}: {detail}",
-                "invalid-tool",
+                LoadCode.INVALID_TOOL,
                 exc=None if type(exc) is ToolDefinitionError else exc,
                 tool_name=_element_name(element),
             )

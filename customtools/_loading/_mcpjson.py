@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from customtools._error_results import LoadCode
 from customtools._errors import ToolDefinitionError
 
 if TYPE_CHECKING:
@@ -409,7 +410,7 @@ async def _held_back(path: str, source: Any, trust: Any, store: Any, errors: lis
     try:
         return await gate_source(project_file, trust, store)
     except TrustStoreError as exc:
-        errors.append(LoadError(path=exc.path, error=str(exc), code="trust-store-error"))
+        errors.append(LoadError(path=exc.path, error=str(exc), code=LoadCode.TRUST_STORE_ERROR))
         why = "the trust store cannot be used"
         return PendingSource(source=project_file, status="blocked", changes=(why,))
 
@@ -447,14 +448,17 @@ async def load_mcp_json_tools(
                 collected.pending.append(held)
                 diagnostics.append(
                     Diagnostic(
-                        code="pending-trust", message=held.message(), path=path, source=source
+                        code=LoadCode.PENDING_TRUST,
+                        message=held.message(),
+                        path=path,
+                        source=source,
                     )
                 )
                 continue
         configs, problems = read_mcp_json(path)
         for problem in problems:
             errors.append(
-                LoadError(path=path, error=problem, source=source, code="invalid-mcp-json")
+                LoadError(path=path, error=problem, source=source, code=LoadCode.INVALID_MCP_JSON)
             )
         fresh: list[McpServerConfig] = []
         for config in configs:
@@ -465,7 +469,7 @@ async def load_mcp_json_tools(
                         error=f"MCP server name {config.name!r} is already configured in"
                         f" {servers[config.name]}; this one was not started; rename one of them",
                         source=source,
-                        code="name-conflict",
+                        code=LoadCode.NAME_CONFLICT,
                     )
                 )
                 continue
@@ -476,7 +480,7 @@ async def load_mcp_json_tools(
         tools, messages = await provider(fresh)
         for message in messages:
             diagnostics.append(
-                Diagnostic(code="mcp-server", message=message, path=path, source=source)
+                Diagnostic(code=LoadCode.MCP_SERVER, message=message, path=path, source=source)
             )
         for tool in tools:
             collected.claim(LoadedTool(path=path, resolved_path=path, tool=tool, source=source))

@@ -22,6 +22,7 @@ from collections.abc import AsyncGenerator, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from customtools._error_results import LoadCode
 from customtools._errors import LoadFailedError
 from customtools._loading._api import PendingActionStore
 from customtools._loading._import import ImportOutcome, release_modules
@@ -39,7 +40,7 @@ __all__ = [
     "require_watchfiles",
 ]
 
-RELOAD_KEPT_PREVIOUS = "reload-kept-previous"
+RELOAD_KEPT_PREVIOUS = LoadCode.RELOAD_KEPT_PREVIOUS
 """Diagnostic code: a module failed to reload and its previous version is still served."""
 
 PathArg = str | os.PathLike[str]

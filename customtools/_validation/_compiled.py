@@ -15,14 +15,14 @@ from customtools._validation._engines import (
 )
 from customtools._validation._guard import all_finite, find_limit_violation
 from customtools._validation._messages import arguments_error, arguments_message
-from customtools._validation._model import (
+from customtools._validation._repair import Repairer
+from customtools._validation._schema import cached_info, canonical_key
+from customtools._violations import (
     DEFAULT_LIMITS,
     Coercion,
     ValidationLimits,
     Violation,
 )
-from customtools._validation._repair import Repairer
-from customtools._validation._schema import cached_info, canonical_key
 
 __all__ = ["Checked", "CompiledValidator", "compile_validator"]
 
@@ -147,7 +147,7 @@ class CompiledValidator:
 
         Building and raising a :class:`ToolArgumentsError` costs about a microsecond, a
         noticeable share of reporting an invalid call; the adapter needs only the violations
-        and the message (:func:`~customtools._validation._model.arguments_message`).
+        and the message (:func:`~customtools._validation._messages.arguments_message`).
 
         Returns:
             ``(arguments, coercions, None, False)`` when the arguments are valid (after

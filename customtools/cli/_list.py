@@ -13,6 +13,7 @@ import os
 import sys
 from typing import Any
 
+from customtools._error_results import LoadCode
 from customtools._format import escape_control
 from customtools.cli._common import (
     EXIT_FINDINGS,
@@ -73,7 +74,7 @@ def command(args: argparse.Namespace) -> int:
         try:
             pending = store.pending(scanned)
         except TrustStoreError as exc:
-            errors += (LoadError(path=exc.path, error=str(exc), code="trust-store-error"),)
+            errors += (LoadError(path=exc.path, error=str(exc), code=LoadCode.TRUST_STORE_ERROR),)
             pending = ()
             blocked = {id(c) for c in scanned.candidates if c.source.level == "project"}
         else:
@@ -211,7 +212,7 @@ def _text(report: dict[str, Any]) -> str:
         for item in report["errors"]:
             lines.append(f"  {item['path']}: [{item['code']}] {item['error']}")
     # Pending trust has its own section above.
-    shown = [item for item in report["diagnostics"] if item["code"] != "pending-trust"]
+    shown = [item for item in report["diagnostics"] if item["code"] != LoadCode.PENDING_TRUST]
     if shown:
         lines += ["", "diagnostics:"]
         for item in shown:

@@ -19,6 +19,7 @@ import os
 from collections.abc import Iterable
 from typing import Any, Final
 
+from customtools._error_results import LoadCode
 from customtools._isolation._checker import (
     ModuleReport,
     add_sandbox_arguments,
@@ -150,12 +151,14 @@ def _discovered_packs(args: argparse.Namespace, cwd: str) -> tuple[list[Pack], P
     try:
         pending = TrustStore(app_name=args.app_name).pending(scanned)
     except TrustStoreError as exc:
-        rest.errors.append(LoadError(path=exc.path, error=str(exc), code="trust-store-error"))
+        rest.errors.append(
+            LoadError(path=exc.path, error=str(exc), code=LoadCode.TRUST_STORE_ERROR)
+        )
         blocked = {id(c) for c in scanned.candidates if c.source.level == "project"}
     else:
         blocked = {id(c) for item in pending for c in item.source.candidates}
         rest.diagnostics.extend(
-            Diagnostic(code="pending-trust", message=item.message(), path=item.root)
+            Diagnostic(code=LoadCode.PENDING_TRUST, message=item.message(), path=item.root)
             for item in pending
         )
     packs: dict[tuple[Any, ...], Pack] = {}
@@ -269,9 +272,9 @@ def _check_module(
             unknown="error",
         )
     for item in report.diagnostics:
-        if item["code"] != "similar-name":  # _check_names reports these across every pack
+        if item["code"] != LoadCode.SIMILAR_NAME:  # _check_names reports these across every pack
             findings.new(item["code"], item["message"], file=item.get("path"), pack=pack)
-    timed_out = any(error["code"] == "timeout" for error in report.errors)
+    timed_out = any(error["code"] == LoadCode.TIMEOUT for error in report.errors)
     if report.seconds is not None and report.seconds > slow_import and not timed_out:
         findings.new(
             "slow-import",

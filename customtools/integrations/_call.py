@@ -30,13 +30,13 @@ from customtools._adapter import CustomToolAdapter
 from customtools._approval import ApprovalRequest
 from customtools._content import ImageContent, TextContent, ToolResult
 from customtools._context import ToolContext
+from customtools._error_results import Kind
 from customtools._registry import ToolRegistry
 from customtools._runtime import CALLER_CANCELLED, DEFAULT_GRACE
 
 __all__ = [
     "ADAPTER_APPROVER",
     "CANCELLED_REASON",
-    "DEFAULT_CANCEL_GRACE",
     "Decide",
     "HostUpdate",
     "as_registry",
@@ -50,10 +50,6 @@ __all__ = [
 ]
 
 _log = logging.getLogger("customtools.integrations")
-
-DEFAULT_CANCEL_GRACE: Final = DEFAULT_GRACE
-"""Seconds a call may take to settle after the framework cancelled it and its signal aborted
-(the adapter's default grace: one cancellation model)."""
 
 CANCELLED_REASON: Final = CALLER_CANCELLED
 """The reason a tool's signal carries when the framework cancels the call: the adapter's own
@@ -117,7 +113,7 @@ def strict_fits(tool: Any) -> bool:
 def is_argument_error(result: ToolResult) -> bool:
     """Whether an error result says the model's arguments were invalid (the model can fix it)."""
     details = result.details
-    return isinstance(details, dict) and details.get("error") == "ToolArgumentsError"
+    return isinstance(details, dict) and details.get("error") == Kind.ARGUMENTS
 
 
 class _Relay:
@@ -148,7 +144,7 @@ async def run_call(
     on_update: Callable[[ToolResult], None] | None = None,
     decide: Decide | None = None,
     emit: Callable[[ToolResult], Awaitable[None]] | None = None,
-    grace: float = DEFAULT_CANCEL_GRACE,
+    grace: float = DEFAULT_GRACE,
 ) -> ToolResult:
     """Run one call for a framework: see the module docstring.
 

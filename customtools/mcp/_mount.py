@@ -37,6 +37,7 @@ from mcp.shared.exceptions import MCPError
 
 from customtools._adapter import discard_update
 from customtools._content import ToolResult
+from customtools._error_results import Code, Kind, error_result
 from customtools._errors import CustomToolsError
 from customtools._format import describe_exception
 from customtools._loading._mcpjson import McpServerConfig, mounted_tool_name
@@ -97,8 +98,8 @@ def _innermost(exc: BaseException) -> BaseException:
     return exc
 
 
-def _error(text: str, **details: Any) -> ToolResult:
-    return ToolResult.from_text(text, details={"error": "McpServerError", **details}, is_error=True)
+def _error(text: str, code: str, **details: Any) -> ToolResult:
+    return error_result(Kind.MCP_SERVER, code, text, **details)
 
 
 class MountedServer:
@@ -409,7 +410,7 @@ class MountedServer:
         try:
             client = await self.connect()
         except _UnavailableError as exc:
-            return _error(str(exc), code="unavailable", server=name, tool=remote)
+            return _error(str(exc), Code.UNAVAILABLE, server=name, tool=remote)
 
         async def relay(progress: float, total: float | None, message: str | None) -> None:
             text = message or (f"{progress:g}/{total:g}" if total else f"{progress:g}")
@@ -426,20 +427,20 @@ class MountedServer:
         except MCPError as exc:
             if exc.error.code == types.CONNECTION_CLOSED:
                 return _error(
-                    self._lost(client, exc), code="connection-lost", server=name, tool=remote
+                    self._lost(client, exc), Code.CONNECTION_LOST, server=name, tool=remote
                 )
             if exc.error.code == types.REQUEST_TIMEOUT:
                 return _error(
                     f"MCP server {name!r} did not answer the call of {remote!r} in time"
                     f"{self._what_it_sent()}",
-                    code="timeout",
+                    Code.TIMEOUT,
                     server=name,
                     tool=remote,
                     rpc_code=exc.error.code,
                 )
             return _error(
                 f"MCP server {name!r} refused the call of {remote!r}: {exc.error.message}",
-                code="refused",
+                Code.REFUSED,
                 server=name,
                 tool=remote,
                 rpc_code=exc.error.code,
@@ -450,19 +451,19 @@ class MountedServer:
             # the connection is fine.
             if isinstance(exc, RuntimeError) and not is_result_check(exc):
                 return _error(
-                    self._lost(client, exc), code="connection-lost", server=name, tool=remote
+                    self._lost(client, exc), Code.CONNECTION_LOST, server=name, tool=remote
                 )
             return _error(
                 f"MCP server {name!r} answered the call of {remote!r} with an invalid result:"
                 f" {describe_exception(exc)[:500]}",
-                code="invalid-result",
+                Code.INVALID_RESULT,
                 server=name,
                 tool=remote,
             )
         except Exception as exc:
             # Anything else is the transport failing (a closed stream, an HTTP error, an
             # unreadable answer): drop the connection; the next call reconnects.
-            return _error(self._lost(client, exc), code="connection-lost", server=name, tool=remote)
+            return _error(self._lost(client, exc), Code.CONNECTION_LOST, server=name, tool=remote)
         return from_call_result(result, where=f"MCP server {name!r}, tool {remote!r}")
 
     async def aclose(self) -> None:

@@ -13,6 +13,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from customtools import _observe
+from customtools._error_results import Kind
 from customtools.telemetry import _names as n
 
 if TYPE_CHECKING:
@@ -53,11 +54,11 @@ def classify(result: ToolResult | None, error: BaseException | None) -> tuple[st
         return "timeout", "timeout"
     if details.get("cancelled") is True:
         return "cancelled", "cancelled"
-    if kind == "ToolArgumentsError":
-        return "invalid_arguments", "ToolArgumentsError"
-    if kind == "ApprovalDenied":
+    if kind == Kind.ARGUMENTS:
+        return "invalid_arguments", Kind.ARGUMENTS
+    if kind == Kind.APPROVAL_DENIED:
         code = details.get("code")
-        return "refused", code if isinstance(code, str) else "ApprovalDenied"
+        return "refused", code if isinstance(code, str) else Kind.APPROVAL_DENIED
     code = details.get("code")
     if isinstance(code, str):
         return "error", code

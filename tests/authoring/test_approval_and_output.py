@@ -201,6 +201,21 @@ async def test_output_is_checked_with_a_timeout_and_on_sync_tools_too() -> None:
     assert "/result/0" in result.text
 
 
+async def test_an_error_result_keeps_its_text_and_loses_its_unchecked_structured_content() -> None:
+    failed = ToolResult.from_text("no stats today", details={"why": "offline"}, is_error=True)
+    returned = ToolResult(
+        content=failed.content,
+        details=failed.details,
+        is_error=True,
+        structured_content={"count": "many"},
+    )
+    result = await CustomToolAdapter(structured_tool(returned)).execute("c", {})
+    assert result.is_error
+    assert result.text == "no stats today"
+    assert result.details == {"why": "offline"}
+    assert result.structured_content is None
+
+
 async def test_an_approval_rule_that_exits_is_contained() -> None:
     def rule(args: Any) -> bool:
         raise SystemExit(2)

@@ -351,3 +351,18 @@ async def test_only_tools_with_an_output_schema_send_structured_content(mode: st
     assert without.structured_content is None
     assert without.meta is not None
     assert without.meta[DETAILS_META_KEY] == [1, 2]
+
+
+async def test_an_error_result_sends_no_unchecked_structured_content(mode: str) -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+
+    async def failing(call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any) -> Any:
+        text = ToolResult.from_text("no n today").content
+        return ToolResult(content=text, is_error=True, structured_content={"n": "not a number"})
+
+    server = ToolServer([CustomTool(name="typed", execute=failing, output_schema=schema)])
+    async with Client(server.server, mode=mode) as client:
+        result = await client.call_tool("typed", {})
+    assert result.is_error is True
+    assert [block.text for block in result.content] == ["no n today"]  # type: ignore[union-attr]
+    assert result.structured_content is None

@@ -41,6 +41,11 @@ ERROR_RESULTS: Final[dict[str, tuple[str, tuple[str, ...]]]] = {
         "an isolated tool's worker process ended or was killed",
         ("worker-crashed", "worker-killed", "module-dead"),
     ),
+    "UnreviewedCode": (
+        "an isolated module's worker was not restarted: a file it imports changed since the"
+        " user trusted it (details: module, path)",
+        ("changed-since-trusted",),
+    ),
     "MessageTooLarge": (
         "arguments or a result too large to cross to/from a worker",
         ("message-too-large",),

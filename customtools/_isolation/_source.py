@@ -129,8 +129,27 @@ def _ctx_to_wire(ctx: Any) -> dict[str, Any] | None:
     }
 
 
+def _grant_table(candidate: Any) -> dict[str, Any] | None:
+    """The hashes of the trust grant ``candidate`` was loaded under (project code the gate
+    hashed), as the worker pins them; ``None`` for user code and ``trust="all"``."""
+    if candidate.source.level != "project" or candidate.kind == "entry_point":
+        return None
+    from customtools._loading._reviewed import reviewed_table
+
+    path = candidate.resolved_path
+    if candidate.kind == "package":
+        path = os.path.join(path, "__init__.py")
+    found = reviewed_table(path)
+    return None if found is None else {"root": found[0], "files": found[1]}
+
+
 class IsolatedSource:
-    """The supervised worker of one candidate (see the module docstring)."""
+    """The supervised worker of one candidate (see the module docstring).
+
+    A project module is imported against the hashes of the grant it was loaded under, at
+    the load and at every restart: a file changed since then is refused, and a restart that
+    meets one leaves the module dead with a ``"changed-since-trusted"`` result.
+    """
 
     def __init__(
         self,
@@ -147,6 +166,8 @@ class IsolatedSource:
         self.failures = 0
         self.restarts = 0
         self.dead: str | None = None
+        self.unreviewed: str | None = None  # a file refused at a restart (the module is dead)
+        self.reviewed = _grant_table(candidate)
         self.closed = False
         self._process: _Process | None = None
         self._lock: Any = None
@@ -281,14 +302,17 @@ class IsolatedSource:
             if refusal is not None:
                 raise await self._kill(process, refusal)
             wait = None if self.load_timeout is None else self.load_timeout + _LOAD_SLACK
+            load: dict[str, Any] = {
+                "op": "load",
+                "candidate": self.candidate.to_dict(),
+                "cwd": self.cwd,
+                "loadTimeout": self.load_timeout,
+            }
+            if self.reviewed is not None:
+                load["reviewed"] = self.reviewed
             reply = await self._request(
                 process,
-                {
-                    "op": "load",
-                    "candidate": self.candidate.to_dict(),
-                    "cwd": self.cwd,
-                    "loadTimeout": self.load_timeout,
-                },
+                load,
                 timeout=wait,
                 on_timeout=f"did not finish importing the module within {wait:g} s"
                 " (load_timeout) and was killed"
@@ -344,10 +368,23 @@ class IsolatedSource:
                 await anyio.sleep(min(delay, self.options.max_backoff))
             self.restarts += 1
             try:
-                process, _ = await self._start()
+                process, reply = await self._start()
             except WorkerLost as lost:
                 self._crashed(lost)
                 raise WorkerLost(f"could not be restarted: it {lost.cause}", crashed=True) from None
+            refused = reply.get("unreviewed")
+            if refused:
+                # The module's code changed since the grant: it stays down until a new load
+                # asks the user again (the host's loader re-checks trust).
+                from customtools._loading._paths import display_path
+
+                self.unreviewed = str(refused[0])
+                self.dead = (
+                    f"was not restarted: {display_path(self.unreviewed)} changed since it was"
+                    " trusted"
+                )
+                await self._kill(process, self.dead)
+                raise WorkerLost(self.dead, crashed=False)
             return process
 
     def _crashed(self, lost: WorkerLost) -> None:
@@ -472,6 +509,18 @@ class IsolatedSource:
         return f"the worker process of {self.candidate.path}"
 
     def _lost_result(self, tool_name: str, lost: WorkerLost, *, during: str) -> ToolResult:
+        if self.unreviewed is not None:
+            return text_result(
+                f"tool {tool_name!r} cannot run: {self._where()} {lost.cause}; load the"
+                " tools again (reload, or `customtools trust`) to be asked to trust it again",
+                {
+                    "error": "UnreviewedCode",
+                    "code": "changed-since-trusted",
+                    "module": self.candidate.path,
+                    "path": self.unreviewed,
+                },
+                True,
+            )
         if lost.crashed and self.dead is None:
             tail, code = "; it is restarted for the next call", "worker-crashed"
         elif self.dead is not None:

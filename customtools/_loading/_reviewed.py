@@ -38,8 +38,10 @@ from customtools._loading._paths import display_path
 __all__ = [
     "ReviewedSourceLoader",
     "UnreviewedCodeError",
+    "refused_paths",
     "register_root",
     "reviewed_spec",
+    "reviewed_table",
 ]
 
 _MAX_SOURCE = 64 * 1024 * 1024
@@ -60,13 +62,29 @@ class _Registry:
         self.hashed: dict[str, dict[str, str] | None] = {}  # real root -> {real path: sha}
         # Directories of hashed files that lie outside their root (a linked package).
         self.dirs: set[str] = set()
+        self.pinned: set[str] = set()  # real roots whose table no later registration replaces
+        self.refused: list[str] = []  # files refused since the last refused_paths()
 
-    def register(self, root: str, real_root: str, files: dict[str, str] | None) -> None:
+    def register(
+        self, root: str, real_root: str, files: dict[str, str] | None, *, pin: bool = False
+    ) -> None:
         with self.lock:
             for item in (root, real_root):
                 self.prefixes[item.rstrip(os.sep) + os.sep] = real_root
+            if real_root in self.pinned:
+                return
+            if pin:
+                self.pinned.add(real_root)
             self.hashed[real_root] = files
             self.dirs.update(os.path.dirname(path) for path in files or ())
+
+    def table_for(self, path: str) -> tuple[str, dict[str, str]] | None:
+        """The hashed root whose table lists ``path`` (real), with a copy of that table."""
+        with self.lock:
+            for real_root, files in self.hashed.items():
+                if files is not None and path in files:
+                    return real_root, dict(files)
+        return None
 
     def covers(self, path: str) -> bool:
         return os.path.dirname(path) in self.dirs or any(
@@ -220,6 +238,7 @@ class ReviewedSourceLoader(importlib.machinery.SourceFileLoader):
         data = _read_source(path)
         expected = _REGISTRY.expected(path)
         if expected is _UNKNOWN:
+            _REGISTRY.refused.append(path)
             raise UnreviewedCodeError(
                 f"{display_path(path)} was not part of the project source when it was"
                 " reviewed (it appeared since); run `customtools trust` to review it",
@@ -228,6 +247,7 @@ class ReviewedSourceLoader(importlib.machinery.SourceFileLoader):
             )
         sha = hashlib.sha256(data).hexdigest()
         if expected is not None and sha != expected:
+            _REGISTRY.refused.append(path)
             raise UnreviewedCodeError(
                 f"{display_path(path)} changed after it was reviewed and trusted; reload to"
                 " be asked again (`customtools trust`)",
@@ -250,6 +270,7 @@ def _check_binary(fullname: str, path: str) -> None:
     if expected is None:
         return
     if expected is _UNKNOWN or hashlib.sha256(_read_source(path)).hexdigest() != expected:
+        _REGISTRY.refused.append(path)
         raise UnreviewedCodeError(
             f"{display_path(path)} is not the file that was reviewed and trusted; reload to"
             " be asked again (`customtools trust`)",
@@ -302,7 +323,10 @@ def _install() -> None:
 
 
 def register_root(
-    root: str, *, files: Mapping[str, str] | Iterable[tuple[str, str]] | None = None
+    root: str,
+    *,
+    files: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
+    pin: bool = False,
 ) -> None:
     """Run every Python source under ``root`` through :class:`ReviewedSourceLoader`.
 
@@ -310,11 +334,27 @@ def register_root(
         root: a project source root (a directory, or a single file).
         files: ``{real path: sha256}`` of the files reviewed under it (a file under ``root``
             that is not listed cannot be imported); ``None``: any content (``trust="all"``).
+        pin: no later registration replaces this table (an isolation worker pins the
+            grant's table it was sent: its own loads, restarts included, use ``trust="all"``).
     """
     real_root = os.path.realpath(root)
     table = dict(files) if files is not None else None
-    _REGISTRY.register(os.path.abspath(root), real_root, table)
+    _REGISTRY.register(os.path.abspath(root), real_root, table, pin=pin)
     _install()
+
+
+def reviewed_table(path: str) -> tuple[str, dict[str, str]] | None:
+    """``(real root, {real path: sha256})`` of the grant that covers the file ``path`` (a
+    module, or a package's ``__init__.py``), as registered by the trust gate; ``None`` when
+    no hashed grant lists it (user code, ``trust="all"``)."""
+    return _REGISTRY.table_for(os.path.realpath(path))
+
+
+def refused_paths() -> list[str]:
+    """The project files refused since the last call (changed or added after review)."""
+    with _REGISTRY.lock:
+        refused, _REGISTRY.refused = _REGISTRY.refused, []
+    return refused
 
 
 def reviewed_spec(

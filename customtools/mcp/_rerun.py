@@ -93,12 +93,8 @@ class StateSeal:
             raise refuse("it is too large")
         body, _, mac = state.partition(".")
         try:
-            # The exact text is compared, never a decoding of it: base64 decoders skip what
-            # follows the padding, so a state with anything appended would still verify.
-            expected = base64.urlsafe_b64encode(
-                hmac.new(self._key, body.encode(), hashlib.sha256).digest()
-            )
-            if not hmac.compare_digest(expected, mac.encode()):
+            expected = hmac.new(self._key, body.encode(), hashlib.sha256).digest()
+            if not hmac.compare_digest(expected, base64.urlsafe_b64decode(mac.encode())):
                 raise refuse("its integrity check failed")
             payload = json.loads(base64.urlsafe_b64decode(body.encode()))
         except MCPError:

@@ -435,16 +435,30 @@ class IsolatedSource:
             raise pending.lost or WorkerLost("ended", crashed=True)
         return pending.reply
 
-    async def _send(self, process: _Process, message: dict[str, Any]) -> None:
+    async def _send(
+        self,
+        process: _Process,
+        message: dict[str, Any],
+        *,
+        bound: float = _SEND_BOUND,
+        shield: bool = True,
+        reason: str = "did not read its requests and was killed",
+    ) -> None:
+        """Write ``message``; a worker that does not read it within ``bound`` is killed.
+
+        ``shield=False`` (a call's request) lets the caller's cancellation interrupt the
+        wait: what is left stays queued, and the call's stop sends it with the abort, bounded
+        by the grace, so the caller has its result by deadline + grace.
+        """
         import anyio
 
         try:
             if process.channel.send_nowait(message):
                 return
-            with anyio.CancelScope(shield=True), anyio.move_on_after(_SEND_BOUND):
+            with anyio.CancelScope(shield=shield), anyio.move_on_after(bound):
                 await process.channel.flush()
                 return
-            await self._kill(process, "did not read its requests and was killed")
+            await self._kill(process, reason)
         except BrokenPipeError:
             pass  # the worker is gone: the read that follows sees it and says how
 
@@ -570,7 +584,7 @@ class IsolatedSource:
             message["trace"] = carrier
         try:
             try:
-                await self._send(process, message)
+                await self._send(process, message, shield=False)
             except MessageTooLargeError as exc:
                 return text_result(
                     f"tool {tool_name!r} could not be called: the arguments are too large"
@@ -640,19 +654,23 @@ class IsolatedSource:
         from customtools._supervisor import schedule_kill
 
         grace = call_grace(abort_signal, self.options.grace)
+        killed = f"was killed: a cancelled call did not end within {grace:g} s (grace)"
         kill = process.doomed = schedule_kill(process.pid, grace, popen=process.popen)
-        kill.reason = f"was killed: a cancelled call did not end within {grace:g} s (grace)"
+        kill.reason = killed
+        start = anyio.current_time()
         with contextlib.suppress(MessageTooLargeError):
+            # Behind what is left of the call's own request, when it did not fit the pipe.
             await self._send(
-                process, {"op": "abort", "id": request_id, "reason": reason, "timeout": timed_out}
+                process,
+                {"op": "abort", "id": request_id, "reason": reason, "timeout": timed_out},
+                bound=grace,
+                reason=killed,
             )
-        with anyio.move_on_after(grace):
+        with anyio.move_on_after(max(grace - (anyio.current_time() - start), 0.0)):
             await self._wait(process, pending)
         kill.withdraw()  # the call ended in time, or it is killed right here
         if not pending.done:
-            await self._kill(
-                process, f"was killed: a cancelled call did not end within {grace:g} s (grace)"
-            )
+            await self._kill(process, killed)
 
     async def session(self, tool_name: str, event: Any, ctx: Any) -> None:
         """Deliver a session event to ``tool_name``'s ``on_session`` in the worker.

@@ -20,7 +20,6 @@ them (a call still running on the old version keeps its tool alive until it retu
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import sys
 from collections.abc import AsyncGenerator, Iterable, Sequence
@@ -48,6 +47,7 @@ __all__ = [
     "RELOAD_KEPT_PREVIOUS",
     "Reloader",
     "fingerprint",
+    "fingerprints",
     "forget_bytecode",
     "release_modules",
 ]
@@ -63,30 +63,67 @@ _SKIPPED_DIRS = frozenset({"__pycache__", ".git", ".mypy_cache", ".pytest_cache"
 def fingerprint(candidate: Candidate) -> tuple[Any, ...]:
     """What a candidate's code is made of: each file's relative path and content digest.
 
-    Entry points are installed distributions: never re-imported (constant fingerprint).
+    Files are read as the trust gate reads them (``_trust._hash_file``: opened non-blocking,
+    regular files only, at most :data:`~._trust.MAX_SOURCE_BYTES` per candidate), so a FIFO
+    or a ``/dev/zero`` link among a package's files is a marker, never a hang or a
+    ``MemoryError``; data files (``.json``, ``.md``, ...) count by their ``stat`` only. Never
+    raises. Entry points are installed distributions: never re-imported (constant).
     """
     if candidate.kind == "entry_point":
         return ("entry_point", candidate.entry_point)
+    from customtools._loading._trust import MAX_SOURCE_BYTES, is_data_file
+
+    budget = [MAX_SOURCE_BYTES]
     path = candidate.resolved_path
-    if candidate.kind != "package":
-        return (_digest(path),)
-    files: list[tuple[str, str]] = []
-    for directory, dirs, names in os.walk(path):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not d.startswith("."))
-        for name in sorted(names):
-            if name.startswith(".") or name.endswith((".pyc", ".pyo")):
-                continue
-            full = os.path.join(directory, name)
-            files.append((os.path.relpath(full, path), _digest(full)))
-    return tuple(files)
-
-
-def _digest(path: str) -> str:
     try:
-        with open(path, "rb") as handle:
-            return hashlib.sha256(handle.read()).hexdigest()
+        if candidate.kind != "package":
+            return (_digest(path, budget),)
+        files: list[tuple[str, str]] = []
+        for directory, dirs, names in os.walk(path):
+            dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not d.startswith("."))
+            for name in sorted(names):
+                if name.startswith(".") or name.endswith((".pyc", ".pyo")):
+                    continue
+                full = os.path.join(directory, name)
+                digest = _stat_key(full) if is_data_file(name) else _digest(full, budget)
+                files.append((os.path.relpath(full, path), digest))
+        return tuple(files)
+    except Exception as exc:  # a walk that fails: a marker, so the candidate is re-imported
+        return (f"unreadable: {type(exc).__name__}",)
+
+
+def _digest(path: str, budget: list[int]) -> str:
+    from customtools._loading._trust import _hash_file, _NotRegularError, _TooLargeError
+
+    try:
+        sha, size, _ = _hash_file(os.path.realpath(path), budget[0])
+    except _NotRegularError as exc:
+        return f"not a regular file: {exc.strerror}"
+    except _TooLargeError:
+        return "too large"
     except OSError as exc:
         return f"unreadable: {type(exc).__name__}"
+    budget[0] -= size
+    return sha
+
+
+def _stat_key(path: str) -> str:
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return f"unreadable: {type(exc).__name__}"
+    return f"stat: {st.st_mode:o} {st.st_size} {st.st_mtime_ns}"
+
+
+async def fingerprints(candidates: Sequence[Candidate]) -> dict[str, tuple[Any, ...]]:
+    """:func:`fingerprint` of each candidate by real path, computed in a worker thread (a
+    large package's walk must not hold the event loop)."""
+    import anyio.to_thread
+
+    def walk() -> dict[str, tuple[Any, ...]]:
+        return {c.resolved_path: fingerprint(c) for c in candidates}
+
+    return await anyio.to_thread.run_sync(walk)
 
 
 def forget_bytecode(candidate: Candidate) -> None:
@@ -226,10 +263,11 @@ class Reloader:
         versions: dict[str, _Version] = {}
         generation: int | None = None
         std_fds: StdFds | None = None
+        prints = await fingerprints(scanned.candidates)
         try:
             for candidate in scanned.candidates:
                 key = candidate.resolved_path
-                current = fingerprint(candidate)
+                current = prints[key]
                 old = self._versions.get(key)
                 if old is not None and old.fingerprint == current:
                     versions[key] = old

@@ -320,7 +320,8 @@ class _StateGuard:
             if getattr(sys, name) is not original:
                 setattr(sys, name, original)
                 changed.append(f"sys.{name}")
-        if _environ_snapshot() != self._environ_raw:
+        data = getattr(os.environ, "_data", None)  # compared in place: no copy when unchanged
+        if (data if isinstance(data, dict) else _environ_snapshot()) != self._environ_raw:
             environ = self._restore_environ()
             if environ:
                 changed.append(f"os.environ ({environ}; pass env= to api.exec instead)")

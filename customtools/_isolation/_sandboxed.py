@@ -68,6 +68,24 @@ def _check_inside(declared: str, resolved: str, cwd: str, where: str | None) -> 
     )
 
 
+def _check_not_ours(declared: str, resolved: str, home: str, where: str | None) -> None:
+    """A write path must not cover customtools' own directory (``~/.customtools``: the trust
+    store, user tools, the compiled-code cache): what a pack writes there would be trusted
+    and run outside its sandbox by the next host."""
+    from customtools._loading._paths import display_path
+    from customtools._loading._reviewed import cache_root
+
+    target = os.path.realpath(resolved)
+    for own in dict.fromkeys((cache_root(), cache_root(home))):
+        real = os.path.realpath(own)
+        if _inside(real, target) or _inside(target, real):
+            raise PermissionsError(
+                f"{where or 'PERMISSIONS'}: write {declared!r} covers {display_path(own)},"
+                " customtools' own directory (trust grants, user tools, compiled code): what"
+                " the pack wrote there would run outside its sandbox; declare a narrower path"
+            )
+
+
 class SandboxedSource(IsolatedSource):
     """The supervised, confined worker of one candidate (see the module docstring).
 
@@ -106,12 +124,14 @@ class SandboxedSource(IsolatedSource):
     def _policy(self, cwd: str, home: str, base: Mapping[str, str]) -> dict[str, Any]:
         perms = self.permissions
 
-        def resolve(paths: tuple[str, ...]) -> list[str]:
+        def resolve(paths: tuple[str, ...], *, write: bool = False) -> list[str]:
             out = []
             for path in paths:
                 resolved = resolve_path(path, cwd=cwd, home=home, tmp=self.tmp)
                 if not path.startswith(("/", "~", "$TMP")):
                     _check_inside(path, resolved, cwd, self.declared_in)
+                if write:
+                    _check_not_ours(path, resolved, home, self.declared_in)
                 out.append(resolved)
             return out
 
@@ -123,7 +143,7 @@ class SandboxedSource(IsolatedSource):
             reads.append(os.path.realpath(self.candidate.resolved_path))
         policy: dict[str, Any] = {
             "read": reads,
-            "write": [*resolve(perms.write), self.tmp],
+            "write": [*resolve(perms.write, write=True), self.tmp],
             "net": perms.net if isinstance(perms.net, str) else list(perms.net),
             "run": perms.run,
             "home": home,

@@ -476,10 +476,10 @@ async def test_a_bare_pyc_added_after_the_gate_is_refused(tmp_path: Path) -> Non
 def code_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     from customtools._loading import _reviewed
 
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("HOME", str(tmp_path / "cache_home"))
     monkeypatch.setattr(_reviewed, "_cache_state", {})
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
-    return tmp_path / "xdg" / "customtools" / "bytecode"
+    return tmp_path / "cache_home" / ".customtools" / "cache" / "bytecode"
 
 
 def import_fresh(root: Path, name: str) -> object:
@@ -507,7 +507,49 @@ def test_the_code_cache_is_keyed_by_the_reviewed_bytes(tmp_path: Path, code_cach
     write(module, "X = 2\n")
     register_root(str(root), files={str(module): hashlib.sha256(b"X = 2\n").hexdigest()})
     assert import_fresh(root, name).X == 2  # type: ignore[attr-defined]
-    assert len(list(code_cache.iterdir())) == 2
+    assert len(list(code_cache.iterdir())) == 1  # one entry per file: the edit replaced it
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the code cache is POSIX-only")
+def test_a_cache_entry_is_used_only_for_the_bytes_it_was_compiled_from(
+    tmp_path: Path, code_cache: Path
+) -> None:
+    import hashlib
+    import marshal
+
+    root = tmp_path / "forged_root"
+    name = f"_forged_{os.getpid()}"
+    module = write(root / f"{name}.py", "X = 1\n")
+    register_root(str(root), files={str(module): hashlib.sha256(b"X = 1\n").hexdigest()})
+    assert import_fresh(root, name).X == 1  # type: ignore[attr-defined]
+    (entry,) = code_cache.iterdir()
+    stale = hashlib.sha256(b"X = 0\n").hexdigest().encode()  # compiled from other bytes
+    entry.write_bytes(stale + marshal.dumps(compile("X = 'forged'\n", str(module), "exec")))
+    assert import_fresh(root, name).X == 1  # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the code cache is POSIX-only")
+def test_the_code_cache_is_pruned_of_entries_unused_for_a_month(
+    tmp_path: Path, code_cache: Path
+) -> None:
+    import hashlib
+
+    code_cache.mkdir(parents=True, mode=0o700)
+    old = [code_cache / f"{index:064x}" for index in range(5)]
+    for path in old:
+        path.write_bytes(b"stale")
+        os.utime(path, (0, 0))
+    kept = code_cache / ("f" * 64)
+    kept.write_bytes(b"recent")
+    root = tmp_path / "pruned_root"
+    name = f"_pruned_{os.getpid()}"
+    module = write(root / f"{name}.py", "X = 1\n")
+    register_root(str(root), files={str(module): hashlib.sha256(b"X = 1\n").hexdigest()})
+    assert import_fresh(root, name).X == 1  # type: ignore[attr-defined]
+    left = sorted(path.name for path in code_cache.iterdir())
+    assert not any(path.name in left for path in old)
+    assert kept.name in left
+    assert len(left) == 2  # the recent entry and the new one
 
 
 @pytest.mark.skipif(os.name != "posix", reason="the code cache is POSIX-only")

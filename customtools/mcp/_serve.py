@@ -250,8 +250,8 @@ async def _follow(
                 raise  # nothing loaded yet: nothing to keep serving
             from customtools._format import describe_exception
 
-            print(
-                f"customtools: reloading the tools failed ({describe_exception(exc)});"
-                " the tools loaded before are still served, and the next change loads again",
-                file=sys.stderr,
+            sys.stderr.write(
+                f"customtools serve: reloading the tools failed ({describe_exception(exc)});"
+                " the tools loaded before are still served, and the next change loads again\n"
             )
+            sys.stderr.flush()

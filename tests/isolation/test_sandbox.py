@@ -613,9 +613,7 @@ async def test_a_pack_that_may_write_the_cache_cannot_plant_code_the_host_runs(
             [str(planter)], cwd=str(project), home=str(home), isolation=pool, sandbox=True
         )
         plant = CustomToolAdapter(loaded.get("plant").tool, timeout=30)  # type: ignore[union-attr]
-        planted = await plant.execute(
-            "p", {"target": str(target.resolve()), "canary": str(canary)}
-        )
+        planted = await plant.execute("p", {"target": str(target.resolve()), "canary": str(canary)})
     assert "refused ~/.customtools/cache/bytecode: 13" in planted.text  # EACCES: Landlock
 
     async def yes(pending: object) -> bool:

@@ -327,7 +327,7 @@ async def test_serving_with_reload_survives_a_reload_that_raises(
                 await anyio.sleep(0.05)
         group.cancel_scope.cancel()
     assert errors == [
-        "customtools: reloading the tools failed (RuntimeError: the host's trust prompt"
+        "customtools serve: reloading the tools failed (RuntimeError: the host's trust prompt"
         " failed); the tools loaded before are still served, and the next change loads again"
     ]
     assert await call(loads[-1], "alpha") == "a3"  # still watching after the failure

@@ -27,6 +27,7 @@ import hashlib
 import importlib.util
 import os
 import stat
+import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -422,7 +423,11 @@ class _Collector:
                 except OSError:
                     link, is_dir = True, False
                 if is_dir:
-                    if name not in _SKIPPED_DIRS and (installed or not _installed_tree(entry.path)):
+                    if name == "__pycache__":
+                        self.check_bytecode(entry.path)
+                    elif name not in _SKIPPED_DIRS and (
+                        installed or not _installed_tree(entry.path)
+                    ):
                         real = None if link else os.path.join(real_current, name)
                         subdirs.append((entry.path, real))
                     continue
@@ -437,6 +442,31 @@ class _Collector:
                 if self.full():
                     return
             stack.extend(reversed(subdirs))
+
+    def check_bytecode(self, directory: str, stem: str | None = None) -> None:
+        """A hash-based ``.pyc`` (PEP 552) of this interpreter in ``directory`` (a
+        ``__pycache__``; only ``stem``'s when given) is a problem: Python's own
+        ``SourceFileLoader`` runs it instead of the reviewed source, unchecked or checked
+        only against a hash anyone can compute, when a tool loads that source itself
+        (``importlib.util.spec_from_file_location``). Python writes one only when asked."""
+        tag = f".{sys.implementation.cache_tag}."
+        try:
+            with os.scandir(directory) as listing:
+                names = sorted(entry.name for entry in listing)
+        except OSError:
+            return
+        for name in names:
+            if tag not in name or not name.endswith(".pyc"):
+                continue
+            if stem is not None and not name.startswith(stem + "."):
+                continue
+            path = os.path.join(directory, name)
+            if _pyc_flags(path) not in (None, 0):
+                self.problems.append(
+                    f"{printable(_name_under(path, self.root))} is hash-based bytecode, which"
+                    " Python would run instead of its reviewed source when a tool loads that"
+                    " source itself (importlib.util.spec_from_file_location); delete it"
+                )
 
     def full(self) -> bool:
         """Whether a limit was reached (nothing more is read)."""
@@ -535,6 +565,11 @@ def _hash_group(root: str, members: list[Candidate], cache: StatCache | None) ->
         if candidate.kind == "module":
             if walked is None or not candidate.path.startswith(walked):
                 collector.add(candidate.path, candidate.resolved_path)
+                real = candidate.resolved_path
+                collector.check_bytecode(
+                    os.path.join(os.path.dirname(real), "__pycache__"),
+                    stem=os.path.splitext(os.path.basename(real))[0],
+                )
         elif candidate.kind == "package":
             collector.add_tree(candidate.path)
         else:
@@ -608,28 +643,46 @@ def file_source(
     return dataclasses.replace(made, notes=notes) if notes else made
 
 
-def _used_bytecode(source: str) -> str | None:
-    """The ``__pycache__`` file stock Python would run instead of ``source``, when one exists.
-
-    A timestamp ``.pyc`` is used when the mtime and size in its header match the source; a
-    hash-based one when it is unchecked, or checked and its source hash matches (not worked
-    out here: any checked one is reported). customtools never runs these for project code
-    (it compiles the reviewed bytes), but a ``.pyc`` shipped with a project is code nobody
-    reviewed that another Python process in the checkout would run.
-    """
+def _pyc_header(path: str) -> bytes | None:
+    """The 16-byte header of a regular ``.pyc`` file of this interpreter, or ``None``."""
     try:
-        cache = importlib.util.cache_from_source(source)
-        fd = os.open(cache, _O_FLAGS)
+        fd = os.open(path, _O_FLAGS)
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 return None
             header = os.read(fd, 16)
         finally:
             os.close(fd)
-        st = os.stat(source)
-    except (OSError, ValueError, NotImplementedError):
+    except OSError:
         return None
     if len(header) < 16 or header[:4] != importlib.util.MAGIC_NUMBER:
+        return None
+    return header
+
+
+def _pyc_flags(path: str) -> int | None:
+    """The PEP 552 flags of a ``.pyc`` of this interpreter (0: timestamp-based), or ``None``."""
+    header = _pyc_header(path)
+    return None if header is None else int.from_bytes(header[4:8], "little")
+
+
+def _used_bytecode(source: str) -> str | None:
+    """The ``__pycache__`` file stock Python would run instead of ``source``, when one exists.
+
+    A timestamp ``.pyc`` is used when the mtime and size in its header match the source; a
+    hash-based one when it is unchecked, or checked and its source hash matches (not worked
+    out here: any checked one is reported, and blocks the grant: :meth:`_Collector.
+    check_bytecode`). customtools' own imports never run these for project code (they
+    compile the reviewed bytes), but plain ``python`` in the checkout, or a tool that loads
+    the file itself, would.
+    """
+    try:
+        cache = importlib.util.cache_from_source(source)
+        header = _pyc_header(cache)
+        st = os.stat(source) if header is not None else None
+    except (OSError, ValueError, NotImplementedError):
+        return None
+    if header is None or st is None:
         return None
     flags = int.from_bytes(header[4:8], "little")
     if flags in (1, 3):  # hash-based
@@ -652,9 +705,10 @@ def bytecode_warnings(source: ProjectSource) -> tuple[str, ...]:
             if cached is not None:
                 out.append(
                     f"{printable(cached)} holds bytecode for {printable(item.name)} that was not"
-                    " reviewed; customtools never runs it (project code is compiled from the"
-                    " reviewed source), but plain `python` would: delete the __pycache__"
-                    " directories unless you created them"
+                    " reviewed; customtools' own imports compile the reviewed source instead,"
+                    " but plain `python`, or a tool that loads the file itself"
+                    " (importlib.util.spec_from_file_location), would run it: delete the"
+                    " __pycache__ directories unless you created them"
                 )
     return tuple(out)
 

@@ -40,19 +40,36 @@ def evil(marker: Path) -> str:
     return f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n"
 
 
-def forge_pyc(source: Path, code: str, tmp_path: Path) -> Path:
-    """Compile ``code`` as an unchecked-hash .pyc where Python looks for ``source``'s cache."""
+def forge_pyc(
+    source: Path,
+    code: str,
+    tmp_path: Path,
+    mode: py_compile.PycInvalidationMode = py_compile.PycInvalidationMode.UNCHECKED_HASH,
+) -> Path:
+    """Compile ``code`` as a .pyc where Python looks for ``source``'s cache: unchecked-hash
+    (always run), checked-hash (run when the source's public hash matches: forged here), or
+    timestamp-based with ``source``'s mtime and size (what an archive that keeps mtimes
+    carries)."""
     forged = tmp_path / f"forged_{source.parent.name}_{source.name}"
     forged.write_text(code, encoding="utf-8")
     cfile = Path(importlib.util.cache_from_source(str(source.resolve())))
     py_compile.compile(
-        str(forged),
-        cfile=str(cfile),
-        dfile=str(source),
-        doraise=True,
-        invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
+        str(forged), cfile=str(cfile), dfile=str(source), doraise=True, invalidation_mode=mode
     )
+    data = bytearray(cfile.read_bytes())
+    if mode is py_compile.PycInvalidationMode.CHECKED_HASH:
+        import _imp
+
+        data[8:16] = _imp.source_hash(importlib.util._RAW_MAGIC_NUMBER, source.read_bytes())  # type: ignore[attr-defined]
+    elif mode is py_compile.PycInvalidationMode.TIMESTAMP:
+        st = source.stat()
+        data[8:12] = (int(st.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
+        data[12:16] = (st.st_size & 0xFFFFFFFF).to_bytes(4, "little")
+    cfile.write_bytes(bytes(data))
     return cfile
+
+
+TIMESTAMP = py_compile.PycInvalidationMode.TIMESTAMP
 
 
 async def trust_everything(project: Path, home: Path) -> None:
@@ -96,12 +113,69 @@ async def test_a_bytecode_cache_committed_after_trust_never_runs(
     await trust_everything(project, home)
     sys.modules.pop(target.stem, None)  # a sibling helper is an ordinary, cached import
     assert not marker.exists()
-    forge_pyc(target, code, tmp_path)
+    forge_pyc(target, code, tmp_path, TIMESTAMP)
     result = await discover_and_load((), project, home=home, entry_points=False)
     assert result.pending_trust == ()  # __pycache__ is not part of the grant ...
     sys.modules.pop(target.stem, None)
     assert name in result.tool_names
-    assert not marker.exists()  # ... because it is never run
+    assert not marker.exists()  # ... because customtools' imports never run it
+    forge_pyc(target, code, tmp_path)  # hash-based: what a tool's own loader would run
+    result = await discover_and_load((), project, home=home, entry_points=False)
+    sys.modules.pop(target.stem, None)
+    (pending,) = result.pending_trust  # so it revokes the grant
+    assert any("is hash-based bytecode" in change for change in pending.changes)
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("mode", ["unchecked-hash", "checked-hash"])
+async def test_hash_based_bytecode_of_a_helper_loaded_by_file_location_blocks_the_grant(
+    home: Path, project: Path, tmp_path: Path, mode: str
+) -> None:
+    tools = project / ".claude" / "tools"
+    write(
+        tools / "t.py",
+        "import importlib.util, os\n"
+        "from customtools import tool\n"
+        "_spec = importlib.util.spec_from_file_location(\n"
+        f"    't_helper_{mode}', os.path.join(os.path.dirname(__file__), 'helper.py'))\n"
+        "helper = importlib.util.module_from_spec(_spec)\n"
+        "_spec.loader.exec_module(helper)\n"
+        "@tool\n"
+        "def t() -> str:\n"
+        '    """T."""\n'
+        "    return helper.answer()\n",
+    )
+    helper = write(tools / "helper.py", "def answer():\n    return 'reviewed helper'\n")
+    marker = tmp_path / "PWNED_PYC"
+    invalidation = (
+        py_compile.PycInvalidationMode.UNCHECKED_HASH
+        if mode == "unchecked-hash"
+        else py_compile.PycInvalidationMode.CHECKED_HASH
+    )
+    cfile = forge_pyc(
+        helper, evil(marker) + "def answer():\n    return 'FORGED'\n", tmp_path, invalidation
+    )
+
+    async def yes(pending: object) -> bool:
+        return True
+
+    result = await discover_and_load((), project, home=home, entry_points=False, trust=yes)
+
+    assert result.tool_names == ()
+    (pending,) = result.pending_trust
+    assert not pending.source.trustable
+    (problem,) = pending.source.problems
+    assert problem == (
+        f"__pycache__/{cfile.name} is hash-based bytecode, which Python would run instead of"
+        " its reviewed source when a tool loads that source itself"
+        " (importlib.util.spec_from_file_location); delete it"
+    )
+    assert not marker.exists()
+    cfile.unlink()  # deleted: the source can be trusted, and runs the reviewed helper
+    result = await discover_and_load((), project, home=home, entry_points=False, trust=yes)
+    assert (await CustomToolAdapter(result.tools[0].tool).execute("c", {})).text == (
+        "reviewed helper"
+    )
 
 
 async def test_a_changed_source_warns_about_bytecode_too(
@@ -111,12 +185,14 @@ async def test_a_changed_source_warns_about_bytecode_too(
     target = write(tools / "t.py", TOOL.format(name="hello"))
     await trust_everything(project, home)
     write(target, "# a harmless edit\n" + TOOL.format(name="hello"))
-    cfile = forge_pyc(target, evil(tmp_path / "PWNED") + TOOL.format(name="hello"), tmp_path)
+    code = evil(tmp_path / "PWNED") + TOOL.format(name="hello")
+    cfile = forge_pyc(target, code, tmp_path, TIMESTAMP)
     result = await discover_and_load((), project, home=home, entry_points=False)
     (pending,) = result.pending_trust
     assert pending.status == "changed"
-    assert any(cfile.name in w and "never runs it" in w for w in pending.warnings)
-    assert "never runs it" in pending.message()
+    said = "customtools' own imports compile the reviewed source instead"
+    assert any(cfile.name in w and said in w for w in pending.warnings)
+    assert "spec_from_file_location), would run it" in pending.message()
 
 
 async def test_the_trust_listing_names_ignored_bytecode_of_a_trusted_source(
@@ -125,11 +201,12 @@ async def test_the_trust_listing_names_ignored_bytecode_of_a_trusted_source(
     tools = project / ".claude" / "tools"
     target = write(tools / "t.py", TOOL.format(name="hello"))
     await trust_everything(project, home)
-    cfile = forge_pyc(target, evil(tmp_path / "PWNED") + TOOL.format(name="hello"), tmp_path)
+    code = evil(tmp_path / "PWNED") + TOOL.format(name="hello")
+    cfile = forge_pyc(target, code, tmp_path, TIMESTAMP)
     out = run_cli(["trust"], project, home)
     assert "[trusted]" in out.stdout
     assert cfile.name in out.stdout
-    assert "never runs it" in out.stdout
+    assert "customtools' own imports compile the reviewed source instead" in out.stdout
     assert not (tmp_path / "PWNED").exists()
 
 
@@ -446,9 +523,13 @@ async def test_a_linked_package_outside_the_root_never_runs_its_bytecode(
     (tools / "linked").symlink_to(outside, target_is_directory=True)
     await trust_everything(project, home)
     marker = tmp_path / "PWNED_LINKED"
-    forge_pyc(helper, evil(marker) + "X = 1\n", tmp_path)
+    forge_pyc(helper, evil(marker) + "X = 1\n", tmp_path, TIMESTAMP)
     result = await discover_and_load((), project, home=home, entry_points=False)
     assert result.tool_names == ("linked",)
+    assert not marker.exists()
+    forge_pyc(helper, evil(marker) + "X = 1\n", tmp_path)  # hash-based: revokes the grant
+    result = await discover_and_load((), project, home=home, entry_points=False)
+    assert result.tool_names == ()
     assert not marker.exists()
 
 

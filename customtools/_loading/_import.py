@@ -191,15 +191,17 @@ def _fd_identity(fd: int) -> tuple[int, int] | None:
 
 
 class StdFds:
-    """File descriptors 0, 1 and 2 as they were, with duplicates to put them back from.
+    """File descriptors 0, 1 and 2 as they were, with duplicates to put them back from, and
+    the rest of the process state (:meth:`state`).
 
-    One snapshot serves both guards of a candidate (import and factory); :meth:`close` it
-    when the candidate is done.
+    A loader takes one for a whole load and hands it to every candidate; :meth:`close` it
+    when the load is done.
     """
 
-    __slots__ = ("_entries",)
+    __slots__ = ("_entries", "_state")
 
     def __init__(self) -> None:
+        self._state: _StateGuard | None = None
         entries = []
         for fd, name in _STD_FDS:
             identity = _fd_identity(fd)
@@ -220,6 +222,15 @@ class StdFds:
                         os.dup2(saved, fd)
                 changed.append(f"file descriptor {fd} ({name})")
         return changed
+
+    def state(self) -> _StateGuard:
+        """The snapshot of the process state a candidate is checked against: taken once per
+        load (every restore puts the state back as it was, so the next candidate starts from
+        the same state), and again after a candidate changed something, in case it could
+        not all be undone (a deleted working directory)."""
+        if self._state is None or self._state.dirty:
+            self._state = _StateGuard()
+        return self._state
 
     def close(self) -> None:
         for _fd, _name, _identity, saved in self._entries:
@@ -284,10 +295,11 @@ class _StateGuard:
 
     __slots__ = (
         "_argv", "_argv_list", "_cwd", "_environ_raw", "_handlers", "_path", "_path_list",
-        "_stderr", "_stdin", "_stdout",
+        "_stderr", "_stdin", "_stdout", "dirty",
     )  # fmt: skip
 
     def __init__(self) -> None:
+        self.dirty = False  # a restore found changes: take a fresh snapshot next time
         self._cwd = _getcwd()
         # The list objects themselves (a module may rebind sys.path: the host and importlib
         # must keep the one they hold) and their contents.
@@ -327,6 +339,8 @@ class _StateGuard:
                 changed.append(f"os.environ ({environ}; pass env= to api.exec instead)")
         if not _same(_handlers_snapshot(), self._handlers):
             changed.append(f"signal handlers ({self._restore_handlers()}; leave them to the host)")
+        if changed:
+            self.dirty = True
         return changed
 
     def _restore_handlers(self) -> str:
@@ -704,9 +718,9 @@ async def load_candidate(
     out = ImportOutcome(module_name=module_name if candidate.kind != "entry_point" else None)
     threads = _thread_ids()
     fds = std_fds if std_fds is not None else StdFds()
-    # One snapshot for the import and the factory: the import's restore() puts the state
-    # back as it was, and nothing runs between the two.
-    guard = _StateGuard()
+    # One snapshot for the import and the factory (and, through a shared StdFds, for the
+    # whole load): each restore() puts the state back as it was.
+    guard = fds.state()
     try:
         with load_step(STEP_IMPORT, {"customtools.module": module_name}) as step:
             factory = _find_factory(candidate, module_name, out, guard)

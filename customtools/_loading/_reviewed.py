@@ -79,6 +79,12 @@ class _Registry:
             self.hashed[real_root] = files
             self.dirs.update(os.path.dirname(path) for path in files or ())
 
+    def refuse(self, path: str) -> None:
+        """Remember a refused file for :func:`refused_paths` (a few: only the first counts)."""
+        with self.lock:
+            if len(self.refused) < 16:
+                self.refused.append(path)
+
     def table_for(self, path: str) -> tuple[str, dict[str, str]] | None:
         """The hashed root whose table lists ``path`` (real), with a copy of that table."""
         with self.lock:
@@ -279,7 +285,7 @@ class ReviewedSourceLoader(importlib.machinery.SourceFileLoader):
         data = _read_source(path)
         expected = _REGISTRY.expected(path)
         if expected is _UNKNOWN:
-            _REGISTRY.refused.append(path)
+            _REGISTRY.refuse(path)
             raise UnreviewedCodeError(
                 f"{display_path(path)} was not part of the project source when it was"
                 " reviewed (it appeared since); run `customtools trust` to review it",
@@ -288,7 +294,7 @@ class ReviewedSourceLoader(importlib.machinery.SourceFileLoader):
             )
         sha = hashlib.sha256(data).hexdigest()
         if expected is not None and sha != expected:
-            _REGISTRY.refused.append(path)
+            _REGISTRY.refuse(path)
             raise UnreviewedCodeError(
                 f"{display_path(path)} changed after it was reviewed and trusted; reload to"
                 " be asked again (`customtools trust`)",
@@ -311,7 +317,7 @@ def _check_binary(fullname: str, path: str) -> None:
     if expected is None:
         return
     if expected is _UNKNOWN or hashlib.sha256(_read_source(path)).hexdigest() != expected:
-        _REGISTRY.refused.append(path)
+        _REGISTRY.refuse(path)
         raise UnreviewedCodeError(
             f"{display_path(path)} is not the file that was reviewed and trusted; reload to"
             " be asked again (`customtools trust`)",

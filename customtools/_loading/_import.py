@@ -198,10 +198,11 @@ class StdFds:
     when the load is done.
     """
 
-    __slots__ = ("_entries", "_state")
+    __slots__ = ("_entries", "_state", "_threads")
 
     def __init__(self) -> None:
         self._state: _StateGuard | None = None
+        self._threads: tuple[int, set[int]] | None = None
         entries = []
         for fd, name in _STD_FDS:
             identity = _fd_identity(fd)
@@ -231,6 +232,14 @@ class StdFds:
         if self._state is None or self._state.dirty:
             self._state = _StateGuard()
         return self._state
+
+    def threads(self) -> tuple[int, set[int]]:
+        """``(count, idents)`` of the running threads: listed again only when the count
+        moved since the last candidate."""
+        count = threading.active_count()
+        if self._threads is None or self._threads[0] != count:
+            self._threads = (count, _thread_ids())
+        return self._threads
 
     def close(self) -> None:
         for _fd, _name, _identity, saved in self._entries:
@@ -313,6 +322,23 @@ class _StateGuard:
     def restore(self) -> list[str]:
         """Undo changes; return one phrase per thing that had changed. The snapshot stays
         valid afterwards (a candidate's import and factory share one guard)."""
+        data = getattr(os.environ, "_data", None)  # compared in place: no copy when unchanged
+        if (
+            sys.path is self._path_list
+            and sys.argv is self._argv_list
+            and sys.stdin is self._stdin
+            and sys.stdout is self._stdout
+            and sys.stderr is self._stderr
+            and sys.path == self._path
+            and sys.argv == self._argv
+            and (data if isinstance(data, dict) else _environ_snapshot()) == self._environ_raw
+            and _same(_handlers_snapshot(), self._handlers)
+            and (_getcwd() == self._cwd or self._cwd is None)
+        ):
+            return []  # the common case, in one pass
+        return self._undo()
+
+    def _undo(self) -> list[str]:
         changed: list[str] = []
         cwd = _getcwd()
         if cwd != self._cwd and self._cwd is not None:
@@ -332,8 +358,7 @@ class _StateGuard:
             if getattr(sys, name) is not original:
                 setattr(sys, name, original)
                 changed.append(f"sys.{name}")
-        data = getattr(os.environ, "_data", None)  # compared in place: no copy when unchanged
-        if (data if isinstance(data, dict) else _environ_snapshot()) != self._environ_raw:
+        if _environ_snapshot() != self._environ_raw:
             environ = self._restore_environ()
             if environ:
                 changed.append(f"os.environ ({environ}; pass env= to api.exec instead)")
@@ -716,8 +741,8 @@ async def load_candidate(
     one, the candidate takes and closes its own.
     """
     out = ImportOutcome(module_name=module_name if candidate.kind != "entry_point" else None)
-    threads = _thread_ids()
     fds = std_fds if std_fds is not None else StdFds()
+    threads = fds.threads()
     # One snapshot for the import and the factory (and, through a shared StdFds, for the
     # whole load): each restore() puts the state back as it was.
     guard = fds.state()
@@ -737,7 +762,9 @@ async def load_candidate(
             fds.close()
     if replaced:
         _report_replaced_fds(candidate, replaced, out)
-    started = _new_threads(threads)
+    # Counting is enough to see a thread start (two lock-held dict lengths, where listing
+    # them costs ten times more); only a start hidden by another thread's end goes unseen.
+    started = _new_threads(threads[1]) if threading.active_count() != threads[0] else []
     if started:
         out.diagnostics.append(
             Diagnostic(

@@ -63,7 +63,7 @@ _SKIPPED_DIRS = frozenset({"__pycache__", ".git", ".mypy_cache", ".pytest_cache"
 def fingerprint(candidate: Candidate) -> tuple[Any, ...]:
     """What a candidate's code is made of: each file's relative path and content digest.
 
-    Files are read as the trust gate reads them (``_trust._hash_file``: opened non-blocking,
+    Files are read as the trust gate reads them (``_trust.hash_file``: opened non-blocking,
     regular files only, at most :data:`~._trust.MAX_SOURCE_BYTES` per candidate), so a FIFO
     or a ``/dev/zero`` link among a package's files is a marker, never a hang or a
     ``MemoryError``; data files (``.json``, ``.md``, ...) count by their ``stat`` only. Never
@@ -93,13 +93,13 @@ def fingerprint(candidate: Candidate) -> tuple[Any, ...]:
 
 
 def _digest(path: str, budget: list[int]) -> str:
-    from customtools._loading._trust import _hash_file, _NotRegularError, _TooLargeError
+    from customtools._loading._trust import NotRegularError, TooLargeError, hash_file
 
     try:
-        sha, size, _ = _hash_file(os.path.realpath(path), budget[0])
-    except _NotRegularError as exc:
+        sha, size, _ = hash_file(os.path.realpath(path), budget[0])
+    except NotRegularError as exc:
         return f"not a regular file: {exc.strerror}"
-    except _TooLargeError:
+    except TooLargeError:
         return "too large"
     except OSError as exc:
         return f"unreadable: {type(exc).__name__}"

@@ -42,14 +42,17 @@ __all__ = [
     "DATA_SUFFIXES",
     "MAX_SOURCE_BYTES",
     "MAX_SOURCE_FILES",
+    "NotRegularError",
     "PendingSource",
     "PendingStatus",
     "ProjectSource",
     "SourceFile",
     "StatCache",
     "StatKey",
+    "TooLargeError",
     "bytecode_warnings",
     "file_source",
+    "hash_file",
     "is_data_file",
     "printable",
     "project_sources",
@@ -232,20 +235,20 @@ _O_FLAGS = (
 )
 
 
-class _NotRegularError(OSError):
+class NotRegularError(OSError):
     """A file of a source is not a regular file (a FIFO, a device, a socket, ...)."""
 
 
-class _TooLargeError(OSError):
+class TooLargeError(OSError):
     """A file would take a source past :data:`MAX_SOURCE_BYTES`."""
 
 
-def _hash_file(path: str, budget: int = MAX_SOURCE_BYTES) -> tuple[str, int, os.stat_result]:
+def hash_file(path: str, budget: int = MAX_SOURCE_BYTES) -> tuple[str, int, os.stat_result]:
     """SHA-256 of the file's bytes, their count, and the ``fstat`` of the file read.
 
     Only a regular file is read (checked with ``fstat`` on the open descriptor, opened
     non-blocking, so a FIFO or a device never blocks), and never more than ``budget`` bytes
-    (:class:`_TooLargeError` past it: ``/dev/zero`` behind a swapped link cannot spin).
+    (:class:`TooLargeError` past it: ``/dev/zero`` behind a swapped link cannot spin).
     Unbuffered ``os.read`` into one buffer sized from ``fstat``: four times quicker than
     ``open().read()`` for small files, which is most of what a tools directory holds.
     """
@@ -253,9 +256,9 @@ def _hash_file(path: str, budget: int = MAX_SOURCE_BYTES) -> tuple[str, int, os.
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise _NotRegularError(errno.EINVAL, _kind(st.st_mode))
+            raise NotRegularError(errno.EINVAL, _kind(st.st_mode))
         if st.st_size > budget:
-            raise _TooLargeError(errno.EFBIG, "too large")
+            raise TooLargeError(errno.EFBIG, "too large")
         digest = hashlib.sha256()
         size = 0
         want = st.st_size + 1  # a short read of a regular file is the end of it
@@ -266,7 +269,7 @@ def _hash_file(path: str, budget: int = MAX_SOURCE_BYTES) -> tuple[str, int, os.
             digest.update(chunk)
             size += len(chunk)
             if size > budget:
-                raise _TooLargeError(errno.EFBIG, "too large")
+                raise TooLargeError(errno.EFBIG, "too large")
             if len(chunk) < want:
                 break
             want = 1 << 20
@@ -353,15 +356,15 @@ class _Collector:
             else:
                 # The key of the bytes actually read (fstat), so a file swapped between a
                 # stat and the read can never lend its key to other content.
-                digest, size, st = _hash_file(real_path, MAX_SOURCE_BYTES - self.total)
+                digest, size, st = hash_file(real_path, MAX_SOURCE_BYTES - self.total)
             key = _key(st)
-        except _NotRegularError as exc:
+        except NotRegularError as exc:
             self.problems.append(
                 f"{printable(name)} is {exc.strerror}, not a regular file; remove it (a tool"
                 " source may hold only regular files and directories)"
             )
             return
-        except _TooLargeError:
+        except TooLargeError:
             self.problems.append(f"more than {MAX_SOURCE_BYTES // (1024 * 1024)} MiB of files")
             self.stopped = True
             return

@@ -148,9 +148,16 @@ class _Worker:
 
         try:
             candidate = candidate_from_dict(message["candidate"])
-            if candidate.source.level == "project":
-                # The host applied its trust policy to this candidate already; project code
-                # still never runs from bytecode caches.
+            reviewed = message.get("reviewed")
+            if reviewed is not None:
+                # The grant's hashes, pinned: every import of project code in this worker
+                # (this load, a restart's, a helper imported later) is checked against them.
+                from customtools._loading._reviewed import register_root
+
+                register_root(reviewed["root"], files=reviewed["files"], pin=True)
+            elif candidate.source.level == "project":
+                # The host applied its trust policy ("all") already; project code still never
+                # runs from bytecode caches.
                 from customtools._loading._reviewed import register_root
 
                 register_root(candidate.root or candidate.path)
@@ -192,6 +199,8 @@ class _Worker:
             self.tools.remove(tool.name)  # a later load of the module replaces its tools
             self.tools.add(inner)
             described.append(tool_description(tool))
+        from customtools._loading._reviewed import refused_paths
+
         self.send(
             {
                 "op": "loaded",
@@ -199,6 +208,7 @@ class _Worker:
                 "tools": described,
                 "errors": [error.to_dict() for error in result.errors],
                 "diagnostics": [item.to_dict() for item in result.diagnostics],
+                "unreviewed": refused_paths(),
             }
         )
 

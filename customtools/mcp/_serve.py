@@ -233,10 +233,27 @@ async def serve(
 async def _follow(
     reloader: Reloader, server: ToolServer, on_load: Callable[[LoadResult], Any] | None
 ) -> None:
-    """Serve each new load: in-flight calls finish on the tools they started with."""
-    async with contextlib.aclosing(reloader.watch()) as results:
-        async for result in results:
-            await server.set_tools([loaded.tool for loaded in result.tools])
-            report_load(result, server)
-            if on_load is not None:
-                on_load(result)
+    """Serve each new load: in-flight calls finish on the tools they started with.
+
+    A reload that raises ends neither the server nor the watch: it is reported on stderr,
+    the tools served so far stay, and the next change on disk loads again.
+    """
+    while True:
+        try:
+            async with contextlib.aclosing(reloader.watch()) as results:
+                async for result in results:
+                    await server.set_tools([loaded.tool for loaded in result.tools])
+                    report_load(result, server)
+                    if on_load is not None:
+                        on_load(result)
+            return
+        except Exception as exc:
+            if reloader.result is None:
+                raise  # nothing loaded yet: nothing to keep serving
+            from customtools._format import describe_exception
+
+            sys.stderr.write(
+                f"customtools serve: reloading the tools failed ({describe_exception(exc)});"
+                " the tools loaded before are still served, and the next change loads again\n"
+            )
+            sys.stderr.flush()

@@ -14,7 +14,7 @@ channel).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from customtools._isolation._options import IsolationOptions
@@ -23,6 +23,7 @@ from customtools._isolation._source import IsolatedSource, WorkerLost
 if TYPE_CHECKING:
     from customtools._isolation._sandboxed import SandboxedSource
     from customtools._loading._import import ImportOutcome
+    from customtools._loading._isolating import IsolationRequest
     from customtools._loading._records import Candidate, Diagnostic
     from customtools._tool import CustomTool
 
@@ -56,7 +57,7 @@ def _sandboxed_sources(
     cwd: str,
     load_timeout: float | None,
     options: IsolationOptions,
-    sandbox: Mapping[str, Any],
+    request: IsolationRequest,
     out: ImportOutcome,
 ) -> list[tuple[SandboxedSource, frozenset[str] | None]]:
     """Confined sources for ``candidate``: one for the module's permissions (tool names
@@ -84,8 +85,8 @@ def _sandboxed_sources(
                         options=options,
                         permissions=permissions,
                         declared_in=where,
-                        home=str(sandbox.get("home") or os.path.expanduser("~")),
-                        require=bool(sandbox.get("require")),
+                        home=request.home or os.path.expanduser("~"),
+                        require=request.require,
                         tools=names,
                     ),
                     names,
@@ -172,14 +173,14 @@ class IsolationPool:
         *,
         cwd: str,
         load_timeout: float | None,
-        sandbox: Mapping[str, Any] | None = None,
+        request: IsolationRequest,
     ) -> list[ImportOutcome]:
         """Import each candidate in a worker of its own, concurrently; one outcome each.
 
         The outcomes (tools as proxies, load errors, diagnostics) are in ``candidates``'
-        order; the loader merges them as it merges in-process imports. ``sandbox``
-        (``{"home": ..., "require": bool}``) confines each worker to the permissions its
-        module declares (see ``docs/sandbox.md``).
+        order; the loader merges them as it merges in-process imports. ``request.sandbox``
+        confines each worker to the permissions its module declares (see
+        ``docs/sandbox.md``).
         """
         import anyio
 
@@ -190,7 +191,7 @@ class IsolationPool:
 
         async def one(index: int, candidate: Candidate) -> None:
             async with limiter:
-                outcomes[index] = await self._load_one(candidate, cwd, load_timeout, sandbox)
+                outcomes[index] = await self._load_one(candidate, cwd, load_timeout, request)
 
         async with anyio.create_task_group() as group:
             for index, candidate in enumerate(candidates):
@@ -202,18 +203,18 @@ class IsolationPool:
         candidate: Candidate,
         cwd: str,
         load_timeout: float | None,
-        sandbox: Mapping[str, Any] | None = None,
+        request: IsolationRequest,
     ) -> ImportOutcome:
         from customtools._loading._import import ImportOutcome
 
         out = ImportOutcome()
-        if sandbox is None:
+        if not request.sandbox:
             source = IsolatedSource(
                 candidate, cwd=cwd, load_timeout=load_timeout, options=self.options
             )
             await self._load_into(source, candidate, out)
             return out
-        groups = _sandboxed_sources(candidate, cwd, load_timeout, self.options, sandbox, out)
+        groups = _sandboxed_sources(candidate, cwd, load_timeout, self.options, request, out)
         claimed = frozenset(name for _, names in groups for name in names or ())
         for index, (boxed, names) in enumerate(groups):
             # The module's own group keeps every tool no @tool(permissions=...) claimed; a
@@ -329,7 +330,8 @@ class IsolationPool:
                     )
                 )
         if kept:
-            self.sources.append(source)
+            self.sources = [*(s for s in self.sources if not s.closed), source]
+            out.cleanup.append(source.retire)
         else:
             await source.aclose()
 

@@ -37,7 +37,7 @@ import signal
 import sys
 import threading
 import traceback
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, fields
 from types import ModuleType
 from typing import Any
@@ -374,6 +374,8 @@ class ImportOutcome:
     tools: list[CustomTool] = field(default_factory=list)
     errors: list[LoadError] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    cleanup: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    """Stops what serves the tools elsewhere (isolation workers) once a reload replaced them."""
 
 
 def _error(

@@ -163,8 +163,6 @@ def _security(args: argparse.Namespace, address: tuple[str, int] | None) -> Any:
 
 def command(args: argparse.Namespace) -> int:
     """Run ``serve``; returns the exit status."""
-    if wants_sandbox(args) and args.reload:
-        raise UsageError("--sandbox does not work with --reload yet: drop one")
     if args.stateless and not args.http:
         raise UsageError("--stateless applies to --http only")
     if args.timeout is not None and not args.timeout > 0:
@@ -205,36 +203,31 @@ def command(args: argparse.Namespace) -> int:
         options["on_load"] = log.loaded
     paths = absolute_paths(list(args.served_paths) + list(args.paths))
     if address is None:
-        anyio.run(_sandboxed, args, lambda: serve(paths, transport="stdio", **options), options)
+        options["transport"] = "stdio"
     else:
-        host, port = address
-        anyio.run(
-            _sandboxed,
-            args,
-            lambda: serve(
-                paths,
-                transport="http",
-                host=host,
-                port=port,
-                stateless=args.stateless,
-                security=security,
-                on_ready=ready,
-                **options,
-            ),
-            options,
+        options.update(
+            transport="http",
+            host=address[0],
+            port=address[1],
+            stateless=args.stateless,
+            security=security,
+            on_ready=ready,
         )
+    anyio.run(_serve, args, serve, paths, options)
     return EXIT_OK
 
 
-async def _sandboxed(
-    args: argparse.Namespace, serving: Callable[[], Awaitable[Any]], options: dict[str, Any]
+async def _serve(
+    args: argparse.Namespace,
+    serve: Callable[..., Awaitable[Any]],
+    paths: list[str],
+    options: dict[str, Any],
 ) -> None:
     """Serve; with ``--sandbox``, from confined isolation workers that end with the server."""
     if not wants_sandbox(args):
-        await serving()
+        await serve(paths, **options)
         return
     from customtools._isolation._pool import IsolationPool
 
     async with IsolationPool() as pool:
-        options.update(sandbox_load_options(args, pool))
-        await serving()
+        await serve(paths, **options, **sandbox_load_options(args, pool))

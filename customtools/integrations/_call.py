@@ -146,7 +146,7 @@ async def run_call(
     *,
     ctx: ToolContext | None,
     on_update: Callable[[ToolResult], None] | None = None,
-    decide: Decide | None = None,
+    decide: Decide = ADAPTER_APPROVER,
     emit: Callable[[ToolResult], Awaitable[None]] | None = None,
     grace: float = DEFAULT_CANCEL_GRACE,
 ) -> ToolResult:
@@ -158,9 +158,9 @@ async def run_call(
         params: the model's arguments (validated by the adapter).
         ctx: the tool context for this call.
         on_update: a synchronous update sink (a host callback, a stream writer).
-        decide: asked when the call needs approval; ``None`` means the framework already
-            approved every call it lets through; :data:`ADAPTER_APPROVER` leaves it to the
-            adapter's own approver.
+        decide: asked when the call needs approval (by the adapter's rule, on the validated
+            arguments); :data:`ADAPTER_APPROVER` (the default) leaves it to the adapter's own
+            approver, which refuses when there is none.
         emit: an awaitable update sink (pumped by a task next to the call).
         grace: seconds a cancelled call may take to settle after its signal aborted, before
             it is cancelled.
@@ -204,7 +204,7 @@ async def _direct(
     params: Any,
     ctx: ToolContext | None,
     sink: Callable[[ToolResult], None] | None,
-    decide: Decide | None,
+    decide: Decide,
     controller: AbortController,
     send: Any,
 ) -> ToolResult:
@@ -236,7 +236,7 @@ async def _shielded(
     params: Any,
     ctx: ToolContext | None,
     sink: Callable[[ToolResult], None] | None,
-    decide: Decide | None,
+    decide: Decide,
     controller: AbortController,
     send: Any,
     grace: float,
@@ -291,16 +291,12 @@ async def _gated(
     params: Any,
     ctx: ToolContext | None,
     on_update: Callable[[ToolResult], None] | None,
-    decide: Decide | None,
+    decide: Decide,
     signal: Any,
 ) -> ToolResult:
     if decide is ADAPTER_APPROVER:
         return await adapter.execute(
             tool_call_id, params, signal=signal, on_update=on_update, ctx=ctx
-        )
-    if decide is None:
-        return await adapter.execute(
-            tool_call_id, params, signal=signal, on_update=on_update, ctx=ctx, approver=_yes
         )
     asked: list[ApprovalRequest] = []
 

@@ -15,7 +15,7 @@ from customtools import ToolResult, load_custom_tools, tool
 from customtools.export import openai_issues
 from customtools.integrations.openai_agents import function_tools
 from customtools.isolation import IsolationPool
-from tests.integrations.conftest import SlowState, make_tools
+from tests.integrations.conftest import SlowState, cleanup_tool, make_tools
 
 pytestmark = pytest.mark.anyio
 
@@ -243,3 +243,16 @@ async def test_invalid_arguments_of_a_gated_tool_ask_first() -> None:
     agent = agent_with(scripted([("deploy", {"target": 3})]), function_tools([deploy]))
     first = await Runner.run(agent, "go")
     assert len(first.interruptions) == 1
+
+
+async def test_a_cancelled_run_aborts_an_async_tools_signal_before_its_cleanup(
+    state: SlowState,
+) -> None:
+    agent = agent_with(scripted([("waits", {})]), function_tools([cleanup_tool(state)]))
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            group.start_soon(Runner.run, agent, "go")
+            assert await anyio.to_thread.run_sync(state.started.wait, 5)
+            group.cancel_scope.cancel()
+        assert await anyio.to_thread.run_sync(state.finished.wait, 5)
+    assert state.cleanup_saw == (True, "the caller's task was cancelled")

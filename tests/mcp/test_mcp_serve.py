@@ -347,3 +347,26 @@ async def test_only_tools_with_an_output_schema_send_structured_content(mode: st
     assert without.structured_content is None
     assert without.meta is not None
     assert without.meta[DETAILS_META_KEY] == [1, 2]
+
+
+async def test_a_cancelled_calls_cleanup_sees_its_signal_aborted(mode: str) -> None:
+    seen: list[tuple[bool, Any]] = []
+    started = anyio.Event()
+
+    async def waits(call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any) -> str:
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            seen.append((signal.aborted, signal.reason))
+        return "never"
+
+    server = ToolServer([CustomTool(name="waits", description="d", execute=waits)])
+    async with Client(server.server, mode=mode) as client:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.call_tool, "waits", {})
+            with anyio.fail_after(10):
+                await started.wait()
+            tg.cancel_scope.cancel()
+        assert await wait_until(lambda: bool(seen))
+    assert seen == [(True, "the MCP client cancelled the call")]

@@ -527,11 +527,15 @@ def resume(
             except StopIteration as stop:
                 return stop.value
         else:
-            if value is not None and guard.cancelled_at is None and _delivers_error(value):
-                # trio resumes a cancelled task with an outcome that raises inside the tool:
-                # if it is the call's cancellation, the signal fires first (not at the probe).
-                if guard.cancelled():
-                    guard.fire(time.monotonic())
+            # trio resumes a cancelled task with an outcome that raises inside the tool: if
+            # it is the call's cancellation, the signal fires first (not at the next probe).
+            if (
+                value is not None
+                and guard.cancelled_at is None
+                and _delivers_error(value)
+                and guard.cancelled()
+            ):
+                guard.fire(time.monotonic())
             if guard.expired():
                 closed = _close(coro, guard, tool_name)
                 if closed is _CLOSED:

@@ -45,7 +45,7 @@ import types
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from customtools import _observe
+import customtools._observe as _observe
 from customtools._abort import AbortSignal
 from customtools._approval import (
     DEFAULT_APPROVAL_TIMEOUT,

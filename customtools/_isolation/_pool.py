@@ -14,7 +14,7 @@ channel).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from customtools._isolation._options import IsolationOptions
@@ -23,7 +23,6 @@ from customtools._isolation._source import IsolatedSource, WorkerLost
 if TYPE_CHECKING:
     from customtools._isolation._sandboxed import SandboxedSource
     from customtools._loading._import import ImportOutcome
-    from customtools._loading._isolating import IsolationRequest
     from customtools._loading._records import Candidate, Diagnostic
     from customtools._tool import CustomTool
 
@@ -57,7 +56,7 @@ def _sandboxed_sources(
     cwd: str,
     load_timeout: float | None,
     options: IsolationOptions,
-    request: IsolationRequest,
+    sandbox: Mapping[str, Any],
     out: ImportOutcome,
 ) -> list[tuple[SandboxedSource, frozenset[str] | None]]:
     """Confined sources for ``candidate``: one for the module's permissions (tool names
@@ -85,8 +84,8 @@ def _sandboxed_sources(
                         options=options,
                         permissions=permissions,
                         declared_in=where,
-                        home=request.home or os.path.expanduser("~"),
-                        require=request.require,
+                        home=str(sandbox.get("home") or os.path.expanduser("~")),
+                        require=bool(sandbox.get("require")),
                         tools=names,
                     ),
                     names,
@@ -173,14 +172,14 @@ class IsolationPool:
         *,
         cwd: str,
         load_timeout: float | None,
-        request: IsolationRequest,
+        sandbox: Mapping[str, Any] | None = None,
     ) -> list[ImportOutcome]:
         """Import each candidate in a worker of its own, concurrently; one outcome each.
 
         The outcomes (tools as proxies, load errors, diagnostics) are in ``candidates``'
-        order; the loader merges them as it merges in-process imports. ``request.sandbox``
-        confines each worker to the permissions its module declares (see
-        ``docs/sandbox.md``).
+        order; the loader merges them as it merges in-process imports. ``sandbox``
+        (``{"home": ..., "require": bool}``) confines each worker to the permissions its
+        module declares (see ``docs/sandbox.md``).
         """
         import anyio
 
@@ -191,7 +190,7 @@ class IsolationPool:
 
         async def one(index: int, candidate: Candidate) -> None:
             async with limiter:
-                outcomes[index] = await self._load_one(candidate, cwd, load_timeout, request)
+                outcomes[index] = await self._load_one(candidate, cwd, load_timeout, sandbox)
 
         async with anyio.create_task_group() as group:
             for index, candidate in enumerate(candidates):
@@ -203,18 +202,18 @@ class IsolationPool:
         candidate: Candidate,
         cwd: str,
         load_timeout: float | None,
-        request: IsolationRequest,
+        sandbox: Mapping[str, Any] | None = None,
     ) -> ImportOutcome:
         from customtools._loading._import import ImportOutcome
 
         out = ImportOutcome()
-        if not request.sandbox:
+        if sandbox is None:
             source = IsolatedSource(
                 candidate, cwd=cwd, load_timeout=load_timeout, options=self.options
             )
             await self._load_into(source, candidate, out)
             return out
-        groups = _sandboxed_sources(candidate, cwd, load_timeout, self.options, request, out)
+        groups = _sandboxed_sources(candidate, cwd, load_timeout, self.options, sandbox, out)
         claimed = frozenset(name for _, names in groups for name in names or ())
         for index, (boxed, names) in enumerate(groups):
             # The module's own group keeps every tool no @tool(permissions=...) claimed; a
@@ -330,8 +329,7 @@ class IsolationPool:
                     )
                 )
         if kept:
-            self.sources = [*(s for s in self.sources if not s.closed), source]
-            out.cleanup.append(source.retire)
+            self.sources.append(source)
         else:
             await source.aclose()
 

@@ -148,7 +148,6 @@ class IsolatedSource:
         self.restarts = 0
         self.dead: str | None = None
         self.closed = False
-        self.retired = False
         self._process: _Process | None = None
         self._lock: Any = None
 
@@ -395,9 +394,6 @@ class IsolatedSource:
                     raise await self._kill(process, on_timeout)
         finally:
             process.calls.pop(request_id, None)
-            if self.retired and not process.calls:
-                with anyio.CancelScope(shield=True):
-                    await self.aclose()  # the last call of a replaced module's worker
         if pending.reply is None:
             raise pending.lost or WorkerLost("ended", crashed=True)
         return pending.reply
@@ -543,9 +539,6 @@ class IsolatedSource:
             raise
         finally:
             process.calls.pop(request_id, None)
-            if self.retired and not process.calls:
-                with anyio.CancelScope(shield=True):
-                    await self.aclose()  # the last call of a replaced module's worker
         if pending.reply is None:
             gone = pending.lost or WorkerLost("ended", crashed=True)
             self._crashed(gone)
@@ -635,13 +628,6 @@ class IsolatedSource:
             raise RuntimeError(f"{self._where()} {lost.cause}") from None
         if reply.get("error"):
             raise RuntimeError(str(reply["error"]))
-
-    async def retire(self) -> None:
-        """Stop the worker once no call runs in it (a reload replaced its module)."""
-        self.retired = True
-        process = self._process
-        if process is None or not process.calls:
-            await self.aclose()
 
     async def aclose(self) -> None:
         """Kill the worker (and its process group) and wait for it; bounded."""

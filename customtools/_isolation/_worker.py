@@ -62,7 +62,7 @@ class _Worker:
 
         self.tools = ToolRegistry()
         self.calls: dict[int, _Running] = {}
-        self.loads: list[Any] = []  # keep the api state of each load alive
+        self.loads: list[Any] = []  # keep each LoadResult (and its api state) alive
         self.task_group: Any = None
         self.flushing = False
         self.sandbox: dict[str, Any] | None = None  # the confinement policy (issue 19)
@@ -142,19 +142,19 @@ class _Worker:
 
     async def _load(self, message: dict[str, Any]) -> None:
         from customtools._format import describe_exception
-        from customtools._loading._api import PendingActionStore, SharedState
-        from customtools._loading._loader import import_here
+        from customtools._loading._loader import load_scan
+        from customtools._loading._records import ScanResult
 
         try:
             candidate = candidate_from_dict(message["candidate"])
-            if candidate.source.level == "project":
-                # The host applied its trust policy to this candidate already; project code
-                # still never runs from bytecode caches.
-                from customtools._loading._reviewed import register_root
-
-                register_root(candidate.root or candidate.path)
-            state = SharedState(cwd=message["cwd"], pending_actions=PendingActionStore())
-            (result,) = await import_here([candidate], state, message.get("loadTimeout"))
+            result = await load_scan(
+                ScanResult(candidates=(candidate,)),
+                message["cwd"],
+                load_timeout=message.get("loadTimeout"),
+                # The host already applied its own trust policy and store to this candidate:
+                # re-deciding here against the worker's default store would drop it.
+                trust="all",
+            )
         except Exception as exc:
             self.send(
                 {
@@ -173,12 +173,10 @@ class _Worker:
                 }
             )
             return
-        self.loads.append(state)
-        described: list[dict[str, Any]] = []
-        for tool in result.tools:
-            if any(item["name"] == tool.name for item in described):
-                described.append(tool_description(tool))  # the host reports the conflict
-                continue
+        self.loads.append(result)
+        described = []
+        for loaded in result.tools:
+            tool = loaded.tool
             sync = not tool.execute_is_async
             # The host's adapter owns deadlines and approval: the worker's runs neither
             # (False, not None: None would let a destructiveHint ask again, with no approver).

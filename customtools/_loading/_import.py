@@ -37,7 +37,7 @@ import signal
 import sys
 import threading
 import traceback
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from types import ModuleType
 from typing import Any
@@ -374,8 +374,6 @@ class ImportOutcome:
     tools: list[CustomTool] = field(default_factory=list)
     errors: list[LoadError] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    cleanup: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
-    """Stops what serves the tools elsewhere (isolation workers) once a reload replaced them."""
 
 
 def _error(
@@ -721,7 +719,7 @@ def _report_step(step: LoadStep, out: ImportOutcome) -> None:
     """Mark a load step failed with the candidate's first error (observation)."""
     if out.errors:
         error = out.errors[0]
-        step.failed(error.code or "load-error", error.error)
+        step.failed(error.code or "load-error")
 
 
 def _report_replaced_fds(candidate: Candidate, replaced: list[str], out: ImportOutcome) -> None:

@@ -1,5 +1,4 @@
-"""What process isolation provides to the loader: :class:`ModuleIsolation`, and what the
-loader asks of it: :class:`IsolationRequest`.
+"""What process isolation provides to the loader: :class:`ModuleIsolation`.
 
 The loader defines the interface and ``customtools._isolation`` implements it
 (:class:`~customtools.isolation.IsolationPool`), as the MCP edge implements
@@ -9,15 +8,13 @@ isolation package, so the two do not know each other both ways.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 from customtools._loading._import import ImportOutcome
 from customtools._loading._records import Candidate
 
-__all__ = ["IsolationRequest", "ModuleIsolation"]
+__all__ = ["ModuleIsolation"]
 
 
 class ModuleIsolation(Protocol):
@@ -29,35 +26,11 @@ class ModuleIsolation(Protocol):
         *,
         cwd: str,
         load_timeout: float | None,
-        request: IsolationRequest,
+        sandbox: Mapping[str, Any] | None = None,
     ) -> Sequence[ImportOutcome]:
         """One outcome per candidate, in order: tools (as proxies), load errors, diagnostics.
 
-        ``request.sandbox`` asks for each worker to be confined to the permissions its module
-        declares (see ``docs/sandbox.md``). An outcome's ``cleanup`` stops its workers once a
-        reload replaced it.
+        ``sandbox`` (``{"home": str, "require": bool}``, or ``None``) asks for each worker to
+        be confined to the permissions its module declares (see ``docs/sandbox.md``).
         """
         ...
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class IsolationRequest:
-    """Import each module in a worker process of ``pool``, optionally kernel-confined.
-
-    Args:
-        pool: the :class:`~customtools.isolation.IsolationPool` (any :class:`ModuleIsolation`).
-        sandbox: confine each worker to the permissions its module declares.
-        require: refuse a module whose sandbox cannot be fully enforced (implies ``sandbox``).
-        home: the directory ``~`` in declared permissions means (default: the user's home).
-    """
-
-    pool: ModuleIsolation
-    sandbox: bool = False
-    require: bool = False
-    home: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.require:
-            object.__setattr__(self, "sandbox", True)
-        if self.home is not None:
-            object.__setattr__(self, "home", os.path.abspath(os.fspath(self.home)))

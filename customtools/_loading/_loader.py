@@ -1,32 +1,29 @@
-"""The loader's one pipeline, :func:`run_load`, its front doors (:func:`discover_and_load`,
-:func:`load_custom_tools`, :func:`load_scan`, :func:`scan`) and the :class:`LoadResult` it
-builds once.
+"""The loader's front door: :func:`discover_and_load`, :func:`load_custom_tools`, :func:`scan`
+and the :class:`LoadResult` they return.
 
 Order and conflicts
     Candidates are imported one after another in the scan's precedence order (see
-    ``docs/discovery.md``), and each factory's tools are taken in the order it returned them;
-    the tools of ``.mcp.json`` servers come last. Tool names are claimed first come, first
-    served, starting from the host's ``builtin_tool_names``: nothing can take a built-in name,
-    and every later claimant of a taken name becomes a ``LoadError`` (code ``"name-conflict"``)
-    naming the tool, both paths and both providers. Names that differ only by letter case are
-    allowed but reported as a ``"similar-name"`` diagnostic.
+    ``docs/discovery.md``), and each factory's tools are taken in the order it returned them.
+    Tool names are claimed first come, first served, starting from the host's
+    ``builtin_tool_names``: nothing can take a built-in name, and every later claimant of a
+    taken name becomes a ``LoadError`` (code ``"name-conflict"``) naming the tool, both paths
+    and both providers. Names that differ only by letter case are allowed but reported as a
+    ``"similar-name"`` diagnostic.
 
 Reload
     Every call imports afresh: each load has its own generation number in the private module
     names (``customtools._tool_modules.<stem>_<hash>_<generation>``), so calling
     :func:`discover_and_load` again picks up edited, added and removed files. Tools from the
     earlier result keep working (their modules stay imported); a host swaps its registry to the
-    new result and drops the old one. :class:`~customtools.loading.Reloader` passes what it
-    loaded before (:class:`PreviousLoad`) so that only changed candidates are imported again.
-    Installed entry points are ordinary imports and are not re-imported (reinstalling a
-    distribution needs a new process).
+    new result and drops the old one. Installed entry points are ordinary imports and are not
+    re-imported (reinstalling a distribution needs a new process).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Collection, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from customtools._context import ToolContext
 from customtools._errors import LoadFailedError
@@ -45,15 +42,7 @@ from customtools._loading._import import (
     module_name_for,
     new_generation,
 )
-from customtools._loading._options import (
-    DEFAULT_LOAD_TIMEOUT,
-    UNSET,
-    DiscoveryOptions,
-    LoadOptions,
-    Unset,
-    door_options,
-    merge_options,
-)
+from customtools._loading._options import DiscoveryOptions, merge_options
 from customtools._loading._paths import display_path
 from customtools._loading._records import (
     Candidate,
@@ -63,8 +52,15 @@ from customtools._loading._records import (
     MetadataFile,
     ScanResult,
     ToolSource,
+    check_trust_policy,
 )
-from customtools._observe import STEP_DISCOVER, STEP_MODULE, STEP_TRUST, load_step
+from customtools._observe import (
+    STEP_DISCOVER,
+    STEP_MODULE,
+    STEP_TRUST,
+    LoadStep,
+    load_step,
+)
 
 if TYPE_CHECKING:
     from customtools._loading._api import UIContext
@@ -78,20 +74,20 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_LOAD_TIMEOUT",
     "LoadResult",
-    "PreviousLoad",
     "discover_and_load",
     "load_custom_tools",
     "load_scan",
-    "run_load",
     "scan",
 ]
+
+DEFAULT_LOAD_TIMEOUT = 10.0
+"""Seconds an awaitable factory may take before it becomes a ``"timeout"`` load error."""
 
 PathArg = str | os.PathLike[str]
 
 
 class LoadResult:
-    """What a load produced, built once and read-only. Errors are data here: a load never
-    raises for one bad file.
+    """What a load produced. Errors are data here: a load never raises for one bad file.
 
     Attributes:
         tools: the tools that loaded, in precedence order.
@@ -129,29 +125,18 @@ class LoadResult:
         module_names: Iterable[str] = (),
         cwd: str | None = None,
         pending_trust: Iterable[PendingSource] = (),
-        _state: SharedState | None = None,
     ) -> None:
-        if _state is None:
-            store = pending_actions if pending_actions is not None else PendingActionStore()
-            _state = SharedState(cwd=cwd or os.getcwd(), pending_actions=store)
-        tools = tuple(tools)
-        fields: dict[str, Any] = {
-            "tools": tools,
-            "errors": tuple(errors),
-            "metadata": tuple(metadata),
-            "diagnostics": tuple(diagnostics),
-            "module_names": tuple(module_names),
-            "pending_trust": tuple(pending_trust),
-            "pending_actions": _state.pending_actions,
-            "_state": _state,
-            "_by_name": {loaded.tool.name: loaded for loaded in tools},
-            "_talkback": {},
-        }
-        for name, value in fields.items():
-            object.__setattr__(self, name, value)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"a LoadResult is read-only: {name!r} cannot be set")
+        self.tools: tuple[LoadedTool, ...] = tuple(tools)
+        self.errors: tuple[LoadError, ...] = tuple(errors)
+        self.metadata: tuple[MetadataFile, ...] = tuple(metadata)
+        self.diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)
+        self.module_names: tuple[str, ...] = tuple(module_names)
+        self.pending_trust: tuple[PendingSource, ...] = tuple(pending_trust)
+        store = pending_actions if pending_actions is not None else PendingActionStore()
+        self.pending_actions = store
+        self._state = SharedState(cwd=cwd or os.getcwd(), pending_actions=store)
+        self._by_name = {loaded.tool.name: loaded for loaded in self.tools}
+        self._talkback: dict[str, Any] = {}
 
     def __repr__(self) -> str:
         return f"<LoadResult {len(self.tools)} tool(s), {len(self.errors)} error(s)>"
@@ -200,7 +185,7 @@ class LoadResult:
         """Register the host's answers to ``ctx.ask``, ``ctx.sample`` and ``ctx.log`` for the
         tools of this load; :meth:`context` puts them on the context calls get. ``None``
         removes one."""
-        self._talkback.update(input_handler=input_handler, sampler=sampler, log_sink=log_sink)
+        self._talkback = {"input_handler": input_handler, "sampler": sampler, "log_sink": log_sink}
 
     def context(self, **fields: Any) -> ToolContext:
         """A :class:`~customtools.ToolContext` for calls of this load's tools: its UI
@@ -235,6 +220,9 @@ class LoadResult:
             "diagnostics": [item.to_dict() for item in self.diagnostics],
             "pendingTrust": [item.to_dict() for item in self.pending_trust],
         }
+
+    def _api_for(self, logger_name: str) -> ToolAPI:
+        return ToolAPI(self._state, logger_name=logger_name)
 
 
 def _describe_source(source: ToolSource | None) -> str:
@@ -277,9 +265,19 @@ def _resolve_cwd(cwd: PathArg | None) -> str:
     return os.path.abspath(os.fspath(cwd)) if cwd is not None else os.getcwd()
 
 
+def _check_timeout(load_timeout: float | None) -> None:
+    if load_timeout is not None and (
+        isinstance(load_timeout, bool)
+        or not isinstance(load_timeout, (int, float))
+        or not load_timeout > 0
+    ):
+        raise ValueError(
+            f"load_timeout must be a positive number of seconds or None, got {load_timeout!r}"
+        )
+
+
 class Collected:
-    """What one load gathers before its result exists: tools by claimed name, module names,
-    errors, diagnostics and pending sources, from the candidates and then ``.mcp.json``."""
+    """What one load gathers: its tools by claimed name, module names, errors, diagnostics."""
 
     def __init__(self, builtin_tool_names: Iterable[str], scanned: ScanResult) -> None:
         self.claims: dict[str, LoadedTool | None] = dict.fromkeys(builtin_tool_names)
@@ -288,7 +286,6 @@ class Collected:
         self.module_names: list[str] = []
         self.errors: list[LoadError] = list(scanned.errors)
         self.diagnostics: list[Diagnostic] = list(scanned.diagnostics)
-        self.pending: list[PendingSource] = []
 
     def add(self, candidate: Candidate, outcome: ImportOutcome) -> None:
         """Take one candidate's outcome: its tools unless their names are taken."""
@@ -297,48 +294,28 @@ class Collected:
         if outcome.module_name is not None:
             self.module_names.append(outcome.module_name)
         for tool in outcome.tools:
-            self.claim(
-                LoadedTool(
-                    path=candidate.path,
-                    resolved_path=candidate.resolved_path,
-                    tool=tool,
-                    source=candidate.source,
-                )
+            loaded = LoadedTool(
+                path=candidate.path,
+                resolved_path=candidate.resolved_path,
+                tool=tool,
+                source=candidate.source,
             )
-
-    def claim(self, loaded: LoadedTool) -> None:
-        """Keep ``loaded`` unless its name is taken (then it is a ``name-conflict`` error)."""
-        name = loaded.tool.name
-        if name in self.claims:
-            self.errors.append(_conflict_error(loaded, self.claims[name]))
-            return
-        self.claims[name] = loaded
-        self.tools.append(loaded)
-        similar = self.folded.setdefault(name.casefold(), name)
-        if similar != name:
-            self.diagnostics.append(
-                Diagnostic(
-                    code="similar-name",
-                    message=f"tool {name!r} from {display_path(loaded.path)} differs"
-                    f" from {similar!r} only by letter case; models may confuse them",
-                    path=loaded.path,
-                    source=loaded.source,
+            if tool.name in self.claims:
+                self.errors.append(_conflict_error(loaded, self.claims[tool.name]))
+                continue
+            self.claims[tool.name] = loaded
+            self.tools.append(loaded)
+            similar = self.folded.setdefault(tool.name.casefold(), tool.name)
+            if similar != tool.name:
+                self.diagnostics.append(
+                    Diagnostic(
+                        code="similar-name",
+                        message=f"tool {tool.name!r} from {display_path(candidate.path)} differs"
+                        f" from {similar!r} only by letter case; models may confuse them",
+                        path=candidate.path,
+                        source=candidate.source,
+                    )
                 )
-            )
-
-
-class PreviousLoad(Protocol):
-    """What an earlier load left to the next one (the :class:`~customtools.loading.Reloader`):
-    the outcomes of unchanged candidates are served again instead of being imported."""
-
-    def reuse(self, candidate: Candidate) -> ImportOutcome | None:
-        """The outcome to serve again when ``candidate`` did not change, else ``None``."""
-        ...
-
-    def served(self, candidate: Candidate, outcome: ImportOutcome) -> ImportOutcome:
-        """What to serve for a candidate imported again (a failed import may keep the last
-        good version)."""
-        ...
 
 
 def _step_attributes(candidate: Candidate) -> dict[str, str | int | float | bool]:
@@ -350,139 +327,153 @@ def _step_attributes(candidate: Candidate) -> dict[str, str | int | float | bool
     }
 
 
-async def import_here(
-    candidates: Sequence[Candidate], state: SharedState, load_timeout: float | None
-) -> list[ImportOutcome]:
-    """Import ``candidates`` in this process, one after another (no trust gate, no name
-    rule: :func:`run_load` and the isolation worker apply what they need)."""
-    generation = new_generation()
-    outcomes: list[ImportOutcome] = []
-    std_fds = StdFds()  # one snapshot of descriptors 0-2 for the whole load
-    try:
-        for candidate in candidates:
-            stem = logger_stem(candidate)
-            with load_step(STEP_MODULE, _step_attributes(candidate)) as step:
-                outcome = await load_candidate(
-                    candidate,
-                    module_name_for(candidate, generation, stem=stem),
-                    ToolAPI(state, logger_name=logger_name_for(stem)),
-                    load_timeout=load_timeout,
-                    std_fds=std_fds,
-                )
-                step.set("customtools.tools", len(outcome.tools))
-                if outcome.errors:
-                    step.failed(outcome.errors[0].code or "load-error", outcome.errors[0].error)
-            outcomes.append(outcome)
-    finally:
-        std_fds.close()
-    return outcomes
+def _report_module(step: LoadStep, outcome: ImportOutcome) -> None:
+    step.set("customtools.tools", len(outcome.tools))
+    if outcome.errors:
+        step.failed(outcome.errors[0].code or "load-error")
 
 
-async def _outcomes(
-    candidates: Sequence[Candidate],
-    state: SharedState,
-    load: LoadOptions,
-    previous: PreviousLoad | None,
-) -> list[ImportOutcome]:
-    """One outcome per candidate: reused from ``previous``, or imported (here or isolated)."""
-    reused = [previous.reuse(c) if previous is not None else None for c in candidates]
-    fresh = [c for c, outcome in zip(candidates, reused, strict=True) if outcome is None]
-    request = load.isolation
-    if not fresh:
-        imported: Sequence[ImportOutcome] = ()
-    elif request is None:
-        imported = await import_here(fresh, state, load.load_timeout)
-    else:
-        imported = await request.pool.load_candidates(
-            fresh, cwd=state.cwd, load_timeout=load.load_timeout, request=request
+def _policy_name(trust: Any) -> str:
+    return trust if isinstance(trust, str) else "callback"
+
+
+def _check_sandbox(sandbox: bool, isolation: object) -> None:
+    if sandbox and isolation is None:
+        raise ValueError(
+            "sandbox=True needs process isolation: pass isolation=IsolationPool() (the"
+            " sandbox confines each module's worker process; see docs/sandbox.md)"
         )
-    new = iter(imported)
-    return [
-        outcome
-        if outcome is not None
-        else (previous.served(candidate, next(new)) if previous else next(new))
-        for candidate, outcome in zip(candidates, reused, strict=True)
-    ]
 
 
-async def run_load(
+def _sandbox_request(sandbox: bool, require: bool, home: PathArg | None) -> dict[str, Any]:
+    """The pool's keyword for a sandboxed load; nothing for an unsandboxed one."""
+    if not sandbox:
+        return {}
+    where = os.fspath(home) if home is not None else os.path.expanduser("~")
+    return {"sandbox": {"home": os.path.abspath(where), "require": require}}
+
+
+def _has_project_code(scanned: ScanResult) -> bool:
+    return any(candidate.source.level == "project" for candidate in scanned.candidates)
+
+
+async def load_scan(
     scanned: ScanResult,
-    *,
-    cwd: str,
+    cwd: PathArg | None = None,
     builtin_tool_names: Iterable[str] = (),
-    options: DiscoveryOptions | None = None,
-    load: LoadOptions | None = None,
-    previous: PreviousLoad | None = None,
+    *,
+    strict: bool = False,
+    load_timeout: float | None = DEFAULT_LOAD_TIMEOUT,
+    pending_actions: PendingActionStore | None = None,
+    trust: TrustPolicy = "prompt",
+    trust_store: TrustStore | None = None,
+    isolation: ModuleIsolation | None = None,
+    sandbox: bool = False,
+    require_sandbox: bool = False,
+    home: PathArg | None = None,
 ) -> LoadResult:
-    """The one load pipeline: trust gate, import (here or in isolation workers, or reused
-    from ``previous``), names claimed in order, ``.mcp.json`` servers mounted, then the
-    :class:`LoadResult`, built once; ``strict`` is decided here and nowhere else.
+    """Import the candidates of a :func:`scan` result and call their factories.
+
+    This is the second half of :func:`discover_and_load`, for hosts that filter the scan first
+    (an allow list): drop candidates from ``scanned`` with
+    ``dataclasses.replace(scanned, candidates=...)`` and load the rest. The trust gate applies
+    here too: project-scope candidates load only when trusted (see ``docs/trust.md``).
+
+    Args:
+        scanned: what :func:`scan` found.
+        cwd: the working directory tools see as ``api.cwd`` (default: the process's).
+        builtin_tool_names: names the host already uses; no tool may take them.
+        strict: raise :class:`~customtools.LoadFailedError` if anything failed.
+        load_timeout: seconds an awaitable factory may take (``None``: no limit).
+        pending_actions: share a store across loads (default: a new one).
+        trust: the trust policy for project-scope candidates: ``"prompt"`` (load trusted
+            ones, list the others in :attr:`LoadResult.pending_trust`), ``"none"`` (load no
+            project code), ``"all"`` (load everything), or a callable asked per pending source
+            (``True`` grants it in ``trust_store`` and loads it).
+        trust_store: where grants are kept (default: ``~/.customtools/trust.json``).
+        isolation: import each module in a worker process of this pool instead of here;
+            the tools are then proxies (see ``docs/isolation.md``).
+        sandbox: confine each worker (kernel-enforced) to the permissions its module
+            declares, or to the default ones (needs ``isolation``; see ``docs/sandbox.md``).
+            Each source's load record (a ``"sandbox-enforced"``, ``"sandbox-partial"`` or
+            ``"sandbox-unavailable"`` diagnostic) says what the kernel enforces.
+        require_sandbox: refuse (a ``"sandbox-unavailable"`` load error) to import a module
+            whose sandbox the running kernel cannot fully enforce.
+        home: the home directory ``~`` in declared permissions means (default: the user's).
 
     Raises:
-        LoadFailedError: ``load.strict`` and there were errors (all are listed).
+        LoadFailedError: ``strict`` is true and there were errors (all are listed).
+        ValueError: ``load_timeout`` or ``trust`` is not valid, or ``sandbox`` without
+            ``isolation``.
     """
-    options = options if options is not None else DiscoveryOptions()
-    load = load if load is not None else LoadOptions()
-    store = options.trust_store
-    project = any(candidate.source.level == "project" for candidate in scanned.candidates)
-    if store is None and options.trust != "all" and (project or load.mcp_servers is not None):
-        from customtools._loading._trust_store import TrustStore
-
-        store = TrustStore(home=options.home, app_name=options.app_name)
-    pending: Sequence[PendingSource] = ()
-    gate_errors: Sequence[LoadError] = ()
-    gate_diagnostics: Sequence[Diagnostic] = ()
-    if project and options.trust == "all":
+    _check_timeout(load_timeout)
+    _check_sandbox(sandbox or require_sandbox, isolation)
+    check_trust_policy(trust)
+    pending: tuple[PendingSource, ...] = ()
+    gate_errors: tuple[LoadError, ...] = ()
+    gate_diagnostics: tuple[Diagnostic, ...] = ()
+    if trust == "all" and _has_project_code(scanned):
         # Nothing hashed, but project code still never runs from bytecode caches.
         from customtools._loading._reviewed import register_root
 
         for root in {c.root or c.path for c in scanned.candidates if c.source.level == "project"}:
             register_root(root)
-    elif project:
+    elif _has_project_code(scanned):
         # The gate (and hashing, and the store) is imported only when there is project code.
         from customtools._loading._trust_store import apply_trust
 
-        policy = options.trust if isinstance(options.trust, str) else "callback"
-        with load_step(STEP_TRUST, {"customtools.trust.policy": policy}) as step:
-            gate = await apply_trust(scanned, options.trust, store)
+        with load_step(STEP_TRUST, {"customtools.trust.policy": _policy_name(trust)}) as step:
+            gate = await apply_trust(scanned, trust, trust_store)
             step.set("customtools.trust.pending", len(gate.pending))
         scanned, pending = gate.scanned, gate.pending
         gate_errors, gate_diagnostics = gate.errors, gate.diagnostics
-    state = SharedState(
-        cwd=cwd,
-        pending_actions=load.pending_actions
-        if load.pending_actions is not None
-        else PendingActionStore(),
+    result = LoadResult(
+        metadata=scanned.metadata,
+        pending_actions=pending_actions,
+        cwd=_resolve_cwd(cwd),
+        pending_trust=pending,
     )
     collected = Collected(builtin_tool_names, scanned)
     collected.errors.extend(gate_errors)
     collected.diagnostics.extend(gate_diagnostics)
-    collected.pending.extend(pending)
-    outcomes = await _outcomes(scanned.candidates, state, load, previous)
-    for candidate, outcome in zip(scanned.candidates, outcomes, strict=True):
-        collected.add(candidate, outcome)
-    if load.mcp_servers is not None:
-        from customtools._loading._mcpjson import load_mcp_json_tools
-
-        await load_mcp_json_tools(
-            load.mcp_servers,
-            collected,
-            cwd=cwd,
-            plugin_dirs=options.plugin_dirs,
-            trust_project=options.project_mcp_servers or options.trust == "all",
-            trust=options.trust,
-            trust_store=store,
+    generation = new_generation()
+    isolated = (
+        await isolation.load_candidates(
+            scanned.candidates,
+            cwd=result._state.cwd,
+            load_timeout=load_timeout,
+            **_sandbox_request(sandbox or require_sandbox, require_sandbox, home),
         )
-    result = LoadResult(
-        tools=collected.tools,
-        errors=collected.errors,
-        metadata=scanned.metadata,
-        diagnostics=collected.diagnostics,
-        module_names=collected.module_names,
-        pending_trust=collected.pending,
-        _state=state,
+        if isolation is not None
+        else None
     )
-    return result.raise_for_errors() if load.strict else result
+    std_fds = StdFds()  # one snapshot of descriptors 0-2 for the whole load
+    try:
+        for index, candidate in enumerate(scanned.candidates):
+            if isolated is not None:
+                collected.add(candidate, isolated[index])
+                continue
+            stem = logger_stem(candidate)
+            with load_step(STEP_MODULE, _step_attributes(candidate)) as step:
+                outcome = await load_candidate(
+                    candidate,
+                    module_name_for(candidate, generation, stem=stem),
+                    result._api_for(logger_name_for(stem)),
+                    load_timeout=load_timeout,
+                    std_fds=std_fds,
+                )
+                _report_module(step, outcome)
+            collected.add(candidate, outcome)
+    finally:
+        std_fds.close()
+    result.tools = tuple(collected.tools)
+    result.errors = tuple(collected.errors)
+    result.diagnostics = tuple(collected.diagnostics)
+    result.module_names = tuple(collected.module_names)
+    result._by_name = {loaded.tool.name: loaded for loaded in collected.tools}
+    if strict:
+        result.raise_for_errors()
+    return result
 
 
 def scan(
@@ -490,19 +481,19 @@ def scan(
     cwd: PathArg | None = None,
     *,
     options: DiscoveryOptions | None = None,
-    home: PathArg | Unset | None = UNSET,
-    app_name: str | Unset = UNSET,
-    native_dirs: tuple[Sequence[PathArg], Sequence[PathArg]] | Unset | None = UNSET,
-    plugin_dirs: Sequence[PathArg] | Unset = UNSET,
-    providers: Sequence[ToolProvider] | Unset | None = UNSET,
-    disabled_providers: Collection[str] | Unset = UNSET,
-    entry_points: bool | Unset = UNSET,
+    home: PathArg | None = None,
+    app_name: str = "customtools",
+    native_dirs: tuple[Sequence[PathArg], Sequence[PathArg]] | None = None,
+    plugin_dirs: Sequence[PathArg] = (),
+    providers: Sequence[ToolProvider] | None = None,
+    disabled_providers: Collection[str] = (),
+    entry_points: bool = True,
 ) -> ScanResult:
     """List what :func:`discover_and_load` would import, without running any tool code.
 
     Takes the same scan options as :func:`discover_and_load`, as keywords or as a
-    :class:`~customtools.loading.DiscoveryOptions` (a keyword passed explicitly wins over
-    ``options``); see ``docs/discovery.md`` for the sources and their order.
+    :class:`~customtools.loading.DiscoveryOptions` (a keyword left at its default takes the
+    value from ``options``); see ``docs/discovery.md`` for the sources and their order.
     """
     opts = merge_options(
         options,
@@ -514,17 +505,18 @@ def scan(
         disabled_providers=disabled_providers,
         entry_points=entry_points,
     )
-    return scan_with(configured_paths, _resolve_cwd(cwd), opts)
+    return _scan(configured_paths, cwd, opts)
 
 
-def scan_with(configured_paths: Iterable[PathArg], cwd: str, opts: DiscoveryOptions) -> ScanResult:
-    """:func:`scan` with its options as one value (``cwd`` absolute)."""
+def _scan(
+    configured_paths: Iterable[PathArg], cwd: PathArg | None, opts: DiscoveryOptions
+) -> ScanResult:
     from customtools._loading._scan import scan_sources
 
     with load_step(STEP_DISCOVER) as step:
         scanned = scan_sources(
             tuple(configured_paths),
-            cwd,
+            _resolve_cwd(cwd),
             home=opts.home,
             app_name=opts.app_name,
             native_dirs=opts.native_dirs,
@@ -546,17 +538,17 @@ async def discover_and_load(
     strict: bool = False,
     load_timeout: float | None = DEFAULT_LOAD_TIMEOUT,
     pending_actions: PendingActionStore | None = None,
-    home: PathArg | Unset | None = UNSET,
-    app_name: str | Unset = UNSET,
-    native_dirs: tuple[Sequence[PathArg], Sequence[PathArg]] | Unset | None = UNSET,
-    plugin_dirs: Sequence[PathArg] | Unset = UNSET,
-    providers: Sequence[ToolProvider] | Unset | None = UNSET,
-    disabled_providers: Collection[str] | Unset = UNSET,
-    entry_points: bool | Unset = UNSET,
-    trust: TrustPolicy | Unset = UNSET,
-    trust_store: TrustStore | Unset | None = UNSET,
+    home: PathArg | None = None,
+    app_name: str = "customtools",
+    native_dirs: tuple[Sequence[PathArg], Sequence[PathArg]] | None = None,
+    plugin_dirs: Sequence[PathArg] = (),
+    providers: Sequence[ToolProvider] | None = None,
+    disabled_providers: Collection[str] = (),
+    entry_points: bool = True,
+    trust: TrustPolicy = "prompt",
+    trust_store: TrustStore | None = None,
     mcp_servers: McpToolProvider | None = None,
-    project_mcp_servers: bool | Unset = UNSET,
+    project_mcp_servers: bool = False,
     isolation: ModuleIsolation | None = None,
     sandbox: bool = False,
     require_sandbox: bool = False,
@@ -576,8 +568,8 @@ async def discover_and_load(
         cwd: the project directory (default: the process's working directory).
         builtin_tool_names: names the host already uses; no tool may take them.
         options: the discovery and trust options below as one
-            :class:`~customtools.loading.DiscoveryOptions`; a keyword passed explicitly wins
-            over its field.
+            :class:`~customtools.loading.DiscoveryOptions`; a keyword left at its default
+            takes the value from it.
         strict: raise :class:`~customtools.LoadFailedError` listing every error (for CI).
         load_timeout: seconds an awaitable factory may take (``None``: no limit).
         pending_actions: share a pending-action store across loads (default: a new one).
@@ -612,15 +604,68 @@ async def discover_and_load(
         ValueError: an option is not valid (``load_timeout``, ``trust``, ``app_name``), or
             ``sandbox`` without ``isolation``.
     """
-    keywords = dict(locals())
-    for name in ("configured_paths", "cwd", "builtin_tool_names", "options"):
-        del keywords[name]
-    opts, load = door_options("discover_and_load", options, keywords)
-    where = _resolve_cwd(cwd)
-    scanned = scan_with(configured_paths, where, opts)
-    return await run_load(
-        scanned, cwd=where, builtin_tool_names=builtin_tool_names, options=opts, load=load
+    _check_timeout(load_timeout)
+    _check_sandbox(sandbox or require_sandbox, isolation)
+    opts = merge_options(
+        options,
+        home=home,
+        app_name=app_name,
+        native_dirs=native_dirs,
+        plugin_dirs=plugin_dirs,
+        providers=providers,
+        disabled_providers=disabled_providers,
+        entry_points=entry_points,
+        trust=trust,
+        trust_store=trust_store,
+        project_mcp_servers=project_mcp_servers,
     )
+    scanned = _scan(configured_paths, cwd, opts)
+    builtins = tuple(builtin_tool_names)
+    store = opts.trust_store
+    if (
+        store is None
+        and opts.trust != "all"
+        and (mcp_servers is not None or _has_project_code(scanned))
+    ):
+        from customtools._loading._trust_store import TrustStore
+
+        store = TrustStore(home=opts.home, app_name=opts.app_name)
+    result = await load_scan(
+        scanned,
+        cwd,
+        builtins,
+        strict=strict and mcp_servers is None,
+        load_timeout=load_timeout,
+        pending_actions=pending_actions,
+        trust=opts.trust,
+        trust_store=store,
+        isolation=isolation,
+        sandbox=sandbox,
+        require_sandbox=require_sandbox,
+        home=opts.home,
+    )
+    if mcp_servers is not None:
+        from customtools._loading._mcpjson import load_mcp_json_tools
+
+        held: list[PendingSource] = []
+        mounted, errors, diagnostics = await load_mcp_json_tools(
+            mcp_servers,
+            cwd=_resolve_cwd(cwd),
+            plugin_dirs=opts.plugin_dirs,
+            taken={**dict.fromkeys(builtins), **result._by_name},
+            trust_project=opts.project_mcp_servers or opts.trust == "all",
+            trust=opts.trust,
+            trust_store=store,
+            pending=held,
+        )
+        result.pending_trust += tuple(held)
+        result.tools += tuple(mounted)
+        result.errors += tuple(errors)
+        result.diagnostics += tuple(diagnostics)
+        result._by_name.update((loaded.tool.name, loaded) for loaded in mounted)
+        if strict:
+            result.raise_for_errors()
+    return result
 
 
 async def load_custom_tools(
@@ -648,54 +693,20 @@ async def load_custom_tools(
         LoadFailedError: ``strict`` is true and there were errors.
         ValueError: ``sandbox`` without ``isolation``.
     """
-    keywords = dict(locals())
-    del keywords["paths"], keywords["cwd"], keywords["builtin_tool_names"]
-    opts, load = door_options("load_custom_tools", None, keywords)
     from customtools._loading._scan import explicit_candidates
 
-    where = _resolve_cwd(cwd)
-    scanned = explicit_candidates(list(paths), where, home=home)
-    return await run_load(
-        scanned, cwd=where, builtin_tool_names=builtin_tool_names, options=opts, load=load
-    )
-
-
-async def load_scan(
-    scanned: ScanResult,
-    cwd: PathArg | None = None,
-    builtin_tool_names: Iterable[str] = (),
-    *,
-    strict: bool = False,
-    load_timeout: float | None = DEFAULT_LOAD_TIMEOUT,
-    pending_actions: PendingActionStore | None = None,
-    trust: TrustPolicy = "prompt",
-    trust_store: TrustStore | None = None,
-    isolation: ModuleIsolation | None = None,
-    sandbox: bool = False,
-    require_sandbox: bool = False,
-    home: PathArg | None = None,
-) -> LoadResult:
-    """Import the candidates of a :func:`scan` result and call their factories.
-
-    This is the second half of :func:`discover_and_load`, for hosts that filter the scan first
-    (an allow list): drop candidates from ``scanned`` with
-    ``dataclasses.replace(scanned, candidates=...)`` and load the rest. The trust gate applies
-    here too: project-scope candidates load only when trusted (see ``docs/trust.md``). The
-    options mean what they mean for :func:`discover_and_load`; ``home`` is the directory
-    ``~`` means (in declared permissions, and for the default trust store).
-
-    Raises:
-        LoadFailedError: ``strict`` is true and there were errors (all are listed).
-        ValueError: ``load_timeout`` or ``trust`` is not valid, or ``sandbox`` without
-            ``isolation``.
-    """
-    keywords = dict(locals())
-    del keywords["scanned"], keywords["cwd"], keywords["builtin_tool_names"]
-    opts, load = door_options("load_scan", None, keywords)
-    return await run_load(
+    _check_timeout(load_timeout)
+    resolved_cwd = _resolve_cwd(cwd)
+    scanned = explicit_candidates(list(paths), resolved_cwd, home=home)
+    return await load_scan(
         scanned,
-        cwd=_resolve_cwd(cwd),
-        builtin_tool_names=builtin_tool_names,
-        options=opts,
-        load=load,
+        resolved_cwd,
+        builtin_tool_names,
+        strict=strict,
+        load_timeout=load_timeout,
+        pending_actions=pending_actions,
+        isolation=isolation,
+        sandbox=sandbox,
+        require_sandbox=require_sandbox,
+        home=home,
     )

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from customtools._errors import ToolDefinitionError
 
 if TYPE_CHECKING:
-    from customtools._loading._records import Diagnostic, LoadError
+    from customtools._loading._records import Diagnostic, LoadedTool, LoadError
     from customtools._tool import CustomTool
 
 __all__ = [
@@ -416,27 +416,31 @@ async def _held_back(path: str, source: Any, trust: Any, store: Any, errors: lis
 
 async def load_mcp_json_tools(
     provider: McpToolProvider,
-    collected: Any,
     *,
     cwd: str,
     plugin_dirs: Sequence[str | os.PathLike[str]],
+    taken: Mapping[str, Any],
     trust_project: bool,
     trust: Any = "prompt",
     trust_store: Any = None,
-) -> None:
-    """Mount the servers of every ``.mcp.json`` file through ``provider`` into ``collected``
-    (the loader's ``Collected``: its tools are claimed there, by the loader's name rule).
+    pending: list[Any] | None = None,
+) -> tuple[list[LoadedTool], list[LoadError], list[Diagnostic]]:
+    """Mount the servers of every ``.mcp.json`` file through ``provider``.
 
     A file under ``cwd`` is project scope: its servers start only when the file is trusted
     under ``trust`` (the loader's policy and store: the grant covers the file's exact
     content, so an edited command asks again) or with ``trust_project``. Until then it is
-    a pending source, reported as a ``"pending-trust"`` diagnostic; nothing runs. A server
-    name is claimed by the first file.
+    appended to ``pending`` and reported as a ``"pending-trust"`` diagnostic; nothing runs.
+    A server name is claimed by the first file; tool names follow the loader's rules
+    against ``taken`` (built-ins and the tools already loaded).
     """
     from customtools._loading._records import Diagnostic, LoadedTool, LoadError, ToolSource
 
-    errors: list[LoadError] = collected.errors
-    diagnostics: list[Diagnostic] = collected.diagnostics
+    pending = pending if pending is not None else []
+    loaded: list[LoadedTool] = []
+    errors: list[LoadError] = []
+    diagnostics: list[Diagnostic] = []
+    claimed = dict(taken)
     servers: dict[str, str] = {}
     for path in mcp_json_files(cwd, plugin_dirs):
         level: Literal["user", "project"] = "project" if _under(path, cwd) else "user"
@@ -444,7 +448,7 @@ async def load_mcp_json_tools(
         if level == "project" and not trust_project:
             held = await _held_back(path, source, trust, trust_store, errors)
             if held is not None:
-                collected.pending.append(held)
+                pending.append(held)
                 diagnostics.append(
                     Diagnostic(
                         code="pending-trust", message=held.message(), path=path, source=source
@@ -479,4 +483,18 @@ async def load_mcp_json_tools(
                 Diagnostic(code="mcp-server", message=message, path=path, source=source)
             )
         for tool in tools:
-            collected.claim(LoadedTool(path=path, resolved_path=path, tool=tool, source=source))
+            if tool.name in claimed:
+                errors.append(
+                    LoadError(
+                        path=path,
+                        error=f"tool name {tool.name!r} is already taken; the MCP tool from"
+                        f" {path} was not loaded; rename the server",
+                        source=source,
+                        code="name-conflict",
+                        tool_name=tool.name,
+                    )
+                )
+                continue
+            claimed[tool.name] = tool
+            loaded.append(LoadedTool(path=path, resolved_path=path, tool=tool, source=source))
+    return loaded, errors, diagnostics

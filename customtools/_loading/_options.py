@@ -1,57 +1,28 @@
-"""The loader's options as frozen values: :class:`DiscoveryOptions` (where tools are looked
-for, which project code may load) and :class:`LoadOptions` (how the candidates are imported).
+"""Discovery and trust options as one value: :class:`DiscoveryOptions`.
 
-Inside the package only these objects travel. The public doors (``discover_and_load``,
-``load_custom_tools``, ``load_scan``, ``scan``, ``Reloader``, ``customtools.mcp.serve``) also
-take each option as a keyword; a discovery keyword defaults to :data:`UNSET`, so one passed
-explicitly always wins over ``options=``, even when it equals the default (the "not given"
-sentinel of httpx's ``USE_CLIENT_DEFAULT``). Each value is checked once, when it is built.
+``discover_and_load`` and ``scan`` took each option as a keyword and handed it on through
+several layers; an option is now a field here and is read where it is used, so adding one
+touches two places: this class and its consumer. The keywords still work: a keyword left at
+its default takes the value from ``options``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
-from customtools._loading._isolating import IsolationRequest
 from customtools._loading._records import check_trust_policy
 
 if TYPE_CHECKING:
-    from customtools._loading._api import PendingActionStore
-    from customtools._loading._mcpjson import McpToolProvider
     from customtools._loading._providers import ToolProvider
     from customtools._loading._trust_store import TrustPolicy, TrustStore
 
-__all__ = [
-    "DEFAULT_LOAD_TIMEOUT",
-    "UNSET",
-    "DiscoveryOptions",
-    "LoadOptions",
-    "Unset",
-    "door_options",
-    "merge_options",
-]
+__all__ = ["DiscoveryOptions", "merge_options"]
 
 PathArg = str | os.PathLike[str]
-
-DEFAULT_LOAD_TIMEOUT = 10.0
-"""Seconds an awaitable factory may take before it becomes a ``"timeout"`` load error."""
-
-
-class Unset:
-    """The type of :data:`UNSET`: a keyword the caller did not pass."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "UNSET"
-
-
-UNSET: Final[Any] = Unset()
-"""The default of every discovery keyword of the public doors: "not given"."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,7 +31,7 @@ class DiscoveryOptions:
 
     Pass it as ``discover_and_load(options=...)`` or ``scan(options=...)``; derive variants
     with :meth:`replace`. Every field is also a keyword of those functions (see
-    ``docs/hosting.md``); a keyword passed explicitly wins over the field.
+    ``docs/hosting.md``).
 
     Args:
         home: the home directory (default: ``Path.home()``).
@@ -103,78 +74,20 @@ class DiscoveryOptions:
         return dataclasses.replace(self, **changes)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LoadOptions:
-    """How a load imports its candidates, as one frozen value.
-
-    Args:
-        strict: raise :class:`~customtools.LoadFailedError` when the load has errors.
-        load_timeout: seconds an awaitable factory may take (``None``: no limit).
-        pending_actions: the store behind ``api.push_pending_action`` (default: a new one).
-        isolation: import in worker processes (an
-            :class:`~customtools._loading._isolating.IsolationRequest`).
-        mcp_servers: mounts the servers of ``.mcp.json`` files as tools.
-
-    Raises:
-        ValueError: ``load_timeout`` is not a positive number or ``None``.
-    """
-
-    strict: bool = False
-    load_timeout: float | None = DEFAULT_LOAD_TIMEOUT
-    pending_actions: PendingActionStore | None = None
-    isolation: IsolationRequest | None = None
-    mcp_servers: McpToolProvider | None = None
-
-    def __post_init__(self) -> None:
-        timeout = self.load_timeout
-        if timeout is not None and (
-            isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0
-        ):
-            raise ValueError(
-                f"load_timeout must be a positive number of seconds or None, got {timeout!r}"
-            )
+_DEFAULTS = DiscoveryOptions()
 
 
 def merge_options(options: DiscoveryOptions | None, **keywords: Any) -> DiscoveryOptions:
-    """``options`` (or the defaults) with every keyword that is not :data:`UNSET` applied."""
-    base = options if options is not None else DiscoveryOptions()
-    changes = {name: value for name, value in keywords.items() if value is not UNSET}
+    """``options`` (or the defaults) with every keyword that is not at its default applied."""
+    base = options if options is not None else _DEFAULTS
+    changes: dict[str, Any] = {}
+    for name, value in keywords.items():
+        default = getattr(_DEFAULTS, name)
+        if value is default:
+            continue
+        if isinstance(default, (tuple, frozenset)) and not value and not isinstance(value, str):
+            continue  # an empty sequence is the default
+        if value == default and not callable(value):
+            continue
+        changes[name] = value
     return dataclasses.replace(base, **changes) if changes else base
-
-
-_DISCOVERY_FIELDS = frozenset(field.name for field in dataclasses.fields(DiscoveryOptions))
-_LOAD_KEYWORDS = frozenset(
-    {"strict", "load_timeout", "pending_actions", "isolation", "sandbox", "require_sandbox"}
-    | {"mcp_servers"}
-)
-
-
-def door_options(
-    door: str, options: DiscoveryOptions | None, keywords: Mapping[str, Any]
-) -> tuple[DiscoveryOptions, LoadOptions]:
-    """A public door's keywords (those of ``discover_and_load``) as the two values.
-
-    Raises:
-        TypeError: a keyword ``discover_and_load`` does not take (the message names ``door``).
-        ValueError: an option is not valid, or ``sandbox`` without ``isolation``.
-    """
-    unknown = sorted(set(keywords) - _DISCOVERY_FIELDS - _LOAD_KEYWORDS)
-    if unknown:
-        raise TypeError(f"{door}() got unexpected keyword argument(s): {', '.join(unknown)}")
-    discovery = merge_options(
-        options, **{k: keywords[k] for k in _DISCOVERY_FIELDS & set(keywords)}
-    )
-    given = {k: v for k, v in keywords.items() if k in _LOAD_KEYWORDS and v is not UNSET}
-    pool = given.pop("isolation", None)
-    sandbox, require = given.pop("sandbox", False), given.pop("require_sandbox", False)
-    if (sandbox or require) and pool is None:
-        raise ValueError(
-            "sandbox=True needs process isolation: pass isolation=IsolationPool() (the"
-            " sandbox confines each module's worker process; see docs/sandbox.md)"
-        )
-    if pool is not None:
-        home = os.fspath(discovery.home) if discovery.home is not None else None
-        given["isolation"] = IsolationRequest(
-            pool=pool, sandbox=sandbox, require=require, home=home
-        )
-    return discovery, LoadOptions(**given)

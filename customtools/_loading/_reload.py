@@ -20,21 +20,29 @@ them (a call still running on the old version keeps its tool alive until it retu
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import os
 import sys
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from customtools._errors import LoadFailedError
-from customtools._loading._api import PendingActionStore
-from customtools._loading._import import ImportOutcome
-from customtools._loading._loader import LoadResult, run_load, scan_with
-from customtools._loading._options import DiscoveryOptions, door_options
+from customtools._loading._api import PendingActionStore, logger_name_for
+from customtools._loading._import import (
+    ImportOutcome,
+    StdFds,
+    load_candidate,
+    logger_stem,
+    module_name_for,
+    new_generation,
+)
+from customtools._loading._loader import DEFAULT_LOAD_TIMEOUT, Collected, LoadResult, scan
 from customtools._loading._paths import display_path
-from customtools._loading._records import Candidate, Diagnostic, ScanResult
+from customtools._loading._records import Candidate, Diagnostic, ScanResult, check_trust_policy
+from customtools._observe import STEP_MODULE, STEP_TRUST, load_step
+
+if TYPE_CHECKING:
+    from customtools._loading._trust_store import TrustPolicy, TrustStore
 
 __all__ = [
     "RELOAD_KEPT_PREVIOUS",
@@ -124,61 +132,26 @@ class _Version:
     served: ImportOutcome  # the outcome whose tools are served (the last good one on failure)
 
 
-class _Generation:
-    """One load's view of the versions before it (a :class:`PreviousLoad`): unchanged
-    candidates are served again, changed ones imported and recorded in :attr:`versions`."""
-
-    def __init__(self, before: dict[str, _Version], *, first: bool) -> None:
-        self.before = before
-        self.first = first
-        self.versions: dict[str, _Version] = {}
-        self.fingerprints: dict[str, tuple[Any, ...]] = {}
-        self.imported = False
-
-    def reuse(self, candidate: Candidate) -> ImportOutcome | None:
-        key = candidate.resolved_path
-        current = self.fingerprints[key] = fingerprint(candidate)
-        old = self.before.get(key)
-        if old is not None and old.fingerprint == current:
-            self.versions[key] = old
-            return old.served
-        if not self.first:
-            forget_bytecode(candidate)
-        return None
-
-    def served(self, candidate: Candidate, outcome: ImportOutcome) -> ImportOutcome:
-        key = candidate.resolved_path
-        old = self.before.get(key)
-        self.imported = True
-        served = outcome
-        if outcome.errors and not outcome.tools and old is not None and old.served.tools:
-            served = _keep_previous(candidate, old.served, outcome)
-        self.versions[key] = _Version(self.fingerprints[key], outcome, served)
-        return served
-
-
 class Reloader:
     """Loads tools as :func:`~customtools.discover_and_load` (or, with ``explicit=True``,
     :func:`~customtools.load_custom_tools`) does, then reloads only what changed.
 
     ``await reloader.load()`` returns a full :class:`LoadResult` each time; the first call
-    imports everything, later calls only the modules whose files changed since (in this
-    process, or in new isolation workers). ``async for result in reloader.watch(): ...``
-    waits for changes on disk.
+    imports everything, later calls only the modules whose files changed since.
+    ``async for result in reloader.watch(): ...`` waits for changes on disk.
 
     Args:
         configured_paths: as for ``discover_and_load`` (or the paths of ``load_custom_tools``).
         cwd: the project directory.
         builtin_tool_names: names no tool may take.
         explicit: load exactly ``configured_paths``, nothing discovered.
-        options: the discovery and trust options (a keyword passed explicitly wins).
-        **keywords: every other keyword of ``discover_and_load`` (``trust``, ``load_timeout``,
-            ``strict``, ``isolation``, ``sandbox``, ``mcp_servers``, ...). The trust policy
-            is applied again at every reload; ``strict`` raises from the load that failed.
-
-    Raises:
-        TypeError: a keyword ``discover_and_load`` does not take.
-        ValueError: an option is not valid.
+        load_timeout: seconds an awaitable factory may take.
+        trust: the trust policy (see ``docs/trust.md``); applied again at every reload.
+        trust_store: the grants.
+        pending_actions: one store shared by every load.
+        **scan_options: the scan options of ``discover_and_load`` (``home``, ``app_name``,
+            ``native_dirs``, ``plugin_dirs``, ``providers``, ``disabled_providers``,
+            ``entry_points``).
     """
 
     def __init__(
@@ -188,18 +161,24 @@ class Reloader:
         builtin_tool_names: Iterable[str] = (),
         *,
         explicit: bool = False,
-        options: DiscoveryOptions | None = None,
-        **keywords: Any,
+        load_timeout: float | None = DEFAULT_LOAD_TIMEOUT,
+        trust: TrustPolicy = "prompt",
+        trust_store: TrustStore | None = None,
+        pending_actions: PendingActionStore | None = None,
+        **scan_options: Any,
     ) -> None:
-        self.options, self.load_options = door_options("Reloader", options, keywords)
+        check_trust_policy(trust)
         self.configured_paths = tuple(configured_paths)
         self.cwd = os.path.abspath(os.fspath(cwd)) if cwd is not None else os.getcwd()
         self.builtin_tool_names = tuple(builtin_tool_names)
         self.explicit = explicit
-        if self.load_options.pending_actions is None:  # one store shared by every load
-            self.load_options = dataclasses.replace(
-                self.load_options, pending_actions=PendingActionStore()
-            )
+        self.load_timeout = load_timeout
+        self.trust = trust
+        self.trust_store = trust_store
+        self.pending_actions = (
+            pending_actions if pending_actions is not None else PendingActionStore()
+        )
+        self.scan_options = scan_options
         self.result: LoadResult | None = None
         """The latest load's result."""
         self.reloads = 0
@@ -213,45 +192,112 @@ class Reloader:
         if self.explicit:
             from customtools._loading._scan import explicit_candidates
 
-            paths = list(self.configured_paths)
-            return explicit_candidates(paths, self.cwd, home=self.options.home)
-        return scan_with(self.configured_paths, self.cwd, self.options)
+            return explicit_candidates(
+                list(self.configured_paths), self.cwd, home=self.scan_options.get("home")
+            )
+        return scan(self.configured_paths, self.cwd, **self.scan_options)
 
     async def load(self) -> LoadResult:
-        """Scan, apply the trust gate, import what changed and return the whole result.
+        """Scan, apply the trust gate, import what changed and return the whole result."""
+        scanned = self._scan()
+        result = LoadResult(
+            metadata=scanned.metadata, pending_actions=self.pending_actions, cwd=self.cwd
+        )
+        gate_errors: Sequence[Any] = ()
+        gate_diagnostics: Sequence[Any] = ()
+        if self.trust != "all" and any(c.source.level == "project" for c in scanned.candidates):
+            from customtools._loading._trust_store import TrustStore, apply_trust
 
-        Raises:
-            LoadFailedError: ``strict`` and the load has errors (what it loaded is kept).
-        """
-        generation = _Generation(self._versions, first=self.result is None)
+            if self.trust_store is None:
+                self.trust_store = TrustStore(
+                    home=self.scan_options.get("home"),
+                    app_name=self.scan_options.get("app_name", "customtools"),
+                )
+            policy = self.trust if isinstance(self.trust, str) else "callback"
+            with load_step(STEP_TRUST, {"customtools.trust.policy": policy}) as step:
+                gate = await apply_trust(scanned, self.trust, self.trust_store)
+                step.set("customtools.trust.pending", len(gate.pending))
+            scanned = gate.scanned
+            result.pending_trust = tuple(gate.pending)
+            gate_errors, gate_diagnostics = gate.errors, gate.diagnostics
+        collected = Collected(self.builtin_tool_names, scanned)
+        collected.errors.extend(gate_errors)
+        collected.diagnostics.extend(gate_diagnostics)
+        versions: dict[str, _Version] = {}
+        generation: int | None = None
+        std_fds: StdFds | None = None
         try:
-            result = await run_load(
-                self._scan(),
-                cwd=self.cwd,
-                builtin_tool_names=self.builtin_tool_names,
-                options=self.options,
-                load=self.load_options,
-                previous=generation,
-            )
-        except LoadFailedError:
-            await self._commit(generation)
-            raise
-        await self._commit(generation)
+            for candidate in scanned.candidates:
+                key = candidate.resolved_path
+                current = fingerprint(candidate)
+                old = self._versions.get(key)
+                if old is not None and old.fingerprint == current:
+                    versions[key] = old
+                    collected.add(candidate, old.served)
+                    continue
+                if generation is None:
+                    generation = new_generation()
+                    std_fds = StdFds()
+                if self.result is not None:
+                    forget_bytecode(candidate)
+                stem = logger_stem(candidate)
+                attributes: dict[str, str | int | float | bool] = {
+                    "customtools.source.path": candidate.path,
+                    "customtools.source.provider": candidate.source.provider,
+                    "customtools.source.level": candidate.source.level,
+                    "customtools.reload": old is not None,
+                }
+                with load_step(STEP_MODULE, attributes) as step:
+                    outcome = await load_candidate(
+                        candidate,
+                        module_name_for(candidate, generation, stem=stem),
+                        result._api_for(logger_name_for(stem)),
+                        load_timeout=self.load_timeout,
+                        std_fds=std_fds,
+                    )
+                    step.set("customtools.tools", len(outcome.tools))
+                    if outcome.errors:
+                        step.failed(outcome.errors[0].code)
+                served = outcome
+                if outcome.errors and not outcome.tools and old is not None and old.served.tools:
+                    served = _keep_previous(candidate, old.served, outcome)
+                versions[key] = _Version(current, outcome, served)
+                collected.add(candidate, served)
+        finally:
+            if std_fds is not None:
+                std_fds.close()
+        self._release(versions)
+        self._versions = versions
+        if generation is not None:
+            self.reloads += 1
+        result.tools = tuple(collected.tools)
+        result.errors = tuple(collected.errors)
+        result.diagnostics = tuple(collected.diagnostics)
+        result.module_names = tuple(collected.module_names)
+        result._by_name = {loaded.tool.name: loaded for loaded in collected.tools}
         self.result = result
         return result
 
-    async def _commit(self, generation: _Generation) -> None:
-        if generation.imported:
-            self.reloads += 1
-        before, self._versions = self._versions, generation.versions
-        await _release(before, generation.versions)
+    def _release(self, versions: dict[str, _Version]) -> None:
+        """Drop from ``sys.modules`` the private modules no version uses any more."""
+        kept = {
+            name
+            for version in versions.values()
+            for name in (version.served.module_name, version.outcome.module_name)
+            if name is not None
+        }
+        for version in self._versions.values():
+            for name in (version.served.module_name, version.outcome.module_name):
+                if name is not None and name not in kept:
+                    release_modules(name)
+        for version in versions.values():
+            failed = version.outcome.module_name
+            if failed is not None and version.served is not version.outcome:
+                release_modules(failed)  # a failed reload's module is never served
 
     def close(self) -> None:
-        """Release every module this reloader imported (the tools stop being usable; isolation
-        workers end with their pool)."""
-        for version in self._versions.values():
-            for name in {version.served.module_name, version.outcome.module_name} - {None}:
-                release_modules(name)  # type: ignore[arg-type]
+        """Release every module this reloader imported (the tools stop being usable)."""
+        self._release({})
         self._versions = {}
 
     def watch_paths(self) -> list[str]:
@@ -269,14 +315,9 @@ class Reloader:
                 root = getattr(pending, "root", None)
                 if isinstance(root, str):
                     found.add(root)
-            if self.result.pending_trust:
+            if self.result.pending_trust and self.trust_store is not None:
                 # `customtools trust` writes the store: a grant loads the source at once.
-                store = self.options.trust_store
-                where = store.path if store is not None else _default_store(self.options)
-                found.add(os.path.dirname(where))
-        if self.load_options.mcp_servers is not None:  # where .mcp.json files are read
-            roots = (self.cwd, *self.options.plugin_dirs)
-            found.update(os.path.normpath(os.path.join(self.cwd, root)) for root in roots)
+                found.add(os.path.dirname(self.trust_store.path))
         return sorted(p for p in found if os.path.isdir(p))
 
     async def watch(
@@ -334,12 +375,6 @@ class Reloader:
                 return
 
 
-def _default_store(options: DiscoveryOptions) -> str:
-    from customtools._loading._trust_store import default_store_path
-
-    return default_store_path(home=options.home, app_name=options.app_name)
-
-
 def _summary(result: LoadResult | None) -> Any:
     if result is None:
         return None
@@ -360,7 +395,6 @@ def _keep_previous(
         module_name=previous.module_name,
         tools=list(previous.tools),
         errors=list(failed.errors),
-        cleanup=list(previous.cleanup),
         diagnostics=[
             *failed.diagnostics,
             Diagnostic(
@@ -372,21 +406,3 @@ def _keep_previous(
             ),
         ],
     )
-
-
-async def _release(before: dict[str, _Version], after: dict[str, _Version]) -> None:
-    """Drop the private modules and stop the isolation workers no version uses any more."""
-    kept = [outcome for v in after.values() for outcome in (v.served, v.outcome)]
-    names = {outcome.module_name for outcome in kept}
-    still = {id(stop) for outcome in kept for stop in outcome.cleanup}
-    stops = {}
-    for outcome in (o for v in before.values() for o in (v.served, v.outcome)):
-        if outcome.module_name is not None and outcome.module_name not in names:
-            release_modules(outcome.module_name)
-        stops.update((id(stop), stop) for stop in outcome.cleanup if id(stop) not in still)
-    for version in after.values():
-        failed = version.outcome.module_name
-        if failed is not None and version.served is not version.outcome:
-            release_modules(failed)  # a failed reload's module is never served
-    for stop in stops.values():
-        await stop()

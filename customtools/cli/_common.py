@@ -113,17 +113,12 @@ def resolve_cwd(args: argparse.Namespace) -> str:
 
 
 def scan_options(args: argparse.Namespace) -> dict[str, Any]:
-    """``{"options": DiscoveryOptions(...)}``: the discovery options the flags ask for, as the
-    ``options=`` keyword of the loader's doors."""
-    from customtools._loading._options import DiscoveryOptions
-
+    """The ``scan_sources`` keyword arguments the discovery options ask for."""
     return {
-        "options": DiscoveryOptions(
-            app_name=args.app_name,
-            plugin_dirs=args.plugin_dirs,
-            disabled_providers=args.disabled,
-            entry_points=args.entry_points,
-        )
+        "app_name": args.app_name,
+        "plugin_dirs": tuple(args.plugin_dirs),
+        "disabled_providers": frozenset(args.disabled),
+        "entry_points": args.entry_points,
     }
 
 

@@ -163,6 +163,8 @@ def _security(args: argparse.Namespace, address: tuple[str, int] | None) -> Any:
 
 def command(args: argparse.Namespace) -> int:
     """Run ``serve``; returns the exit status."""
+    if wants_sandbox(args) and args.reload:
+        raise UsageError("--sandbox does not work with --reload yet: drop one")
     if args.stateless and not args.http:
         raise UsageError("--stateless applies to --http only")
     if args.timeout is not None and not args.timeout > 0:
@@ -203,31 +205,36 @@ def command(args: argparse.Namespace) -> int:
         options["on_load"] = log.loaded
     paths = absolute_paths(list(args.served_paths) + list(args.paths))
     if address is None:
-        options["transport"] = "stdio"
+        anyio.run(_sandboxed, args, lambda: serve(paths, transport="stdio", **options), options)
     else:
-        options.update(
-            transport="http",
-            host=address[0],
-            port=address[1],
-            stateless=args.stateless,
-            security=security,
-            on_ready=ready,
+        host, port = address
+        anyio.run(
+            _sandboxed,
+            args,
+            lambda: serve(
+                paths,
+                transport="http",
+                host=host,
+                port=port,
+                stateless=args.stateless,
+                security=security,
+                on_ready=ready,
+                **options,
+            ),
+            options,
         )
-    anyio.run(_serve, args, serve, paths, options)
     return EXIT_OK
 
 
-async def _serve(
-    args: argparse.Namespace,
-    serve: Callable[..., Awaitable[Any]],
-    paths: list[str],
-    options: dict[str, Any],
+async def _sandboxed(
+    args: argparse.Namespace, serving: Callable[[], Awaitable[Any]], options: dict[str, Any]
 ) -> None:
     """Serve; with ``--sandbox``, from confined isolation workers that end with the server."""
     if not wants_sandbox(args):
-        await serve(paths, **options)
+        await serving()
         return
     from customtools._isolation._pool import IsolationPool
 
     async with IsolationPool() as pool:
-        await serve(paths, **options, **sandbox_load_options(args, pool))
+        options.update(sandbox_load_options(args, pool))
+        await serving()

@@ -142,13 +142,11 @@ async def serve(
         on_ready: HTTP only: called with the endpoint URL once it listens.
         reload: watch the loaded sources and serve each change (the ``reload`` extra): only
             the modules whose files changed are imported again, a module that fails keeps
-            its previous version, clients get ``notifications/tools/list_changed``. Works
-            with every option: isolated modules reload in new workers, ``.mcp.json`` files
-            are read again, and with ``strict`` a reload with errors stops the server.
+            its previous version, clients get ``notifications/tools/list_changed``; not with
+            ``isolation``, ``mcp_servers`` or ``strict``.
         on_load: called with each :class:`~customtools.LoadResult` served (the first load
             and every reload).
-        **scan_options: every other keyword of ``discover_and_load`` (discovery and trust
-            options, ``isolation``, ``sandbox``, ``mcp_servers``, ``strict``, ...).
+        **scan_options: discovery options, as for ``discover_and_load``.
     """
     if transport not in ("stdio", "http"):
         raise ValueError(f"transport must be 'stdio' or 'http', got {transport!r}")
@@ -207,9 +205,18 @@ async def serve(
             reloader.close()
 
 
+_RELOAD_UNSUPPORTED = ("isolation", "mcp_servers", "project_mcp_servers", "strict")
+
+
 def _reloader(
     configured: list[str], cwd: str | None, builtins: Sequence[str], options: dict[str, Any]
 ) -> Reloader:
+    unsupported = sorted(key for key in _RELOAD_UNSUPPORTED if options.get(key))
+    if unsupported:
+        raise ValueError(
+            f"serve(reload=True) does not support {', '.join(unsupported)}: serve without"
+            " reload, or drop those options"
+        )
     import importlib.util
 
     if importlib.util.find_spec("watchfiles") is None:
@@ -217,7 +224,8 @@ def _reloader(
             "serve(reload=True) needs watchfiles, which is not installed:"
             " pip install 'customtools[reload]'"
         )
-    return Reloader(configured, cwd, builtins, **options)
+    kept = {k: v for k, v in options.items() if k not in _RELOAD_UNSUPPORTED}
+    return Reloader(configured, cwd, builtins, **kept)
 
 
 async def _follow(

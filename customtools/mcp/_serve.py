@@ -16,6 +16,7 @@ from customtools._format import escape_control
 from customtools._loading._loader import LoadResult, discover_and_load
 from customtools._loading._reload import RELOAD_KEPT_PREVIOUS, Reloader
 from customtools.mcp._http import HttpSecurity
+from customtools.mcp._mount import ORIGIN_META_KEY, McpMount
 from customtools.mcp._server import ToolServer
 
 __all__ = ["report_load", "serve", "serve_http"]
@@ -161,20 +162,27 @@ async def serve(
             result = await reloader.load()
         else:
             result = await discover_and_load(configured, cwd, builtin_tool_names, **scan_options)
-        server = ToolServer([loaded.tool for loaded in result.tools], name=name, timeout=timeout)
+        served[:] = [loaded.tool for loaded in result.tools]
+        server = ToolServer(served, name=name, timeout=timeout)
         report_load(result, server)
         if on_load is not None:
             on_load(result)
         return server
 
+    mounted = scan_options.get("mcp_servers")
+    served: list[Any] = []  # the tools of the last load (the mount's follower updates them)
+
     async def run(server: ToolServer, serving: Callable[[], Awaitable[Any]]) -> None:
-        if reloader is None:
+        if reloader is None and not isinstance(mounted, McpMount):
             await serving()
             return
         import anyio
 
         async with anyio.create_task_group() as group:
-            group.start_soon(_follow, reloader, server, on_load)
+            if reloader is not None:
+                group.start_soon(_follow, reloader, server, on_load)
+            elif isinstance(mounted, McpMount):
+                group.start_soon(_follow_mount, mounted, server, served, builtin_tool_names)
             await serving()
             group.cancel_scope.cancel()  # the client left (stdio): stop watching
 
@@ -238,3 +246,29 @@ async def _follow(
             report_load(result, server)
             if on_load is not None:
                 on_load(result)
+
+
+async def _follow_mount(
+    mount: McpMount, server: ToolServer, tools: list[Any], builtins: Sequence[str]
+) -> None:
+    """Serve each change of a mounted server's tools: they replace that server's tools where
+    they were (names taken by built-ins or other tools stay with them), and clients get
+    ``notifications/tools/list_changed``."""
+    async with contextlib.aclosing(mount.changes()) as changes:
+        async for change in changes:
+            mine = [t for t in tools if _origin(t) == change.server]
+            others = [t for t in tools if _origin(t) != change.server]
+            taken = {*builtins, *(t.name for t in others)}
+            fresh = [t for t in change.tools if t.name not in taken]
+            for tool in change.tools:
+                if tool.name in taken:
+                    _log.warning("mounted tool %r is not served: the name is taken", tool.name)
+            at = tools.index(mine[0]) if mine else len(tools)
+            before = [t for t in tools[:at] if _origin(t) != change.server]
+            tools[:] = [*before, *fresh, *others[len(before) :]]
+            await server.set_tools(tools)
+
+
+def _origin(tool: Any) -> Any:
+    origin = (tool.meta or {}).get(ORIGIN_META_KEY)
+    return origin.get("server") if isinstance(origin, dict) else None

@@ -23,6 +23,8 @@ __all__ = ["report_load", "serve", "serve_http"]
 
 _log = logging.getLogger("customtools.mcp")
 
+_STOP_BOUND = 5.0  # seconds uvicorn may take to stop (its graceful shutdown is 2 s)
+
 
 def report_load(result: LoadResult, server: ToolServer, stream: TextIO | None = None) -> None:
     """Write the load's errors and the tools the server left out to ``stream`` (stderr)."""
@@ -89,19 +91,38 @@ async def serve_http(
         timeout_graceful_shutdown=2,
     )
     web = uvicorn.Server(config)
+    # Cancelled in the middle of its loop, uvicorn skips its shutdown and leaves the socket
+    # open: it runs shielded and is stopped through should_exit, within a bound.
+    running = anyio.CancelScope(shield=True)
+    stopped = anyio.Event()
+
+    async def run() -> None:
+        try:
+            with running:
+                await web.serve()
+        finally:
+            stopped.set()
+
     async with anyio.create_task_group() as tg:
-        tg.start_soon(web.serve)
-        while not web.started:
-            if web.should_exit:
-                return
-            await anyio.sleep(0.01)
-        bound = port
-        for listener in getattr(web, "servers", ()):
-            for sock in listener.sockets:
-                bound = sock.getsockname()[1]
-        shown = f"[{host}]" if ":" in host else host
-        if on_ready is not None:
-            on_ready(f"http://{shown}:{bound}{path}")
+        tg.start_soon(run)
+        try:
+            while not web.started:
+                if web.should_exit or stopped.is_set():
+                    return
+                await anyio.sleep(0.01)
+            bound = port
+            for listener in getattr(web, "servers", ()):
+                for sock in listener.sockets:
+                    bound = sock.getsockname()[1]
+            shown = f"[{host}]" if ":" in host else host
+            if on_ready is not None:
+                on_ready(f"http://{shown}:{bound}{path}")
+            await stopped.wait()
+        finally:
+            web.should_exit = True
+            with anyio.CancelScope(shield=True), anyio.move_on_after(_STOP_BOUND):
+                await stopped.wait()
+            running.cancel()
 
 
 async def serve(

@@ -168,7 +168,10 @@ async def serve(
             ``isolation``, ``mcp_servers`` or ``strict``.
         on_load: called with each :class:`~customtools.LoadResult` served (the first load
             and every reload).
-        **scan_options: discovery options, as for ``discover_and_load``.
+        **scan_options: discovery options, as for ``discover_and_load``. With
+            ``mcp_servers=`` an open :class:`McpMount`, a mounted server whose tools change
+            has them replaced in the served list, and clients get
+            ``notifications/tools/list_changed``.
     """
     if transport not in ("stdio", "http"):
         raise ValueError(f"transport must be 'stdio' or 'http', got {transport!r}")

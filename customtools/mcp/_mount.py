@@ -32,7 +32,7 @@ that caused it (its :class:`~customtools.ToolContext`), else to the mount's own 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Final
@@ -65,6 +65,7 @@ __all__ = [
     "LIST_CHANGED_DEBOUNCE",
     "McpMount",
     "MountChange",
+    "MountChanges",
     "MountDiagnostic",
     "MountedServer",
     "mount",
@@ -678,7 +679,7 @@ class McpMount:
                 config, self, backoff=backoff, max_backoff=max_backoff
             )
         self._diagnostics: list[MountDiagnostic] = []
-        self._watchers: list[_Watcher] = []
+        self._watchers: list[MountChanges] = []
         self._tg: Any = None
         self._exit: Any = None
 
@@ -760,26 +761,17 @@ class McpMount:
         for watcher in self._watchers:
             watcher.put(change)
 
-    async def changes(self) -> AsyncGenerator[MountChange, None]:
-        """Each change of a mounted server's tools, as it is found (use with ``async for``).
+    def changes(self) -> MountChanges:
+        """Each change of a mounted server's tools from now on, as it is found (``async for``).
 
         A server that announces a change is listed again; when its tools differ from the
         last listing, every open iterator gets a :class:`MountChange` with all of that
-        server's tools. A consumer that falls behind gets the newest tools of each server
+        server's tools. The iterator watches from the moment this returns, before the first
+        ``__anext__``. A consumer that falls behind gets the newest tools of each server
         (changes are merged per server, never queued without bound). Close it with
-        ``contextlib.aclosing`` or by leaving the loop.
+        ``contextlib.aclosing`` (or :meth:`MountChanges.aclose`).
         """
-        watcher = _Watcher()
-        self._watchers.append(watcher)
-        try:
-            while True:
-                await watcher.wake.wait()
-                watcher.wake = anyio.Event()
-                pending, watcher.pending = watcher.pending, {}
-                for change in pending.values():
-                    yield change
-        finally:
-            self._watchers.remove(watcher)
+        return MountChanges(self._watchers)
 
     async def tools(self) -> list[CustomTool]:
         """The tools of every server, in configuration order; starts the servers.
@@ -819,18 +811,39 @@ class McpMount:
         return tools
 
 
-class _Watcher:
-    """One open :meth:`McpMount.changes` iterator: the newest change per server, unread."""
+class MountChanges:
+    """An open :meth:`McpMount.changes` iterator: the newest unread change per server."""
 
-    __slots__ = ("pending", "wake")
+    __slots__ = ("_pending", "_wake", "_watchers")
 
-    def __init__(self) -> None:
-        self.pending: dict[str, MountChange] = {}
-        self.wake = anyio.Event()
+    def __init__(self, watchers: list[MountChanges]) -> None:
+        self._pending: dict[str, MountChange] = {}
+        self._wake = anyio.Event()
+        self._watchers = watchers
+        watchers.append(self)
 
     def put(self, change: MountChange) -> None:
-        self.pending[change.server] = change
-        self.wake.set()
+        """Keep ``change`` for the consumer (replacing an unread one of the same server)."""
+        self._pending[change.server] = change
+        self._wake.set()
+
+    def __aiter__(self) -> MountChanges:
+        return self
+
+    async def __anext__(self) -> MountChange:
+        while not self._pending:
+            if self not in self._watchers:
+                raise StopAsyncIteration
+            await self._wake.wait()
+            self._wake = anyio.Event()
+        server = next(iter(self._pending))
+        return self._pending.pop(server)
+
+    async def aclose(self) -> None:
+        """Stop watching (an iteration waiting for a change ends)."""
+        if self in self._watchers:
+            self._watchers.remove(self)
+        self._wake.set()
 
 
 def mount(configs: Iterable[McpServerConfig] | McpServerConfig, **options: Any) -> McpMount:

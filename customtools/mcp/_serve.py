@@ -16,7 +16,7 @@ from customtools._format import escape_control
 from customtools._loading._loader import LoadResult, discover_and_load
 from customtools._loading._reload import RELOAD_KEPT_PREVIOUS, Reloader
 from customtools.mcp._http import HttpSecurity
-from customtools.mcp._mount import ORIGIN_META_KEY, McpMount
+from customtools.mcp._mount import ORIGIN_META_KEY, McpMount, MountChanges
 from customtools.mcp._server import ToolServer
 
 __all__ = ["report_load", "serve", "serve_http"]
@@ -195,9 +195,11 @@ async def serve(
 
     mounted = scan_options.get("mcp_servers")
     served: list[Any] = []  # the tools of the last load (the mount's follower updates them)
+    # Watching starts before the first load lists the servers: no change falls in between.
+    changes = mounted.changes() if isinstance(mounted, McpMount) and reloader is None else None
 
     async def run(server: ToolServer, serving: Callable[[], Awaitable[Any]]) -> None:
-        if reloader is None and not isinstance(mounted, McpMount):
+        if reloader is None and changes is None:
             await serving()
             return
         import anyio
@@ -205,8 +207,8 @@ async def serve(
         async with anyio.create_task_group() as group:
             if reloader is not None:
                 group.start_soon(_follow, reloader, server, on_load)
-            elif isinstance(mounted, McpMount):
-                group.start_soon(_follow_mount, mounted, server, served, builtin_tool_names)
+            elif changes is not None:
+                group.start_soon(_follow_mount, changes, server, served, builtin_tool_names)
             await serving()
             group.cancel_scope.cancel()  # the client left (stdio): stop watching
 
@@ -235,6 +237,8 @@ async def serve(
     finally:
         if reloader is not None:
             reloader.close()
+        if changes is not None:
+            await changes.aclose()
 
 
 _RELOAD_UNSUPPORTED = ("isolation", "mcp_servers", "project_mcp_servers", "strict")
@@ -273,12 +277,12 @@ async def _follow(
 
 
 async def _follow_mount(
-    mount: McpMount, server: ToolServer, tools: list[Any], builtins: Sequence[str]
+    changes: MountChanges, server: ToolServer, tools: list[Any], builtins: Sequence[str]
 ) -> None:
     """Serve each change of a mounted server's tools: they replace that server's tools where
     they were (names taken by built-ins or other tools stay with them), and clients get
     ``notifications/tools/list_changed``."""
-    async with contextlib.aclosing(mount.changes()) as changes:
+    async with contextlib.aclosing(changes):
         async for change in changes:
             mine = [t for t in tools if _origin(t) == change.server]
             others = [t for t in tools if _origin(t) != change.server]

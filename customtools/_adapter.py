@@ -45,7 +45,7 @@ import types
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from customtools import _observe
+import customtools._observe as _observe
 from customtools._abort import AbortSignal
 from customtools._approval import (
     DEFAULT_APPROVAL_TIMEOUT,
@@ -472,6 +472,34 @@ class CustomToolAdapter:
             result = _with_meta(result, VIOLATIONS_META_KEY, [v.to_dict() for v in violations])
         return result
 
+    def needs_approval(self, params: Any) -> bool:
+        """Whether a call with ``params`` would ask for approval, decided as :meth:`execute`
+        decides it: on the validated arguments (coerced, defaults filled in).
+
+        For a host whose framework asks before it calls (the OpenAI Agents SDK's
+        ``needs_approval``). Fails closed: arguments :meth:`execute` would refuse, and a rule
+        that raises, need approval.
+        """
+        if not self._asks:
+            return False
+        checked = self._check(params, fast_checked=False)
+        if type(checked) is ToolResult:
+            return True
+        try:
+            return approval_required(self.tool, self._judged(checked[0]))
+        except BaseException as exc:  # the rule is tool code: even SystemExit is contained
+            if belongs_to_caller(exc):
+                raise
+            return True
+
+    def _judged(self, params: Any) -> Any:
+        """The validated arguments as an approval rule sees them: with the schema's defaults
+        filled in even where the tool gets its own (a ``@tool`` function's), so leaving out
+        an argument whose default needs approval cannot skip it."""
+        if self._apply_defaults:
+            return params
+        return (self._validator or self._compile()).with_defaults(params)
+
     def _check(self, params: Any, *, fast_checked: bool) -> Any:
         """Validate and repair ``params``: the error result of invalid arguments, or
         ``(arguments, coercions, violations)`` (violations only for a lenient tool)."""
@@ -600,6 +628,7 @@ class CustomToolAdapter:
         signal: AbortSignal | None,
     ) -> ToolResult | None:
         """``None`` when the call may run; else the error result that says why not."""
+        params = self._judged(params)  # also what the approver is shown
         try:
             needed = approval_required(self.tool, params)
         except BaseException as exc:  # the rule is tool code: even SystemExit is contained

@@ -537,6 +537,15 @@ def resume(
             except StopIteration as stop:
                 return stop.value
         else:
+            # trio resumes a cancelled task with an outcome that raises inside the tool: if
+            # it is the call's cancellation, the signal fires first (not at the next probe).
+            if (
+                value is not None
+                and guard.cancelled_at is None
+                and _delivers_error(value)
+                and guard.cancelled()
+            ):
+                guard.fire(time.monotonic())
             if guard.expired():
                 closed = _close(coro, guard, tool_name)
                 if closed is _CLOSED:
@@ -551,6 +560,12 @@ def resume(
                 yielded = coro.send(value)
             except StopIteration as stop:
                 return stop.value
+
+
+def _delivers_error(value: Any) -> bool:
+    """Whether the event loop resumes the tool with an exception to raise inside it: trio's
+    ``outcome.Error`` (asyncio sends ``None`` and throws exceptions in instead)."""
+    return type(value).__name__ == "Error" and hasattr(value, "unwrap")
 
 
 ABANDONED: Final = object()

@@ -788,7 +788,7 @@ def _report_step(step: LoadStep, out: ImportOutcome) -> None:
     """Mark a load step failed with the candidate's first error (observation)."""
     if out.errors:
         error = out.errors[0]
-        step.failed(error.code or LoadCode.LOAD_ERROR, error.error)
+        step.failed(error.code or LoadCode.LOAD_ERROR)
 
 
 def _report_replaced_fds(candidate: Candidate, replaced: list[str], out: ImportOutcome) -> None:

@@ -340,9 +340,7 @@ async def import_here(
                 )
                 step.set("customtools.tools", len(outcome.tools))
                 if outcome.errors:
-                    step.failed(
-                        outcome.errors[0].code or LoadCode.LOAD_ERROR, outcome.errors[0].error
-                    )
+                    step.failed(outcome.errors[0].code or LoadCode.LOAD_ERROR)
             outcomes.append(outcome)
     finally:
         std_fds.close()

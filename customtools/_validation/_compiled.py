@@ -57,6 +57,7 @@ class CompiledValidator:
     """
 
     __slots__ = (
+        "_declares_defaults",
         "_fast",
         "_is_valid",
         "_repairer",
@@ -93,6 +94,7 @@ class CompiledValidator:
         self.apply_defaults = apply_defaults
         self.limits = limits
         self.guarded = guarded
+        self._declares_defaults = has_defaults
         self.has_defaults = has_defaults and apply_defaults
         self._validator = validator
         self._is_valid = validator.is_valid
@@ -115,6 +117,15 @@ class CompiledValidator:
             f"<CompiledValidator tool={self.tool_name!r} engine={self.engine.name!r} "
             f"guarded={self.guarded} defaults={self.has_defaults} coerce={self.coerce}>"
         )
+
+    def with_defaults(self, params: Any) -> Any:
+        """``params`` (valid) with the schema's defaults filled in where they are missing, on a
+        copy, whether or not this validator applies them: what a rule judging the call (an
+        approval rule) must see when the tool gets its own defaults (a ``@tool`` function).
+        """
+        if not self._declares_defaults:
+            return params
+        return self._repairer.apply_defaults(params, [])
 
     def validate(
         self, params: Any, *, fast_checked: bool = False

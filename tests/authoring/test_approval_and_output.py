@@ -129,6 +129,33 @@ async def test_a_rule_of_the_arguments_decides_per_call_and_a_per_call_approver_
     assert ran == ["tmp/x", "etc/y"]
 
 
+async def test_a_rule_sees_the_defaults_a_function_tool_gets_and_so_does_the_approver() -> None:
+    seen: list[ApprovalRequest] = []
+
+    @tool(requires_approval=lambda args: args.get("recursive") is not False)
+    def remove(path: str, recursive: bool = True) -> str:
+        """Remove a path; a recursive removal (the default) needs approval."""
+        ran.append(path)
+        return f"removed {path} recursive={recursive}"
+
+    async def deny(request: ApprovalRequest) -> bool:
+        seen.append(request)
+        return False
+
+    adapter = CustomToolAdapter(remove, approver=deny)
+    # Leaving the flag out must not skip the rule: the function runs with its default.
+    left_out = await adapter.execute("c1", {"path": "/srv"})
+    assert left_out.is_error
+    assert left_out.details == {"error": "ApprovalDenied", "code": "approval-denied"}
+    assert seen[0].arguments == {"path": "/srv", "recursive": True}
+    assert adapter.needs_approval({"path": "/srv"}) is True
+    assert adapter.needs_approval({"path": "/srv", "recursive": "false"}) is False
+    assert adapter.needs_approval({"path": 3}) is True  # invalid: fails closed
+    flat = await adapter.execute("c2", {"path": "/srv", "recursive": False})
+    assert flat.text == "removed /srv recursive=False"
+    assert ran == ["/srv"]
+
+
 async def test_mcp_annotations_drive_the_default() -> None:
     destructive = make(annotations={"destructiveHint": True})
     read_only = make(annotations={"destructiveHint": True, "readOnlyHint": True})

@@ -366,3 +366,26 @@ async def test_an_error_result_sends_no_unchecked_structured_content(mode: str) 
     assert result.is_error is True
     assert [block.text for block in result.content] == ["no n today"]  # type: ignore[union-attr]
     assert result.structured_content is None
+
+
+async def test_a_cancelled_calls_cleanup_sees_its_signal_aborted(mode: str) -> None:
+    seen: list[tuple[bool, Any]] = []
+    started = anyio.Event()
+
+    async def waits(call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any) -> str:
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            seen.append((signal.aborted, signal.reason))
+        return "never"
+
+    server = ToolServer([CustomTool(name="waits", description="d", execute=waits)])
+    async with Client(server.server, mode=mode) as client:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.call_tool, "waits", {})
+            with anyio.fail_after(10):
+                await started.wait()
+            tg.cancel_scope.cancel()
+        assert await wait_until(lambda: bool(seen))
+    assert seen == [(True, "the MCP client cancelled the call")]

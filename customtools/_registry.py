@@ -8,7 +8,10 @@ reused by every call).
 
 Names are first come, first served, as in the loader: a later tool whose name is taken (or
 reserved for a built-in) is left out and reported as a :class:`ToolConflict` naming both
-origins, with the loader's code ``"name-conflict"``. Nothing raises for a conflict.
+origins, with the loader's code ``"name-conflict"``. Nothing raises for a conflict. A tool's
+``former_names`` are registered after it as deprecated aliases
+(:meth:`~customtools.CustomTool.deprecated_aliases`); an alias yields its name to any tool
+that really has it.
 
 The registry sits in the execution layer: it takes a load result by shape (anything with
 ``.tools`` of records carrying ``.tool`` and ``.path``, as
@@ -94,11 +97,18 @@ class RegisteredTool:
         origin: its path or other origin, when known.
     """
 
-    __slots__ = ("_adapter", "_options", "origin", "tool")
+    __slots__ = ("_adapter", "_options", "alias_of", "origin", "tool")
 
-    def __init__(self, tool: CustomTool, origin: str | None, options: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        tool: CustomTool,
+        origin: str | None,
+        options: Mapping[str, Any],
+        alias_of: str | None = None,
+    ) -> None:
         self.tool = tool
         self.origin = origin
+        self.alias_of = alias_of
         self._options = options
         self._adapter: CustomToolAdapter | None = None
 
@@ -198,7 +208,28 @@ class ToolRegistry:
         """
         if not isinstance(tool, CustomTool):
             raise TypeError(f"ToolRegistry.add needs a CustomTool, got {type(tool).__name__}")
+        conflict = self._add(tool, origin, None)
+        if conflict is None:
+            for alias in tool.deprecated_aliases():
+                self._add(alias, origin, tool.name)
+        return conflict
+
+    def _add(
+        self, tool: CustomTool, origin: str | None, alias_of: str | None
+    ) -> ToolConflict | None:
         name = tool.name
+        held = self._entries.get(name)
+        if held is not None and held.alias_of is not None and alias_of is None:
+            del self._entries[name]  # a deprecated alias yields to the tool that has the name
+            self._conflicts.append(
+                ToolConflict(
+                    tool_name=name,
+                    origin=held.origin,
+                    taken_by=origin,
+                    error=f"tool name {name!r} is a former name of {held.alias_of!r} and also"
+                    f" the name of {_describe(origin)}; the deprecated alias gives way to the tool",
+                )
+            )
         conflict: ToolConflict | None = None
         if name in self._reserved:
             conflict = ToolConflict(
@@ -219,12 +250,15 @@ class ToolRegistry:
         if conflict is not None:
             self._conflicts.append(conflict)
             return conflict
-        self._entries[name] = RegisteredTool(tool, origin, self._options)
+        self._entries[name] = RegisteredTool(tool, origin, self._options, alias_of)
         return None
 
     def remove(self, name: str) -> CustomTool | None:
-        """Take ``name`` out of the registry; returns its tool (``None`` if there was none)."""
+        """Take ``name`` (and its deprecated aliases) out of the registry; returns its tool
+        (``None`` if there was none)."""
         entry = self._entries.pop(name, None)
+        for alias in [key for key, held in self._entries.items() if held.alias_of == name]:
+            del self._entries[alias]
         return entry.tool if entry is not None else None
 
     # -- reading --------------------------------------------------------------------------

@@ -220,7 +220,7 @@ class CustomTool:
                     ' "type": "object" (structured content is a JSON object)'
                 )
             check_schema(self.output_schema, where=f"tool {name!r} output_schema")
-        formers = self.former_names
+        formers: Any = self.former_names
         if isinstance(formers, str) or not isinstance(formers, (tuple, list)):
             raise ToolDefinitionError(f"tool {name!r}: former_names must be a list of names")
         formers = tuple(check_tool_name(former) for former in formers)

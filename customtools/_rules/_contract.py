@@ -486,7 +486,8 @@ def _accept(
             continue
         name = item.finding.tool_name or ""
         old_tool, new_tool = before.get(name), after.get(name)
-        pack = str((old_tool or new_tool).pack["path"]) if (old_tool or new_tool) else ""
+        either = old_tool or new_tool
+        pack = str(either.pack["path"]) if either is not None else ""
         old_version = old_tool.pack.get("version") if old_tool else old_versions.get(pack)
         new_version = new_tool.pack.get("version") if new_tool else new_versions.get(pack)
         reason = None

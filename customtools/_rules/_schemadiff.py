@@ -526,10 +526,11 @@ class _Differ:
         where: Any,
     ) -> None:
         """Finite alternatives, checked value by value against the other side."""
-        for side, other, branches, effect, verb in (
+        sides: tuple[tuple[_Side, _Side, list[_Branch], Effect, str], ...] = (
             (self.old, self.new, old_branches, "narrowed", "no longer allows"),
             (self.new, self.old, new_branches, "widened", "now allows"),
-        ):
+        )
+        for side, other, branches, effect, verb in sides:
             node, target = (old, new) if side is self.old else (new, old)
             for branch in branches:
                 if branch.type is not None:
@@ -898,7 +899,7 @@ def _bound(
     schema: Mapping[str, Any], key: str, exclusive: str | None, *, lower: bool, integer: bool
 ) -> Bound:
     found: Bound = None
-    value = schema.get(key)
+    value: Any = schema.get(key)
     if _number(value):
         found = (value, False)
     if exclusive is not None and _number(schema.get(exclusive)):

@@ -559,6 +559,7 @@ class _Differ:
         old_typed = [b for b in old_branches if b.type is not None]
         new_typed = [b for b in new_branches if b.type is not None]
         new_finite = [b for b in new_branches if b.type is None]
+        matched: set[int] = set()
         for branch in old_typed:
             assert branch.type is not None
             matches = [b for b in new_typed if b.type is not None and _covers(b.type, branch.type)]
@@ -595,12 +596,16 @@ class _Differ:
                         " schema; the gate cannot tell which",
                     )
                     continue
+            matched.add(id(matches[0]))
             self._branch(branch, matches[0], path)
         for branch in new_typed:
             assert branch.type is not None
             if any(b.type is not None and _covers(branch.type, b.type) for b in old_typed):
                 if branch.type == "number" and not any(b.type == "number" for b in old_typed):
                     self.add("widened", "type", path, where, "now allows non-integer numbers")
+                elif id(branch) not in matched and branch.type == "object":
+                    where_new = branch.node.pointer if branch.node.pointer is not None else where
+                    self.add("widened", "type", path, where_new, "allows another kind of object")
                 continue
             if any(b.type is not None and _covers(b.type, branch.type) for b in old_typed):
                 continue  # an integer alternative beside an old number one

@@ -345,7 +345,13 @@ def junit(suites: Mapping[str, Mapping[str, Sequence[ReportedFinding]]]) -> str:
                 },
             )
             errors = [item.finding for item in items if item.severity == "error"]
-            text = [escape_control(str(item.finding)) for item in items]
+            text = [
+                escape_control(
+                    f"{_location(item.finding)}{item.severity} [{item.finding.code}]"
+                    f" {item.finding.message}"
+                )
+                for item in items
+            ]
             lines += text
             if errors:
                 failure = ET.SubElement(

@@ -63,7 +63,7 @@ def tool(**entry: Any) -> dict[str, Any]:
 
 
 CORPUS: list[tuple[str, str, Any, Any, str, str | None]] = [
-    # -- parameters: presence -------------------------------------------------------------------
+    # -- parameters: presence
     (
         "new required parameter",
         "input",
@@ -152,7 +152,7 @@ CORPUS: list[tuple[str, str, Any, Any, str, str | None]] = [
         "breaking",
         "parameter-required",
     ),
-    # -- parameters: types ----------------------------------------------------------------------
+    # -- parameters: types
     ("null dropped from a type list", "input", obj(q=SN), obj(q=S), "breaking", "type-narrowed"),
     ("null added to a type list", "input", obj(q=S), obj(q=SN), "compatible", "type-widened"),
     ("number narrowed to integer", "input", obj(q=N), obj(q=I), "breaking", "type-narrowed"),
@@ -168,7 +168,7 @@ CORPUS: list[tuple[str, str, Any, Any, str, str | None]] = [
         "unchanged",
         None,
     ),
-    # -- parameters: bounds and patterns ---------------------------------------------------------
+    # -- parameters: bounds and patterns
     (
         "minimum raised",
         "input",
@@ -313,7 +313,7 @@ CORPUS: list[tuple[str, str, Any, Any, str, str | None]] = [
         "compatible",
         "type-widened",
     ),
-    # -- parameters: enum and const --------------------------------------------------------------
+    # -- parameters: enum and const
     (
         "enum value removed",
         "input",
@@ -509,7 +509,7 @@ CORPUS: list[tuple[str, str, Any, Any, str, str | None]] = [
         "notice",
         "description-changed",
     ),
-    # -- parameters: arrays ------------------------------------------------------------------------
+    # -- parameters: arrays
     (
         "items narrowed",
         "input",
@@ -542,7 +542,7 @@ CORPUS: list[tuple[str, str, Any, Any, str, str | None]] = [
         "breaking",
         "type-narrowed",
     ),
-    # -- parameters: annotations -------------------------------------------------------------------
+    # -- parameters: annotations
     (
         "parameter description changed",
         "input",
@@ -583,7 +583,7 @@ CORPUS: list[tuple[str, str, Any, Any, str, str | None]] = [
         "notice",
         "annotation-changed",
     ),
-    # -- output -------------------------------------------------------------------------------------
+    # -- output
     (
         "output field removed",
         "output",
@@ -656,7 +656,7 @@ CORPUS: list[tuple[str, str, Any, Any, str, str | None]] = [
         "notice",
         "description-changed",
     ),
-    # -- tools ----------------------------------------------------------------------------------------
+    # -- tools
     ("tool removed", "tool", {"a": tool(), "b": tool()}, {"a": tool()}, "breaking", "tool-removed"),
     ("tool added", "tool", {"a": tool()}, {"a": tool(), "b": tool()}, "compatible", "tool-added"),
     (

@@ -347,3 +347,22 @@ async def test_only_tools_with_an_output_schema_send_structured_content(mode: st
     assert without.structured_content is None
     assert without.meta is not None
     assert without.meta[DETAILS_META_KEY] == [1, 2]
+
+
+async def test_a_former_name_is_listed_deprecated_and_stays_callable(mode: str) -> None:
+    tool = CustomTool(
+        name="find",
+        description="Find things.",
+        execute=lambda *args: "found",
+        former_names=["search"],
+    )
+    server = ToolServer([tool])
+    async with Client(server.server, mode=mode) as client:
+        listed = {item.name: item for item in (await client.list_tools()).tools}
+        result = await client.call_tool("search", {})
+
+    assert set(listed) == {"find", "search"}
+    assert user_meta(listed["search"].meta) == {"customtools/deprecated": {"renamedTo": "find"}}
+    assert listed["search"].description.startswith("Deprecated: renamed to 'find'")
+    assert user_meta(listed["find"].meta) == {}
+    assert not result.is_error

@@ -240,7 +240,9 @@ def github(findings: Sequence[ReportedFinding], summary_line: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-_LEVEL: Final = {"error": "error", "warning": "warning", "notice": "note"}
+def _level(severity: str) -> str:
+    """The SARIF level of a severity (``error`` and ``warning`` are spelt alike)."""
+    return "note" if severity == "notice" else severity
 
 
 def _uri(path: str) -> str:
@@ -264,7 +266,7 @@ def sarif(findings: Sequence[ReportedFinding]) -> dict[str, Any]:
             {
                 "id": code,
                 "shortDescription": {"text": rule.summary if rule else code},
-                "defaultConfiguration": {"level": _LEVEL[rule.severity if rule else "error"]},
+                "defaultConfiguration": {"level": _level(rule.severity if rule else "error")},
             }
         )
     results = []
@@ -273,7 +275,7 @@ def sarif(findings: Sequence[ReportedFinding]) -> dict[str, Any]:
         result: dict[str, Any] = {
             "ruleId": found.code,
             "ruleIndex": codes.index(found.code),
-            "level": _LEVEL[found.severity],
+            "level": _level(found.severity),
             "message": {"text": found.message},
         }
         if found.path:

@@ -13,7 +13,7 @@ from customtools._error_results import LOAD_CODES, LoadCode
 __all__ = ["RULES", "Finding", "Rule", "Scope", "Severity", "severity_for"]
 
 Severity = Literal["error", "warning", "notice"]
-Scope = Literal["tool", "pack", "load", "scan", "validate"]
+Scope = Literal["tool", "pack", "load", "scan", "validate", "contract"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -24,8 +24,9 @@ class Rule:
         code: the stable kebab-case code findings carry.
         severity: its default severity (``strict`` makes every warning an error).
         scope: who reports it: ``"tool"`` (:func:`check_tool`), ``"pack"`` (the pack checks),
-            ``"load"`` (a load error), ``"scan"`` (a loader diagnostic) or ``"validate"``
-            (only the ``customtools validate`` command can see it).
+            ``"load"`` (a load error), ``"scan"`` (a loader diagnostic), ``"validate"``
+            (only the ``customtools validate`` command can see it) or ``"contract"`` (a
+            difference ``customtools contract check`` found between two contracts).
         summary: what it means, for the docs.
     """
 
@@ -37,6 +38,10 @@ class Rule:
 
 def _rules(*rules: Rule) -> Mapping[str, Rule]:
     return MappingProxyType({rule.code: rule for rule in rules})
+
+
+def _contract(severity: Severity, *rows: tuple[str, str]) -> list[Rule]:
+    return [Rule(code=c, severity=severity, scope="contract", summary=s) for c, s in rows]
 
 
 def _family(scope: Scope, severity: Severity, summary: str, *codes: str) -> list[Rule]:
@@ -212,6 +217,52 @@ RULES: Final[Mapping[str, Rule]] = _rules(
         severity="warning",
         scope="validate",
         summary="discovery found no tool module",
+    ),
+    # -- `customtools contract check`: breaking (error), undecided (warning), the rest notices
+    *_contract(
+        "error",
+        ("tool-removed", "breaking: a tool (or a deprecated alias) is gone"),
+        ("parameter-required", "breaking: a new required parameter, or one made required"),
+        ("parameter-removed", "breaking: a parameter was removed or renamed"),
+        (
+            "type-narrowed",
+            "breaking: a parameter allows less: a type dropped from a union, a tighter bound or"
+            " pattern, `additionalProperties` closed, values limited to an enum",
+        ),
+        ("enum-value-removed", "breaking: an enum (or const) value is no longer allowed"),
+        ("output-field-removed", "breaking: an output field was removed or may now be missing"),
+        (
+            "output-type-changed",
+            "breaking: the output may hold values it could not before (a type or value added,"
+            " the output schema dropped)",
+        ),
+        ("permissions-widened", "breaking: the declared permissions grant more"),
+        ("approval-required", "breaking: calls ask for approval now"),
+    ),
+    *_contract(
+        "warning",
+        (
+            "contract-undecided",
+            "undecided: the gate cannot tell whether the change breaks callers (a changed"
+            " pattern, a keyword it does not compare, a module that failed to load)",
+        ),
+    ),
+    *_contract(
+        "notice",
+        ("tool-added", "compatible: a new tool"),
+        ("tool-renamed", "compatible: a tool renamed, its old name kept as a deprecated alias"),
+        ("parameter-added", "compatible: a new optional parameter"),
+        ("type-widened", "compatible: a parameter allows more (type, bound, optional now)"),
+        ("enum-value-added", "compatible: a new enum value"),
+        ("output-field-added", "compatible: a new output field"),
+        ("output-narrowed", "compatible: the output holds fewer kinds of values"),
+        ("permissions-narrowed", "compatible: the declared permissions grant less"),
+        ("description-changed", "notice: a tool or schema description changed"),
+        ("label-changed", "notice: a tool label or schema title changed"),
+        ("default-changed", "notice: a parameter's default changed"),
+        ("annotation-changed", "notice: an MCP annotation, a format or a deprecation changed"),
+        ("contract-changed", "notice: another part of the contract changed (timeout, flags)"),
+        ("unused-acknowledgement", "notice: an acknowledgement matches no change"),
     ),
 )
 """Every code, with its default severity: the one severity policy of all the front ends."""

@@ -135,6 +135,7 @@ def _tool(loaded: Any, here: str) -> dict[str, Any]:
         "source": loaded.source.to_dict(),
         "hidden": tool.hidden,
         "strict": tool.strict,
+        "formerNames": list(tool.former_names),
     }
 
 
@@ -164,17 +165,12 @@ def _text(report: dict[str, Any]) -> str:
     lines: list[str] = []
     report = _escaped(report)
     if report["tools"] is not None:
-        rows = [
-            [
-                tool["name"],
-                tool["label"],
-                tool["provider"],
-                tool["level"],
-                tool["trust"],
-                tool["path"],
-            ]
-            for tool in report["tools"]
-        ]
+        rows = []
+        for tool in report["tools"]:
+            cells = [tool["provider"], tool["level"], tool["trust"], tool["path"]]
+            rows.append([tool["name"], tool["label"], *cells])
+            for former in tool["formerNames"]:  # deprecated aliases: still callable
+                rows.append([former, f"(deprecated: renamed to {tool['name']})", *cells])
         if rows:
             lines += _table(rows, ["NAME", "LABEL", "PROVIDER", "LEVEL", "TRUST", "PATH"])
         else:

@@ -389,3 +389,22 @@ async def test_a_cancelled_calls_cleanup_sees_its_signal_aborted(mode: str) -> N
             tg.cancel_scope.cancel()
         assert await wait_until(lambda: bool(seen))
     assert seen == [(True, "the MCP client cancelled the call")]
+
+
+async def test_a_former_name_is_listed_deprecated_and_stays_callable(mode: str) -> None:
+    tool = CustomTool(
+        name="find",
+        description="Find things.",
+        execute=lambda *args: "found",
+        former_names=["search"],
+    )
+    server = ToolServer([tool])
+    async with Client(server.server, mode=mode) as client:
+        listed = {item.name: item for item in (await client.list_tools()).tools}
+        result = await client.call_tool("search", {})
+
+    assert set(listed) == {"find", "search"}
+    assert user_meta(listed["search"].meta) == {"customtools/deprecated": {"renamedTo": "find"}}
+    assert listed["search"].description.startswith("Deprecated: renamed to 'find'")
+    assert user_meta(listed["find"].meta) == {}
+    assert not result.is_error

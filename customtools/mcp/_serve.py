@@ -10,7 +10,7 @@ import contextlib
 import logging
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from customtools._format import escape_control
 from customtools._loading._loader import LoadResult, discover_and_load
@@ -18,6 +18,9 @@ from customtools._loading._reload import RELOAD_KEPT_PREVIOUS, Reloader, require
 from customtools.mcp._http import HEADER_TIMEOUT, HttpSecurity, guarded_protocol
 from customtools.mcp._mount import ORIGIN_META_KEY, McpMount, MountChanges
 from customtools.mcp._server import ToolServer
+
+if TYPE_CHECKING:
+    from customtools.mcp._redis import RedisState
 
 __all__ = ["report_load", "serve", "serve_http"]
 
@@ -147,6 +150,9 @@ async def serve(
     on_ready: Callable[[str], Any] | None = None,
     reload: bool = False,
     on_load: Callable[[LoadResult], Any] | None = None,
+    state_key: bytes | None = None,
+    redis: str | None = None,
+    redis_namespace: str | None = None,
     **scan_options: Any,
 ) -> None:
     """Discover and load tools exactly as :func:`~customtools.discover_and_load` does, and
@@ -175,6 +181,12 @@ async def serve(
             are read again, and with ``strict`` a reload with errors stops the server.
         on_load: called with each :class:`~customtools.LoadResult` served (the first load
             and every reload).
+        state_key: the key sealing ``requestState`` (shared by replicas, docs/deploy.md).
+        redis: a Redis (or Valkey) URL the replicas of this deployment share (the ``redis``
+            extra; asyncio only): used ``requestState`` nonces, the seal key (unless
+            ``state_key`` is given), ``list_changed``, per-client tool visibility and the
+            handshake-era event store. Connected, and checked, before any tool is loaded.
+        redis_namespace: this deployment's part of every Redis key (default: ``name``).
         **scan_options: every other keyword of ``discover_and_load`` (discovery and trust
             options, ``isolation``, ``sandbox``, ``mcp_servers``, ``strict``, ...).
             With ``mcp_servers=`` an open :class:`McpMount`, a mounted server whose tools
@@ -186,6 +198,57 @@ async def serve(
     if transport == "http":
         # Refuse an unprotected public bind before any tool module is imported.
         (security if security is not None else HttpSecurity()).check_bind(host)
+    async with contextlib.AsyncExitStack() as stack:
+        shared = None
+        if redis is not None:
+            # Connected before any tool module is imported: an unreachable Redis is one
+            # line naming the URL, at once.
+            from customtools.mcp._redis import RedisState
+
+            shared = await stack.enter_async_context(
+                RedisState(redis, namespace=redis_namespace or name, state_key=state_key)
+            )
+        await _serve(
+            paths,
+            cwd=cwd,
+            builtin_tool_names=builtin_tool_names,
+            transport=transport,
+            host=host,
+            port=port,
+            path=path,
+            stateless=stateless,
+            security=security,
+            name=name,
+            timeout=timeout,
+            on_ready=on_ready,
+            reload=reload,
+            on_load=on_load,
+            state_key=state_key,
+            shared=shared,
+            scan_options=scan_options,
+        )
+
+
+async def _serve(
+    paths: Iterable[str],
+    *,
+    cwd: str | None,
+    builtin_tool_names: Sequence[str],
+    transport: Literal["stdio", "http"],
+    host: str,
+    port: int,
+    path: str,
+    stateless: bool,
+    security: HttpSecurity | None,
+    name: str,
+    timeout: float | None,
+    on_ready: Callable[[str], Any] | None,
+    reload: bool,
+    on_load: Callable[[LoadResult], Any] | None,
+    state_key: bytes | None,
+    shared: RedisState | None,
+    scan_options: dict[str, Any],
+) -> None:
     configured = list(paths)
     reloader = None
     if reload:
@@ -198,7 +261,9 @@ async def serve(
         else:
             result = await discover_and_load(configured, cwd, builtin_tool_names, **scan_options)
         served[:] = [loaded.tool for loaded in result.tools]
-        server = ToolServer(served, name=name, timeout=timeout)
+        server = ToolServer(
+            served, name=name, timeout=timeout, state_key=state_key, shared=shared
+        )
         report_load(result, server)
         if on_load is not None:
             on_load(result)

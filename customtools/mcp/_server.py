@@ -35,7 +35,7 @@ import mcp_types as types
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
-from mcp.shared.subscriptions import ToolsListChanged
+from mcp.shared.subscriptions import ServerEvent, ToolsListChanged
 
 from customtools._abort import AbortController
 from customtools._approval import Approver
@@ -51,10 +51,13 @@ from customtools._tool import CustomTool
 from customtools.mcp._http import BearerMiddleware, HttpSecurity
 from customtools.mcp._rerun import StateSeal, arguments_digest, input_required, resume
 from customtools.mcp._results import progress_message, to_call_result
+from customtools.mcp._shared import MemoryVisibility, VisibilityStore
 from customtools.mcp._talkback import CallBridge, LogLevels
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
+
+    from customtools.mcp._redis import RedisState
 
 __all__ = [
     "DEFAULT_CANCEL_GRACE",
@@ -300,7 +303,12 @@ class ToolServer:
         approver: asked before a tool that requires approval runs; by default the client is
             asked by elicitation (a client without it gets a refusal saying so).
         state_key: the key sealing ``requestState`` of re-run calls (2026-07-28 era); random
-            per server by default, so several workers behind one endpoint need a shared one.
+            per server by default (or the deployment's, with ``shared``), so several
+            replicas behind one endpoint need a shared one.
+        shared: the state replicas share, a connected :class:`RedisState`: used
+            ``requestState`` nonces, ``list_changed`` across replicas, per-client tool
+            visibility and, for handshake-era sessions over HTTP, the SSE event store
+            (docs/deploy.md). By default all of it is this process's.
     """
 
     def __init__(
@@ -316,6 +324,7 @@ class ToolServer:
         context: ToolContext | None = None,
         approver: Approver | None = None,
         state_key: bytes | None = None,
+        shared: RedisState | None = None,
     ) -> None:
         if version is None:
             from customtools import __version__
@@ -327,7 +336,16 @@ class ToolServer:
         self._context = context if context is not None else DEFAULT_CONTEXT
         self._approver = approver
         self._context_fields: dict[str, Any] | None = None
-        self._seal = StateSeal(state_key if state_key is not None else secrets.token_bytes(32))
+        if state_key is None and shared is not None:
+            state_key = shared.state_key
+        self._seal = StateSeal(
+            state_key if state_key is not None else secrets.token_bytes(32),
+            shared.nonces if shared is not None else None,
+        )
+        self._shared = shared
+        self._visibility: VisibilityStore = (
+            shared.visibility if shared is not None else MemoryVisibility()
+        )
         self._levels = LogLevels()
         self._registry = ToolRegistry()
         self._structured: frozenset[str] = frozenset()
@@ -336,9 +354,12 @@ class ToolServer:
         self._diagnostics: tuple[ServeDiagnostic, ...] = ()
         # Handshake-era connections, to notify of list changes. The SDK keeps no registry
         # and says nothing when one closes: a failed send drops it, and the oldest go first
-        # past the SDK's own session cap.
+        # past the SDK's own session cap. Changes reach them from the bus (this replica's
+        # and, with shared state, the others'), sent by a task of the lifespan.
         self._sessions: dict[Any, None] = {}
-        self._bus = InMemorySubscriptionBus()
+        self._changed: anyio.Event | None = None
+        self._bus: Any = shared.bus if shared is not None else InMemorySubscriptionBus()
+        self._bus.subscribe(self._heard)
         self._install(tools)
         with warnings.catch_warnings():
             # Logging is deprecated from 2026-07-28 but served to handshake-era clients.
@@ -364,6 +385,12 @@ class ToolServer:
     def tool_names(self) -> tuple[str, ...]:
         """The names of the tools being served, in listing order."""
         return self._registry.names
+
+    @property
+    def visibility(self) -> VisibilityStore:
+        """The tools each client made visible beyond the default set (shared by replicas
+        with ``shared``)."""
+        return self._visibility
 
     @property
     def diagnostics(self) -> tuple[ServeDiagnostic, ...]:
@@ -393,14 +420,25 @@ class ToolServer:
         await self.notify_tools_changed()
 
     async def notify_tools_changed(self) -> None:
-        """Send ``tools/list_changed`` to every client: handshake-era connections get the
-        notification, modern-era clients get it on their ``subscriptions/listen`` stream."""
-        for session in list(self._sessions):
-            try:
-                await session.send_tool_list_changed()
-            except Exception:
-                self._sessions.pop(session, None)  # a closed connection
+        """Send ``tools/list_changed`` to every client (of every replica, with shared
+        state): handshake-era connections get the notification, modern-era clients get it
+        on their ``subscriptions/listen`` stream."""
         await self._bus.publish(ToolsListChanged())
+
+    def _heard(self, event: ServerEvent) -> None:
+        # A bus listener: synchronous, so the sends happen in the lifespan's task.
+        if isinstance(event, ToolsListChanged) and self._changed is not None:
+            self._changed.set()
+
+    async def _tell_sessions(self) -> None:
+        while self._changed is not None:
+            await self._changed.wait()
+            self._changed = anyio.Event()  # a change heard during the sends wakes it again
+            for session in list(self._sessions):
+                try:
+                    await session.send_tool_list_changed()
+                except Exception:
+                    self._sessions.pop(session, None)  # a closed connection
 
     # -- SDK hooks -------------------------------------------------------------------------
 
@@ -415,9 +453,18 @@ class ToolServer:
     async def _lifespan(self, _server: Any) -> AsyncIterator[dict[str, Any]]:
         # One connection over stdio or in memory; the app's lifetime over HTTP.
         await dispatch_session_event(self._tools, SessionEvent(reason="start"), self._context)
+        telling = self._changed is None  # one teller, however many connections run
+        if telling:
+            self._changed = anyio.Event()
         try:
-            yield {}
+            async with anyio.create_task_group() as group:
+                if telling:
+                    group.start_soon(self._tell_sessions)
+                yield {}
+                group.cancel_scope.cancel()
         finally:
+            if telling:
+                self._changed = None
             self._sessions.clear()
             with anyio.CancelScope(shield=True), anyio.move_on_after(self._grace):
                 await dispatch_session_event(
@@ -486,7 +533,7 @@ class ToolServer:
         answers = None
         if getattr(params, "request_state", None) is not None:  # a 2026-07-28 retry
             digest = arguments_digest(arguments)
-            answers = resume(self._seal, params, tool=entry.name, digest=digest)
+            answers = await resume(self._seal, params, tool=entry.name, digest=digest)
         controller = AbortController()
         signal = controller.signal
         inner = anyio.CancelScope(shield=True)
@@ -609,15 +656,22 @@ class ToolServer:
         """
         security = security if security is not None else HttpSecurity()
         security.check_bind(host)
+        # Handshake-era sessions resume their SSE streams from the shared event store.
+        resumable = self._shared is not None and not stateless and not json_response
         app = self.server.streamable_http_app(
             streamable_http_path=path,
             stateless_http=stateless,
             json_response=json_response,
+            event_store=self._shared.events if resumable and self._shared else None,
             host=host,
             transport_security=security.transport_settings(host),
             auth=security.auth,
             token_verifier=security.token_verifier,
         )
+        if resumable:
+            from customtools.mcp._redis import EventScopeMiddleware
+
+            app.add_middleware(EventScopeMiddleware)
         if security.bearer_token is not None:
             app.add_middleware(BearerMiddleware, token=security.bearer_token)
         return app

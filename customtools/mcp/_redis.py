@@ -468,9 +468,12 @@ class RedisBus:
                 state.fault("list_changed subscription", exc)
                 lost = True
             finally:
-                with anyio.CancelScope(shield=True), anyio.move_on_after(state.timeout):
-                    with contextlib.suppress(Exception):
-                        await pubsub.aclose()
+                with (
+                    anyio.CancelScope(shield=True),
+                    anyio.move_on_after(state.timeout),
+                    contextlib.suppress(Exception),  # a connection already gone
+                ):
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]
             if not started:
                 started = True
                 task_status.started()
@@ -569,8 +572,8 @@ class RedisEventStore(EventStore):
             )
         except SharedStateError:
             return None
-        for entry, fields in entries:
-            data = fields.get(b"m", b"")
+        for entry, fields in entries or ():
+            data = (fields or {}).get(b"m", b"")
             if not data:
                 continue  # a priming event: nothing to send
             entry_id = entry.decode() if isinstance(entry, bytes) else str(entry)

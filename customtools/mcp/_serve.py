@@ -261,9 +261,7 @@ async def _serve(
         else:
             result = await discover_and_load(configured, cwd, builtin_tool_names, **scan_options)
         served[:] = [loaded.tool for loaded in result.tools]
-        server = ToolServer(
-            served, name=name, timeout=timeout, state_key=state_key, shared=shared
-        )
+        server = ToolServer(served, name=name, timeout=timeout, state_key=state_key, shared=shared)
         report_load(result, server)
         if on_load is not None:
             on_load(result)

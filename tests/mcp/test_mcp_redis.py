@@ -3,6 +3,8 @@ stores they stand in for. Replicas behind a proxy are in test_mcp_replicas.py.""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -55,7 +57,9 @@ def state(server: RedisServer, ns: str, **options: Any) -> RedisState:
 @asyncio_only
 async def test_an_unreachable_redis_is_one_error_naming_the_url() -> None:
     url = f"redis://127.0.0.1:{free_port()}/0"
-    with pytest.raises(SharedStateError, match=r"^Redis at redis://127\.0\.0\.1:\d+/0 is unreachable"):
+    with pytest.raises(
+        SharedStateError, match=r"^Redis at redis://127\.0\.0\.1:\d+/0 is unreachable"
+    ):
         async with RedisState(url):
             pass
 
@@ -119,7 +123,8 @@ async def test_a_nonce_is_claimed_once_by_the_whole_deployment(redis_server: Red
 async def test_a_state_sealed_on_one_replica_opens_once_on_any(redis_server: RedisServer) -> None:
     ns = namespace()
     async with state(redis_server, ns) as a, state(redis_server, ns) as b:
-        assert a.state_key is not None and b.state_key is not None
+        assert a.state_key is not None
+        assert b.state_key is not None
         one, two = StateSeal(a.state_key, a.nonces), StateSeal(b.state_key, b.nonces)
         sealed = one.seal({"t": "tool", "d": "d", "e": time.time() + 60, "a": []})
         payload = two.open(sealed, tool="tool", digest="d")
@@ -329,3 +334,96 @@ def test_a_fault_names_the_url_and_the_feature() -> None:
     assert str(error) == (
         "Redis at redis://127.0.0.1:1/0 failed (replay protection): no answer in time"
     )
+
+
+def test_the_redis_client_is_imported_only_on_its_path() -> None:
+    code = (
+        "import sys, customtools, customtools.mcp, customtools.cli\n"
+        "from customtools.mcp import ToolServer, serve, SharedStateError, VisibilityStore\n"
+        "ToolServer([])\n"
+        "print('redis' in sys.modules)\n"
+        "from customtools.mcp import RedisState\n"
+        "print('redis' in sys.modules, RedisState.__module__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True", "customtools.mcp"]
+
+
+# -- the command line ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--redis", "redis://127.0.0.1:1/0"], "--redis applies to --http only"),
+        (["--state-key-env", "X"], "--state-key-env applies to --http only"),
+        (
+            ["--http", "127.0.0.1:0", "--redis-namespace", "n"],
+            "--redis-namespace applies with --redis only",
+        ),
+        (
+            [
+                "--http",
+                "127.0.0.1:0",
+                "--redis",
+                "redis://127.0.0.1:1/0",
+                "--redis-namespace",
+                "a b",
+            ],
+            "--redis: Redis namespace 'a b' is not usable",
+        ),
+        (
+            ["--http", "127.0.0.1:0", "--state-key-env", "CUSTOMTOOLS_NO_SUCH_KEY"],
+            "environment variable 'CUSTOMTOOLS_NO_SUCH_KEY' is not set",
+        ),
+    ],
+)
+def test_bad_shared_state_options_are_usage_errors(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from customtools.cli import run
+
+    assert run(["serve", "--no-entry-points", *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_short_state_key_is_refused_naming_its_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from customtools.cli import run
+
+    key = tmp_path / "state.key"
+    key.write_text("short-but-sixteen-chars\n")
+    key.chmod(0o600)
+    argv = ["serve", "--no-entry-points", "--http", "127.0.0.1:0", "--state-key-file", str(key)]
+    assert run(argv) == 2
+    err = capsys.readouterr().err
+    assert f"the key in {key} has 23 characters; use at least 32" in err
+
+
+def test_serve_with_an_unreachable_redis_exits_naming_the_url(tmp_path: Path) -> None:
+    port = free_port()
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "loud.py").write_text("print('imported')\ndef factory(api):\n    return []\n")
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "customtools",
+            "serve",
+            "--no-entry-points",
+            str(tools),
+            "--http",
+            "127.0.0.1:0",
+            "--redis",
+            f"redis://127.0.0.1:{port}/0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert out.returncode == 2
+    assert f"Redis at redis://127.0.0.1:{port}/0 is unreachable" in out.stderr
+    assert "imported" not in out.stdout + out.stderr  # checked before any tool is loaded

@@ -206,9 +206,7 @@ async def test_with_redis_a_replayed_request_state_is_refused_by_every_replica(
         for replica in three:
             async with Client(replica.url, mode="auto") as direct:
                 with anyio.fail_after(30), pytest.raises(MCPError, match="already used"):
-                    await direct.session.call_tool(
-                        "test_elicitation", {"message": "Who?"}, **retry
-                    )
+                    await direct.session.call_tool("test_elicitation", {"message": "Who?"}, **retry)
 
 
 async def test_a_change_on_one_replica_notifies_the_clients_of_all_three(
@@ -227,20 +225,20 @@ async def test_a_change_on_one_replica_notifies_the_clients_of_all_three(
         if isinstance(message, types.ToolListChangedNotification):
             heard["handshake"].set()
 
-    async with replicas(tmp_path, *argvs) as three:
-        async with (
-            Client(three[1].url, mode="auto") as modern_1,
-            Client(three[2].url, mode="auto") as modern_2,
-            Client(three[2].url, mode="legacy", message_handler=on_message) as legacy_2,
-            modern_1.listen(tools_list_changed=True) as events_1,
-            modern_2.listen(tools_list_changed=True) as events_2,
-        ):
-            await legacy_2.list_tools()  # the handshake is complete
-            await anyio.sleep(0.5)  # replica 0's watcher is up
-            (dirs[0] / "echo.py").write_text((dirs[0] / "echo.py").read_text() + "\n# changed\n")
-            with anyio.fail_after(30):
-                assert isinstance(await events_1.__anext__(), type(await events_2.__anext__()))
-                await heard["handshake"].wait()
+    async with (
+        replicas(tmp_path, *argvs) as three,
+        Client(three[1].url, mode="auto") as modern_1,
+        Client(three[2].url, mode="auto") as modern_2,
+        Client(three[2].url, mode="legacy", message_handler=on_message) as legacy_2,
+        modern_1.listen(tools_list_changed=True) as events_1,
+        modern_2.listen(tools_list_changed=True) as events_2,
+    ):
+        await legacy_2.list_tools()  # the handshake is complete
+        await anyio.sleep(0.5)  # replica 0's watcher is up
+        (dirs[0] / "echo.py").write_text((dirs[0] / "echo.py").read_text() + "\n# changed\n")
+        with anyio.fail_after(30):
+            assert isinstance(await events_1.__anext__(), type(await events_2.__anext__()))
+            await heard["handshake"].wait()
 
 
 async def test_a_replica_killed_mid_call_leaves_the_retry_to_another(
@@ -322,27 +320,29 @@ async def test_calls_go_on_while_redis_restarts_and_nothing_hangs(tmp_path: Path
     own.start()
     try:
         args = [str(TALKPACK), "--stateless", "--redis", own.url, "--redis-namespace", "r"]
-        async with replicas(tmp_path, args, args, args) as three, proxy(three) as endpoint:
-            async with Client(endpoint, mode="auto", elicitation_callback=elicit) as client:
-                with anyio.fail_after(30):
-                    assert text(await client.call_tool("test_elicitation", {"message": "a"}))
-                own.stop()
-                with anyio.fail_after(30):
-                    logged = await client.call_tool("test_tool_with_logging", {})
-                    assert logged.is_error is False  # a call without talk-back needs no Redis
-                    with pytest.raises(MCPError, match="its one use cannot be checked now"):
-                        await client.call_tool("test_elicitation", {"message": "b"})
-                own.start(own.port)
-                with anyio.fail_after(30):
-                    while True:  # the replicas reconnect by themselves
-                        try:
-                            result = await client.call_tool("test_elicitation", {"message": "c"})
-                            break
-                        except MCPError:
-                            await anyio.sleep(0.2)
-                assert text(result) == USER_ANSWER
+        async with (
+            replicas(tmp_path, args, args, args) as three,
+            proxy(three) as endpoint,
+            Client(endpoint, mode="auto", elicitation_callback=elicit) as client,
+        ):
+            with anyio.fail_after(30):
+                assert text(await client.call_tool("test_elicitation", {"message": "a"}))
+            own.stop()
+            with anyio.fail_after(30):
+                logged = await client.call_tool("test_tool_with_logging", {})
+                assert logged.is_error is False  # a call without talk-back needs no Redis
+                with pytest.raises(MCPError, match="its one use cannot be checked now"):
+                    await client.call_tool("test_elicitation", {"message": "b"})
+            own.start(own.port)
+            with anyio.fail_after(30):
+                while True:  # the replicas reconnect by themselves
+                    try:
+                        result = await client.call_tool("test_elicitation", {"message": "c"})
+                        break
+                    except MCPError:
+                        await anyio.sleep(0.2)
+            assert text(result) == USER_ANSWER
         logs = "".join(replica.stderr() for replica in three)
         assert f"Redis at {own.url} failed (replay protection)" in logs
     finally:
         own.stop()
-

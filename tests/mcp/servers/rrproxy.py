@@ -110,7 +110,9 @@ class Proxy:
                 async def pump() -> None:
                     try:
                         async for chunk in response.aiter_raw():
-                            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                            await send(
+                                {"type": "http.response.body", "body": chunk, "more_body": True}
+                            )
                     except httpx2.HTTPError:
                         pass  # the backend went away: the response ends here
                     group.cancel_scope.cancel()

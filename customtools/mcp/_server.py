@@ -359,7 +359,6 @@ class ToolServer:
         self._sessions: dict[Any, None] = {}
         self._changed: anyio.Event | None = None
         self._bus: Any = shared.bus if shared is not None else InMemorySubscriptionBus()
-        self._bus.subscribe(self._heard)
         self._install(tools)
         with warnings.catch_warnings():
             # Logging is deprecated from 2026-07-28 but served to handshake-era clients.
@@ -454,8 +453,10 @@ class ToolServer:
         # One connection over stdio or in memory; the app's lifetime over HTTP.
         await dispatch_session_event(self._tools, SessionEvent(reason="start"), self._context)
         telling = self._changed is None  # one teller, however many connections run
+        unsubscribe = None
         if telling:
             self._changed = anyio.Event()
+            unsubscribe = self._bus.subscribe(self._heard)
         try:
             async with anyio.create_task_group() as group:
                 if telling:
@@ -463,7 +464,8 @@ class ToolServer:
                 yield {}
                 group.cancel_scope.cancel()
         finally:
-            if telling:
+            if unsubscribe is not None:
+                unsubscribe()
                 self._changed = None
             self._sessions.clear()
             with anyio.CancelScope(shield=True), anyio.move_on_after(self._grace):

@@ -186,7 +186,6 @@ class RedisState:
             raise ValueError(f"Redis URL {self.shown_url!r} is not usable: {exc}") from None
         self.namespace = namespace
         self.timeout = timeout
-        self._given_key = state_key
         self.state_key: bytes | None = state_key
         """The ``requestState`` seal key (known once connected)."""
         self._client: aioredis.Redis | None = None

@@ -16,6 +16,7 @@ that means for it (a ``requestState`` is then refused, never accepted unchecked)
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Protocol
 
@@ -91,7 +92,9 @@ class MemoryNonces:
     __slots__ = ("_used",)
 
     def __init__(self) -> None:
-        self._used: dict[str, float] = {}
+        # An OrderedDict, not a dict: the oldest entry of a dict whose front was deleted is
+        # found by skipping the holes (O(n) per call at the cap); here it is O(1).
+        self._used: OrderedDict[str, float] = OrderedDict()
 
     async def claim(self, nonce: str, expiry: float) -> bool:
         """See :meth:`NonceStore.claim`."""
@@ -103,7 +106,7 @@ class MemoryNonces:
             oldest = next(iter(used))
             if used[oldest] >= now and len(used) < MAX_USED_STATES:
                 break
-            del used[oldest]
+            used.popitem(last=False)
         used[nonce] = expiry
         return True
 
@@ -116,7 +119,7 @@ class MemoryVisibility:
 
     def __init__(self, *, ttl: float = VISIBILITY_TTL) -> None:
         self._ttl = ttl
-        self._clients: dict[str, tuple[float, frozenset[str]]] = {}
+        self._clients: OrderedDict[str, tuple[float, frozenset[str]]] = OrderedDict()
 
     async def show(self, client: str, names: Iterable[str]) -> None:
         """See :meth:`VisibilityStore.show`."""
@@ -128,7 +131,7 @@ class MemoryVisibility:
             oldest = next(iter(clients))
             if clients[oldest][0] > now and len(clients) < MAX_VISIBILITY_CLIENTS:
                 break
-            del clients[oldest]
+            clients.popitem(last=False)
         clients[client] = (now + self._ttl, shown | frozenset(names))
 
     async def shown(self, client: str) -> frozenset[str]:

@@ -58,8 +58,9 @@ pytest: $(TEST_STAMP)
 	CUSTOMTOOLS_LOCK=$(LOCK) PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # Lint first (seconds); then the type check runs beside the tests, on the CPU their waits leave.
+# (mypy prints a line or two at its end; pytest's progress streams as it runs.)
 test: lint
-	$(MAKE) --no-print-directory -j2 --output-sync=line typecheck pytest
+	$(MAKE) --no-print-directory -j2 typecheck pytest
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet $(PIN) -e '.[$(LOCK_EXTRAS)]'

@@ -96,17 +96,17 @@ async def throughput(pack: Path, redis_url: str, replicas: int, calls: int, clie
             processes.append(await anyio.open_process(argv, stdin=None, stdout=None, stderr=None))
         for port in ports:
             await _listening(port)
-        proxy_port = free_port()
         proxy = ROOT / "tests" / "mcp" / "servers" / "rrproxy.py"
         backends = [f"http://127.0.0.1:{port}" for port in ports]
-        processes.append(
-            await anyio.open_process(
-                [sys.executable, str(proxy), str(proxy_port), *backends],
-                stdin=None,
-                stdout=None,
-                stderr=None,
-            )
+        balancer = await anyio.open_process(
+            [sys.executable, str(proxy), *backends], stdin=None, stderr=None
         )
+        processes.append(balancer)
+        assert balancer.stdout is not None
+        said = b""
+        while not said.endswith(b"\n"):
+            said += await balancer.stdout.receive(64)
+        proxy_port = int(said)
         await _listening(proxy_port)
         url = f"http://127.0.0.1:{proxy_port}/mcp"
         per_client = calls // clients

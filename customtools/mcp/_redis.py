@@ -336,7 +336,7 @@ class RedisVisibility:
     def _key(self, client: str) -> str:
         return self._state.key("visible", hashlib.sha256(client.encode()).hexdigest()[:32])
 
-    async def show(self, client: str, names: Iterable[str]) -> None:
+    async def show(self, client: str, names: Iterable[str]) -> bool:
         """See :meth:`customtools.mcp._shared.VisibilityStore.show`."""
         key = self._key(client)
         members = sorted(set(names))
@@ -349,7 +349,8 @@ class RedisVisibility:
             pipe.pexpire(key, ttl)
             return await pipe.execute()
 
-        await self._state.call("tool visibility", write)
+        replies = await self._state.call("tool visibility", write)
+        return bool(members) and bool(replies[0])  # SADD: how many were new
 
     async def shown(self, client: str) -> frozenset[str]:
         """See :meth:`customtools.mcp._shared.VisibilityStore.shown`."""

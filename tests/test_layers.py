@@ -40,7 +40,7 @@ LAYERS: dict[str, int] = {
     "customtools._containment": 2,  # which BaseExceptions of tool code are the caller's
     "customtools._runtime": 2,  # sync-tool threads and the driven async call
     "customtools._observe": 2,  # observer hooks of calls and loads (edges implement them)
-    "customtools._supervisor": 2,  # the kills that outlive a cancelled call
+    "customtools._kills": 2,  # the kills that outlive a cancelled call
     "customtools._exec": 2,
     "customtools._render": 2,
     "customtools._export": 2,

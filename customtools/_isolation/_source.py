@@ -109,7 +109,7 @@ class _Process:
         self.reading = False
         self.lost: WorkerLost | None = None
         self.kill_reason: str | None = None
-        self.doomed: Any = None  # the supervisor's scheduled kill, once a call was cancelled
+        self.doomed: Any = None  # the scheduled kill (_kills), once a call was cancelled
 
     @property
     def pid(self) -> int:
@@ -274,7 +274,7 @@ class IsolatedSource:
         if doomed is not None:
             doomed.withdraw()  # reaped: its pid must not be signalled again
             if process.kill_reason is None and doomed.fired:
-                process.kill_reason = doomed.reason  # the supervisor killed it past the grace
+                process.kill_reason = doomed.reason  # the kill thread killed it past the grace
         if process.kill_reason is not None:
             lost = WorkerLost(process.kill_reason, crashed=False)
         else:
@@ -365,7 +365,7 @@ class IsolatedSource:
             doomed = process.doomed
             if (doomed is None or not doomed.fired) and process.popen.poll() is None:
                 return process
-            # The supervisor killed it for a cancelled call whose coroutine was closed before
+            # The kill thread killed it for a cancelled call whose coroutine was closed before
             # it could say so: account for it here, and start a new one.
             await self._lose(process, crashed=False)
         import anyio
@@ -658,11 +658,11 @@ class IsolatedSource:
                     else safe_repr(reason)
                 )
             )
-        # The kill past the grace is the supervisor's from now on: it happens even if this
+        # The kill past the grace is the kill thread's from now on: it happens even if this
         # coroutine is closed (the adapter closes a call it stopped waiting for) or its task
         # is gone. It is withdrawn when the call ends in time.
         from customtools._runtime import grace_of
-        from customtools._supervisor import schedule_kill
+        from customtools._kills import schedule_kill
 
         grace = grace_of(abort_signal)  # the adapter's, or the pool's when that is shorter
         if self.options.grace is not None:

@@ -1,6 +1,6 @@
 """One isolated tool module, host side: its worker process, supervised.
 
-:class:`IsolatedSource` owns the worker of one candidate (a tool file, package or entry
+:class:`ModuleWorker` owns the worker of one candidate (a tool file, package or entry
 point): it starts it, has it import the module, forwards calls, aborts and session events,
 and turns every way the worker can end into a result or a load error naming the module and
 the exit cause. A worker that ended unexpectedly is started again for the next call, after a
@@ -30,7 +30,7 @@ from customtools._isolation._options import IsolationOptions
 from customtools._isolation._wire import Channel, MessageTooLargeError
 from customtools._observe import inject_context
 
-__all__ = ["BOOTSTRAP", "IsolatedSource", "WorkerLost", "exit_cause"]
+__all__ = ["BOOTSTRAP", "ModuleWorker", "WorkerLost", "exit_cause"]
 
 BOOTSTRAP: Final = (
     # `python -c` puts the working directory (the user's project) first on sys.path, where a
@@ -145,7 +145,7 @@ def _grant_table(candidate: Any) -> dict[str, Any] | None:
     return None if found is None else {"root": found[0], "files": found[1]}
 
 
-class IsolatedSource:
+class ModuleWorker:
     """The supervised worker of one candidate (see the module docstring).
 
     A project module is imported against the hashes of the grant it was loaded under, at
@@ -177,14 +177,14 @@ class IsolatedSource:
 
     def __repr__(self) -> str:
         state = "dead" if self.dead else ("running" if self._process else "stopped")
-        return f"<IsolatedSource {self.candidate.path!r} {state}>"
+        return f"<ModuleWorker {self.candidate.path!r} {state}>"
 
     @property
     def pid(self) -> int | None:
         """The running worker's process id, or ``None``."""
         return self._process.pid if self._process is not None else None
 
-    # -- what a sandboxed source changes (see ._sandboxed) ---------------------------------
+    # -- what a sandboxed worker changes (see ._sandboxed) ---------------------------------
 
     def _worker_env(self) -> dict[str, str]:
         return dict(os.environ if self.options.env is None else self.options.env)
@@ -661,8 +661,8 @@ class IsolatedSource:
         # The kill past the grace is the kill thread's from now on: it happens even if this
         # coroutine is closed (the adapter closes a call it stopped waiting for) or its task
         # is gone. It is withdrawn when the call ends in time.
-        from customtools._runtime import grace_of
         from customtools._kills import schedule_kill
+        from customtools._runtime import grace_of
 
         grace = grace_of(abort_signal)  # the adapter's, or the pool's when that is shorter
         if self.options.grace is not None:

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from customtools._isolation._checker import add_sandbox_arguments
+from customtools._isolation._audit import add_audit_arguments
 from customtools._rules._contract import (
     ContractError,
     ContractFinding,
@@ -113,7 +113,7 @@ def add_parser(subparsers: Any) -> None:
 
 def _common(parser: argparse.ArgumentParser) -> None:
     add_load_arguments(parser)
-    add_sandbox_arguments(parser)
+    add_audit_arguments(parser)
     add_discovery_arguments(parser, paths=False)
 
 

@@ -3,7 +3,7 @@
 A *pack* is one PATH given on the command line (a tools directory, a module file or a package
 directory). With no PATH, every discovered source directory is a pack (and each installed
 distribution's entry points one more). The modules of a pack load in a child process
-(:mod:`customtools._isolation._checker`), which runs the rulebook's per-tool checks
+(:mod:`customtools._isolation._audit`), which runs the rulebook's per-tool checks
 (:func:`customtools._rules.check_tool`) on what loaded; this module adds the rulebook's pack
 checks (name conflicts across packs, similar names, metadata, empty packs) and what only a
 child process and a clock can see (crashes, hangs, slow imports). Every severity comes from
@@ -20,11 +20,11 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from customtools._error_results import LoadCode
-from customtools._isolation._checker import (
+from customtools._isolation._audit import (
     ModuleReport,
-    add_sandbox_arguments,
-    load_isolated,
-    sandbox_options,
+    add_audit_arguments,
+    audit_modules,
+    audit_options,
 )
 from customtools._rules import (
     Finding,
@@ -87,7 +87,7 @@ def add_parser(subparsers: Any) -> None:
         metavar="S",
         help="warn when a module takes longer than this to load (default: %(default)g)",
     )
-    add_sandbox_arguments(parser)
+    add_audit_arguments(parser)
     add_discovery_arguments(parser, paths=False)
     parser.set_defaults(handler=command)
 
@@ -406,8 +406,8 @@ def load_packs(
     for pack in packs:
         findings.scan(pack)
         if pack.candidates:
-            pack.reports = load_isolated(
-                pack.candidates, cwd=cwd, timeout=args.timeout, sandbox=sandbox_options(args)
+            pack.reports = audit_modules(
+                pack.candidates, cwd=cwd, timeout=args.timeout, options=audit_options(args)
             )
     return packs, rest
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from customtools import CustomToolAdapter
-from customtools._isolation import _checker as _sandbox
-from customtools._isolation._checker import load_isolated
+from customtools._isolation import _audit
+from customtools._isolation._audit import audit_modules
 from customtools._isolation._pool import IsolationPool
 from customtools.loading import explicit_candidates
 
@@ -59,8 +59,8 @@ async def test_an_isolated_module_cannot_lift_its_memory_limit(tmp_path: Path) -
 def test_a_validated_module_cannot_lift_its_memory_limit(tmp_path: Path) -> None:
     (tmp_path / "lifter.py").write_text(LIFT + "BLOCK = bytearray(1536 << 20)\n")
     candidates = list(explicit_candidates([tmp_path]).candidates)
-    sandbox = _sandbox.SandboxOptions(memory_limit=256 * 1024 * 1024)
-    (report,) = load_isolated(candidates, cwd=str(tmp_path), timeout=30, sandbox=sandbox)
+    options = _audit.AuditOptions(memory_limit=256 * 1024 * 1024)
+    (report,) = audit_modules(candidates, cwd=str(tmp_path), timeout=30, options=options)
     assert report.status == "failed"
     assert "MemoryError" in report.errors[0]["message"]
 

@@ -1,6 +1,6 @@
 """The child process of ``customtools validate``: forks one worker per module and reports on it.
 
-The parent (:mod:`customtools._isolation._checker`) starts ``python -c`` with a bootstrap that calls
+The parent (:mod:`customtools._isolation._audit`) starts ``python -c`` with a bootstrap that calls
 :func:`main`, writes one JSON request on stdin and reads JSON lines back::
 
     request   {"cwd": str, "loadTimeout": float | null, "timeout": float,
@@ -14,7 +14,7 @@ The parent (:mod:`customtools._isolation._checker`) starts ``python -c`` with a 
 
 This process (the *supervisor*) runs no tool code. For each module it forks a *worker* that
 closes the supervisor's report channel, applies the resource limits and loads that one module
-(:func:`customtools._isolation._checker_worker.load_in_worker`), writing its report to a pipe
+(:func:`customtools._isolation._audit_worker.load_in_worker`), writing its report to a pipe
 of its own. The
 supervisor decides the module's status from how the worker ended (exit status, a report that
 parses, the deadline), stamps the index itself, and only then writes to the parent.
@@ -137,7 +137,7 @@ def _worker(
         # Its own descendants must stay visible to the parent's final sweep (/proc/PID/environ).
         set_dumpable(1)
         set_limits(request.get("limits") or {})
-        from customtools._isolation._checker_worker import load_in_worker
+        from customtools._isolation._audit_worker import load_in_worker
 
         payload = load_in_worker(data, request["cwd"], request.get("loadTimeout"))
         sys.stderr.flush()
@@ -290,7 +290,7 @@ def _parse_report(data: bytes) -> dict[str, Any] | None:
 
 def _in_process(data: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
     """Without ``fork`` (Windows): load here; a crash ends the supervisor."""
-    from customtools._isolation._checker_worker import load_in_worker
+    from customtools._isolation._audit_worker import load_in_worker
 
     parsed = _parse_report(
         load_in_worker(data, request["cwd"], request.get("loadTimeout")).encode("utf-8")
@@ -303,7 +303,7 @@ def _in_process(data: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]
 
 def main() -> None:
     """Run the supervisor: read the request on stdin, report, and end the process."""
-    from customtools._isolation._checker_worker import warm_up
+    from customtools._isolation._audit_worker import warm_up
 
     request = json.load(sys.stdin)
     protocol = _claim_stdout()

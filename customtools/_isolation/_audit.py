@@ -8,7 +8,7 @@ This is **crash and hang isolation, not a security boundary**: the modules run w
 user's rights, files and network. What it does:
 
 - **One process per module.** A *supervisor* child
-  (:mod:`customtools._isolation._checker_supervisor`), which runs no tool code, forks a fresh
+  (:mod:`customtools._isolation._audit_child`), which runs no tool code, forks a fresh
   *worker* for each module. A module that hangs past the timeout (its stacks are dumped by
   ``faulthandler`` first), calls ``os._exit``, or crashes the interpreter becomes that module's
   finding; the next module gets a new worker.
@@ -72,7 +72,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, Final, Literal
 
-from customtools._isolation._checker_worker import frame_in, main_file
+from customtools._isolation._audit_worker import frame_in, main_file
 from customtools._isolation._limits import dumpable, set_dumpable
 from customtools._loading._records import Candidate
 
@@ -80,12 +80,12 @@ __all__ = [
     "DEFAULT_FILE_SIZE_LIMIT_MIB",
     "DEFAULT_MEMORY_LIMIT_MIB",
     "MARKER_VARIABLE",
+    "AuditOptions",
     "ModuleReport",
-    "SandboxOptions",
-    "add_sandbox_arguments",
+    "add_audit_arguments",
+    "audit_modules",
+    "audit_options",
     "child_environment",
-    "load_isolated",
-    "sandbox_options",
 ]
 
 Status = Literal["loaded", "failed", "crashed", "timeout"]
@@ -101,7 +101,7 @@ _BOOTSTRAP: Final = (
     # `python -c` puts the working directory (the user's project) first on sys.path, where a
     # tools directory's `json.py` would shadow the standard library: take it off again.
     "import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
-    "from customtools._isolation._checker_supervisor import main; main()"
+    "from customtools._isolation._audit_child import main; main()"
 )
 _STDERR_TAIL: Final = 64 * 1024
 _START_TIMEOUT: Final = 60.0  # seconds for the supervisor to start
@@ -186,7 +186,7 @@ class ModuleReport:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SandboxOptions:
+class AuditOptions:
     """Limits and environment of the worker processes.
 
     Args:
@@ -223,7 +223,7 @@ def _cpu_seconds(text: str) -> int:
     return value
 
 
-def add_sandbox_arguments(parser: argparse.ArgumentParser) -> None:
+def add_audit_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``validate`` options for the worker processes' limits and environment."""
     group = parser.add_argument_group(
         "child processes (crash and hang isolation, not a security boundary)"
@@ -262,9 +262,9 @@ def add_sandbox_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def sandbox_options(args: argparse.Namespace) -> SandboxOptions:
-    """The :class:`SandboxOptions` the ``validate`` options ask for."""
-    return SandboxOptions(
+def audit_options(args: argparse.Namespace) -> AuditOptions:
+    """The :class:`AuditOptions` the ``validate`` options ask for."""
+    return AuditOptions(
         memory_limit=args.memory_limit,
         cpu_limit=args.cpu_limit,
         file_size_limit=args.file_size_limit,
@@ -745,13 +745,13 @@ def _not_dumpable() -> Iterator[None]:
         set_dumpable(before)
 
 
-def load_isolated(
+def audit_modules(
     candidates: list[Candidate],
     *,
     cwd: str,
     timeout: float,
     load_timeout: float | None = None,
-    sandbox: SandboxOptions | None = None,
+    options: AuditOptions | None = None,
 ) -> list[ModuleReport]:
     """Load every candidate in child processes; one report per candidate, in order.
 
@@ -761,11 +761,11 @@ def load_isolated(
         timeout: seconds one module may take to import and build its tools.
         load_timeout: the loader's bound on awaitable factories (default: what a host gets,
             ``DEFAULT_LOAD_TIMEOUT``, kept below ``timeout`` so the loader's own message wins).
-        sandbox: the workers' limits and environment (default: :class:`SandboxOptions`).
+        options: the workers' limits and environment (default: :class:`AuditOptions`).
     """
     from customtools._loading._loader import DEFAULT_LOAD_TIMEOUT
 
-    options = sandbox if sandbox is not None else SandboxOptions()
+    options = options if options is not None else AuditOptions()
     if load_timeout is None:
         load_timeout = min(DEFAULT_LOAD_TIMEOUT, timeout * 0.9)
     cpu = options.cpu_limit if options.cpu_limit is not None else math.ceil(timeout * 2)

@@ -1,64 +1,34 @@
-"""Loading tool modules in child processes, so no module can take ``validate`` down with it.
+"""The audit mode of ``customtools validate``: each module loaded in a worker process of its own.
 
-(Process supervision has one home, :mod:`customtools._isolation`: the isolation pool's
-workers and these ``validate`` children share its resource limits (``_limits``) and, for the
-pool, the kernel confinement (``_confine``).)
+This is **crash and hang isolation, not a security boundary** (docs/security.md
+``customtools validate`` says what it guarantees and what not). The walls and their reasons:
 
-This is **crash and hang isolation, not a security boundary**: the modules run with the
-user's rights, files and network. What it does:
-
-- **One process per module.** A *supervisor* child
-  (:mod:`customtools._isolation._audit_child`), which runs no tool code, forks a fresh
-  *worker* for each module. A module that hangs past the timeout (its stacks are dumped by
-  ``faulthandler`` first), calls ``os._exit``, or crashes the interpreter becomes that module's
-  finding; the next module gets a new worker.
+- **One process per module.** A child (:mod:`._audit_child`), which runs no tool code, forks
+  a fresh worker for each module: a hang (its stacks dumped by ``faulthandler``), an
+  ``os._exit`` or a crash is that module's finding, and the next module gets a new worker.
 - **Outcomes are decided outside the module's process.** The worker writes its report to a
-  pipe only the supervisor reads; the supervisor's channel to this process is closed in the
-  worker before the module is imported, and the supervisor and this process are made
-  non-dumpable on Linux for the run, so a worker (same user) can open neither's file
-  descriptors through ``/proc`` nor attach to them. The supervisor sets the status from how the
-  worker ended (a crash, a signal or a non-zero exit is never "loaded", whatever was written)
-  and stamps the module's index itself. This process accepts a run only when the channel
-  carried exactly ``ready``, ``start``/``done`` for each module in order and ``end``, with
-  nothing after it, and the supervisor then exited 0. Any other run (a forged, repeated or
-  out-of-order message, the supervisor killed, stopped or exiting oddly) is thrown away and
-  each of its modules is loaded again in a run of its own, where the anomaly names the module
-  (``tampered``, ``crash`` or ``timeout``). Finally this process compiles each module's main
-  file itself (without running it): a file that does not compile is never reported loaded.
-  So a module can lie only about itself (it is arbitrary code: it could as well behave),
-  never about another. Why not a secret key (an HMAC over the reports)? Any key the
-  supervisor holds before forking is in the worker's memory too, and a key the parent sends
-  later travels on a channel the same user can read; the design relies on who can write to
-  the channel, and on the parent checking what it can check without trusting the child.
-- **Nothing started survives.** On Linux the supervisor is a child subreaper: whatever a
-  worker starts, even in a new session (``start_new_session=True``) or double-forked, is
-  re-parented to it and killed before the next worker starts. Every child also carries a
-  per-run marker in its environment; when a run ends this process kills any process that still
-  has it (``/proc/PID/environ``). Elsewhere on POSIX, process groups are killed instead; a
-  program that starts a new session there can outlive the run.
-- **Resource limits** (``setrlimit``) per worker: memory (``RLIMIT_DATA`` on Linux, the
-  address space elsewhere), CPU seconds, size of a written file; no core files. The number
-  of processes is not limited: ``RLIMIT_NPROC`` counts every process of the user, so no
-  value is safe for one run.
-- **A scrubbed environment**: only an allowlist (``PATH``, ``HOME``, locale, temporary
-  directories, the Python and virtualenv variables needed to import) plus ``--env NAME``
-  reaches the modules; the values of secret-looking variables (``*TOKEN*``, ``*KEY*``,
-  ``*SECRET*``, ...) are replaced in the report should a module find them anyway.
-
-Not guaranteed: a module can read and write the user's files (the pack, the installed
-customtools, the CI workspace), use the network, signal or read other processes of the user
-(their environments included) and start programs through other services (``systemd-run``,
-``at``); none of the above holds when validate runs as root or with ``CAP_SYS_PTRACE``. On
-macOS there is no subreaper and ``RLIMIT_AS`` is not enforced; on Windows (no ``fork``) the
-modules load one after another in one child with no limits. Load untrusted packs only in a
-container or VM you can throw away.
+  pipe only the child reads; the child's channel to this process is closed in the worker
+  before the module is imported, and both are non-dumpable for the run (a same-user worker
+  can neither open their descriptors through ``/proc`` nor attach). The child sets the status
+  from how the worker ended and stamps the index itself. This process accepts a run only when
+  the channel carried exactly ``ready``, ``start``/``done`` per module in order and ``end``,
+  then nothing, and the child exited 0; any other run is thrown away and each of its modules
+  loaded again alone, where the anomaly names it (``tampered``, ``crash``, ``timeout``). A
+  module whose main file this process cannot compile is never reported loaded. So a module
+  can lie only about itself. Not a secret key (an HMAC over the reports): a key the child
+  holds before forking is in the worker's memory too, and one sent later travels on a
+  channel the same user can read; the design relies on who can write to the channel.
+- **Nothing started survives.** The child is a subreaper (Linux) and kills everything under
+  it between modules; at the end of a run every process carrying the run's marker
+  (:data:`._process.MARKER_VARIABLE`) is killed. Elsewhere, process groups are killed.
+- **Limits** (:class:`._limits.WorkerLimits`, hard) per worker, and a **scrubbed
+  environment** (:func:`._process.scrubbed_environment` plus ``pass_env``); the values of
+  secret-looking variables are replaced in the report should a module find them anyway.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import json
 import math
 import os
 import queue
@@ -66,26 +36,30 @@ import re
 import secrets
 import signal
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import IO, Any, Final, Literal
+from typing import Any, Final, Literal
 
+from customtools._isolation._audit_child import MESSAGE_LIMIT
 from customtools._isolation._audit_worker import frame_in, main_file
-from customtools._isolation._limits import dumpable, set_dumpable
+from customtools._isolation._limits import WorkerLimits, dumpable, set_dumpable
+from customtools._isolation._process import (
+    MARKER_VARIABLE,
+    describe_exit,
+    scrubbed_environment,
+    spawn,
+    sweep,
+)
+from customtools._isolation._wire import Channel, MessageTooLargeError
 from customtools._loading._records import Candidate
 
 __all__ = [
     "DEFAULT_FILE_SIZE_LIMIT_MIB",
     "DEFAULT_MEMORY_LIMIT_MIB",
-    "MARKER_VARIABLE",
-    "AuditOptions",
     "ModuleReport",
-    "add_audit_arguments",
+    "audit_limits",
     "audit_modules",
-    "audit_options",
-    "child_environment",
 ]
 
 Status = Literal["loaded", "failed", "crashed", "timeout"]
@@ -94,79 +68,16 @@ Status = Literal["loaded", "failed", "crashed", "timeout"]
 
 DEFAULT_MEMORY_LIMIT_MIB: Final = 1024
 DEFAULT_FILE_SIZE_LIMIT_MIB: Final = 256
-MARKER_VARIABLE: Final = "CUSTOMTOOLS_VALIDATE_RUN"
-"""The environment variable that marks every process of one ``validate`` run."""
-
-_BOOTSTRAP: Final = (
-    # `python -c` puts the working directory (the user's project) first on sys.path, where a
-    # tools directory's `json.py` would shadow the standard library: take it off again.
-    "import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
-    "from customtools._isolation._audit_child import main; main()"
-)
 _STDERR_TAIL: Final = 64 * 1024
-_START_TIMEOUT: Final = 60.0  # seconds for the supervisor to start
-_SLACK: Final = 15.0  # seconds the supervisor may take beyond a module's timeout (dump, reaping)
-_MIB: Final = 1024 * 1024
-_COMPILE_MAX: Final = 16 * _MIB  # larger main files are not compiled by the parent
-
-# What reaches the modules: enough to find programs, the home and temporary directories, the
-# locale and the interpreter's own configuration. Nothing else unless --env names it.
-_ENV_ALLOWED: Final = frozenset(
-    {
-        "PATH",
-        "HOME",
-        "USER",
-        "LOGNAME",
-        "USERNAME",
-        "SHELL",
-        "LANG",
-        "LANGUAGE",
-        "TZ",
-        "TERM",
-        "NO_COLOR",
-        "TMPDIR",
-        "TEMP",
-        "TMP",
-        "XDG_CACHE_HOME",
-        "XDG_CONFIG_HOME",
-        "XDG_DATA_HOME",
-        "XDG_RUNTIME_DIR",
-        "SSL_CERT_FILE",
-        "SSL_CERT_DIR",
-        "LD_LIBRARY_PATH",
-        "VIRTUAL_ENV",
-        "CONDA_PREFIX",
-        "CONDA_DEFAULT_ENV",
-        "PYTHONPATH",
-        "PYTHONHOME",
-        "PYTHONNOUSERSITE",
-        "PYTHONUSERBASE",
-        "PYTHONUTF8",
-        "PYTHONIOENCODING",
-        "PYTHONDONTWRITEBYTECODE",
-        "PYTHONPYCACHEPREFIX",
-        "PYTHONHASHSEED",
-        "PYTHONWARNINGS",
-        "PYTHONDEVMODE",
-        # Windows: the interpreter and subprocesses need these.
-        "SYSTEMROOT",
-        "SYSTEMDRIVE",
-        "WINDIR",
-        "COMSPEC",
-        "PATHEXT",
-        "USERPROFILE",
-        "APPDATA",
-        "LOCALAPPDATA",
-        "PROGRAMDATA",
-    }
-)
-# Locale categories, and coverage measurement of the children in the project's own test runs.
-_ENV_ALLOWED_PREFIXES: Final = ("LC_", "COV_CORE_", "COVERAGE_")
+_START_TIMEOUT: Final = 60.0  # seconds for the child to start
+_SLACK: Final = 15.0  # seconds the child may take beyond a module's timeout (dump, reaping)
+_COMPILE_MAX: Final = 16 * 1024 * 1024  # larger main files are not compiled by the parent
 _SECRET_NAME: Final = re.compile(
     r"TOKEN|KEY|SECRET|PASSW|PASSPHRASE|CREDENTIAL|AUTH|PRIVATE|COOKIE|SESSION|SIGNATURE|DSN",
     re.IGNORECASE,
 )
 _SECRET_MIN_CHARS: Final = 6
+_CHILD: Final = "customtools._isolation._audit_child"
 
 
 @dataclass(slots=True, kw_only=True)
@@ -185,121 +96,25 @@ class ModuleReport:
     diagnostics: list[dict[str, Any]] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AuditOptions:
-    """Limits and environment of the worker processes.
-
-    Args:
-        memory_limit: bytes a module may allocate (``None``: no limit).
-        cpu_limit: CPU seconds per module (``None``: twice the timeout, rounded up; ``0``:
-            no limit).
-        file_size_limit: the largest file a module may write, in bytes (``None``: no limit).
-        pass_env: names of further environment variables the modules may see.
-    """
-
-    memory_limit: int | None = DEFAULT_MEMORY_LIMIT_MIB * _MIB
-    cpu_limit: int | None = None
-    file_size_limit: int | None = DEFAULT_FILE_SIZE_LIMIT_MIB * _MIB
-    pass_env: tuple[str, ...] = ()
-
-
-def _mebibytes(text: str) -> int | None:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of MiB") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be 0 (no limit) or more MiB")
-    return value * _MIB if value else None
-
-
-def _cpu_seconds(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of seconds") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be 0 (no limit) or more seconds")
-    return value
-
-
-def add_audit_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``validate`` options for the worker processes' limits and environment."""
-    group = parser.add_argument_group(
-        "child processes (crash and hang isolation, not a security boundary)"
-    )
-    group.add_argument(
-        "--memory-limit",
-        type=_mebibytes,
-        default=DEFAULT_MEMORY_LIMIT_MIB * _MIB,
-        metavar="MIB",
-        help="memory one module may allocate, 0 for no limit"
-        f" (default: {DEFAULT_MEMORY_LIMIT_MIB})",
-    )
-    group.add_argument(
-        "--cpu-limit",
-        type=_cpu_seconds,
-        default=None,
-        metavar="S",
-        help="CPU seconds one module may use, 0 for no limit (default: twice --timeout)",
-    )
-    group.add_argument(
-        "--file-size-limit",
-        type=_mebibytes,
-        default=DEFAULT_FILE_SIZE_LIMIT_MIB * _MIB,
-        metavar="MIB",
-        help="the largest file a module may write, 0 for no limit"
-        f" (default: {DEFAULT_FILE_SIZE_LIMIT_MIB})",
-    )
-    group.add_argument(
-        "--env",
-        dest="pass_env",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="pass environment variable NAME to the modules (repeatable); only PATH, HOME,"
-        " locale, temporary-directory and Python variables are passed otherwise",
-    )
-
-
-def audit_options(args: argparse.Namespace) -> AuditOptions:
-    """The :class:`AuditOptions` the ``validate`` options ask for."""
-    return AuditOptions(
-        memory_limit=args.memory_limit,
-        cpu_limit=args.cpu_limit,
-        file_size_limit=args.file_size_limit,
-        pass_env=tuple(args.pass_env),
+def audit_limits(timeout: float) -> WorkerLimits:
+    """``validate``'s default limits for a module ``timeout``: 1024 MiB of memory, files up to
+    256 MiB, and twice the timeout (rounded up) in CPU seconds."""
+    return WorkerLimits(
+        memory_limit_mib=DEFAULT_MEMORY_LIMIT_MIB,
+        cpu_limit=math.ceil(timeout * 2),
+        file_size_limit_mib=DEFAULT_FILE_SIZE_LIMIT_MIB,
     )
 
 
 # -- the environment ------------------------------------------------------------------------------
 
 
-def _allowed(name: str, passed: tuple[str, ...]) -> bool:
-    return name in passed or name.upper() in _ENV_ALLOWED or name.startswith(_ENV_ALLOWED_PREFIXES)
-
-
-def child_environment(pass_env: tuple[str, ...], marker: str) -> dict[str, str]:
-    """The supervisor's environment: the allowlist and ``pass_env`` from ours, the directory
-    ``customtools`` is imported from on ``PYTHONPATH``, and the run's marker."""
-    import customtools
-
-    env = {name: value for name, value in os.environ.items() if _allowed(name, pass_env)}
-    root = os.path.dirname(os.path.dirname(os.path.abspath(customtools.__file__)))
-    existing = env.get("PYTHONPATH")
-    env["PYTHONPATH"] = root if not existing else existing + os.pathsep + root
-    env[MARKER_VARIABLE] = marker
-    return env
-
-
-def _secrets(pass_env: tuple[str, ...]) -> dict[str, str]:
-    """Values of our secret-looking variables that were not passed: never shown in a report."""
+def _secrets(env: dict[str, str]) -> dict[str, str]:
+    """Values of our secret-looking variables that ``env`` left out: never shown in a report."""
     return {
         value: name
         for name, value in os.environ.items()
-        if not _allowed(name, pass_env)
-        and _SECRET_NAME.search(name)
-        and len(value) >= _SECRET_MIN_CHARS
+        if name not in env and _SECRET_NAME.search(name) and len(value) >= _SECRET_MIN_CHARS
     }
 
 
@@ -316,207 +131,122 @@ def _redact(value: Any, hidden: dict[str, str]) -> Any:
     return value
 
 
-# -- the supervisor process -----------------------------------------------------------------------
+# -- the child process ----------------------------------------------------------------------------
 
 
 class _Child:
-    """The supervisor process and the threads draining its pipes."""
+    """The audit child, the thread reading its messages and the one keeping its stderr."""
 
     def __init__(self, request: dict[str, Any], cwd: str, env: dict[str, str]) -> None:
-        kwargs: dict[str, Any] = {}
-        if os.name == "posix":
-            kwargs["start_new_session"] = True
-        else:  # pragma: no cover - Windows
-            kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP  # type: ignore[attr-defined,unused-ignore]
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", _BOOTSTRAP],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd,
-            env=env,
-            **kwargs,
-        )
-        self.lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self._stderr = bytearray()
         self._lock = threading.Lock()
-        assert self.process.stdout is not None
-        assert self.process.stderr is not None
-        self._threads = [
-            threading.Thread(target=self._read_lines, args=(self.process.stdout,), daemon=True),
-            threading.Thread(target=self._read_stderr, args=(self.process.stderr,), daemon=True),
-        ]
-        for thread in self._threads:
-            thread.start()
-        assert self.process.stdin is not None
-        try:
-            self.process.stdin.write(json.dumps(request).encode("utf-8"))
-            self.process.stdin.close()
-        except OSError:  # the child died at once; its stderr will say why
-            pass
+        self.process, read_fd, write_fd, self._drainer = spawn(
+            _CHILD, cwd=cwd, env=env, stderr=self._keep_tail
+        )
+        self.channel = Channel(read_fd, write_fd, limit=MESSAGE_LIMIT, blocking=True)
+        self.lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        with contextlib.suppress(OSError):  # the child died at once; its stderr says why
+            self.channel.send_blocking(request)
 
-    def _read_lines(self, stream: IO[bytes]) -> None:
-        for raw in stream:
+    def _read(self) -> None:
+        while True:
             try:
-                message = json.loads(raw)
-            except ValueError:
-                message = {"event": "garbled"}
-            self.lines.put(message if isinstance(message, dict) else {"event": "garbled"})
-        self.lines.put(None)
+                message = self.channel.receive_blocking()
+            except (MessageTooLargeError, ValueError):
+                self.lines.put({"event": "garbled"})
+                message = None
+            except OSError:
+                message = None
+            self.lines.put(message)
+            if message is None:
+                return
 
-    def _read_stderr(self, stream: IO[bytes]) -> None:
-        while chunk := stream.read1(8192):  # type: ignore[attr-defined]
-            with self._lock:
-                self._stderr += chunk
-                if len(self._stderr) > _STDERR_TAIL:
-                    del self._stderr[: len(self._stderr) - _STDERR_TAIL]
+    def _keep_tail(self, chunk: bytes) -> None:
+        with self._lock:
+            self._stderr += chunk
+            del self._stderr[: max(0, len(self._stderr) - _STDERR_TAIL)]
 
     def stderr_text(self) -> str:
-        """What the supervisor itself wrote to stderr (the kept tail), once it has ended."""
-        self._threads[1].join(2.0)
+        """What the child itself wrote to stderr (the kept tail), once it has ended."""
+        assert self._drainer is not None
+        self._drainer.join(2.0)
         with self._lock:
             return bytes(self._stderr).decode("utf-8", "replace")
 
     def kill(self) -> None:
-        """Kill the supervisor and its process group; reap it."""
+        """Kill the child and its process group; reap it."""
         if os.name == "posix":
             with contextlib.suppress(OSError):  # the group is already gone
                 os.killpg(self.process.pid, signal.SIGKILL)
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait()
-        streams = (self.process.stdout, self.process.stderr)
-        for thread, stream in zip(self._threads, streams, strict=True):
-            # A process that escaped may hold a pipe open; do not wait for it (its reader is
-            # a daemon thread and goes with the process).
-            thread.join(timeout=1.0)
-            if not thread.is_alive() and stream is not None:
-                stream.close()
-
-
-def _marked_processes(marker: str) -> Iterator[int]:
-    """Pids of processes (other than ours) whose environment carries ``marker`` (Linux)."""
-    needle = f"{MARKER_VARIABLE}={marker}".encode()
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return
-    me = os.getpid()
-    for entry in entries:
-        if not entry.isdigit() or int(entry) == me:
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as handle:
-                environ = handle.read()
-        except OSError:
-            continue
-        if needle in environ.split(b"\0"):
-            yield int(entry)
-
-
-def _sweep(marker: str) -> None:
-    """Kill every process still marked with this run's ``marker`` (a few passes)."""
-    if not sys.platform.startswith("linux"):
-        return
-    for _ in range(5):
-        found = list(_marked_processes(marker))
-        if not found:
-            return
-        for pid in found:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+        # A process that escaped may hold the pipe open; do not wait for it (the reader is a
+        # daemon thread and goes with this process).
+        self._reader.join(timeout=1.0)
+        if not self._reader.is_alive():
+            self.channel.close()
 
 
 # -- outcomes -------------------------------------------------------------------------------------
 
 
-def _signal_name(code: int) -> str:
-    try:
-        return signal.Signals(code).name
-    except ValueError:
-        return f"signal {code}"
-
-
-def _describe_exit(code: int | None, limits: dict[str, Any]) -> str:
-    if code is not None and code < 0:
-        name = _signal_name(-code)
-        if name == "SIGXCPU" or (name == "SIGKILL" and limits.get("cpu")):
-            cpu = limits.get("cpu")
-            return (
-                f"loading the module was stopped by {name}: it used up the CPU time validate"
-                f" allows a module ({cpu} s); raise --cpu-limit if it really needs more"
-                if name == "SIGXCPU"
-                else f"loading the module was killed ({name}); it may have used up the CPU time"
-                f" validate allows a module ({cpu} s, --cpu-limit) or been killed from outside"
-            )
-        return (
-            f"loading the module crashed the Python interpreter ({name}); the crash is in"
-            " the module or a C extension it uses"
-        )
-    if code == 70:
-        return (
-            "the validation worker failed while loading the module (exit code 70); its"
-            " traceback is in the detail"
-        )
-    return (
-        f"loading the module ended the process (exit code {code}) without an exception, for"
-        " example through os._exit(); tool code must never end its host"
+def _finding(
+    candidate: Candidate,
+    status: Status,
+    code: str,
+    message: str,
+    *,
+    where: tuple[str, int] | None = None,
+    traceback: str | None = None,
+) -> ModuleReport:
+    """A report of one finding about the module (at ``where``, else its main file)."""
+    file, line = where if where is not None else (main_file(candidate), None)
+    error = {"code": code, "message": message, "toolName": None, "file": file, "line": line}
+    return ModuleReport(
+        candidate=candidate, status=status, errors=[{**error, "traceback": traceback}]
     )
 
 
-def _limit_hint(message: str, limits: dict[str, Any]) -> str:
-    memory = limits.get("memory")
+def _limit_hint(message: str, limits: WorkerLimits) -> str:
+    memory, size = limits.memory_limit_mib, limits.file_size_limit_mib
     if memory and "MemoryError" in message:
         return (
-            f"{message} (validate limits a module to {memory // _MIB} MiB of memory; raise"
+            f"{message} (validate limits a module to {memory} MiB of memory; raise"
             " --memory-limit if it really needs more)"
         )
-    size = limits.get("fileSize")
     if size and "File too large" in message:
         return (
-            f"{message} (validate limits files a module writes to {size // _MIB} MiB; raise"
+            f"{message} (validate limits files a module writes to {size} MiB; raise"
             " --file-size-limit if it really needs more)"
         )
     return message
 
 
 def _failure(
-    candidate: Candidate, outcome: dict[str, Any], timeout: float, limits: dict[str, Any]
+    candidate: Candidate, outcome: dict[str, Any], timeout: float, limits: WorkerLimits
 ) -> ModuleReport:
     dump = outcome.get("stderr") if isinstance(outcome.get("stderr"), str) else ""
+    tail = (dump or "").strip()[-4000:] or None
     where = frame_in(dump, candidate, last=False)
-    file = where[0] if where else main_file(candidate)
-    line = where[1] if where else None
-    status: Status = "timeout" if outcome.get("status") == "timeout" else "crashed"
-    if status == "timeout":
-        code = "timeout"
+    if outcome.get("status") == "timeout":
         message = (
             f"loading the module did not finish within {timeout:g} s (a hang at import or in"
             " the factory?); it was killed. Raise --timeout if it is only slow"
         )
-    else:
-        code = "crash"
-        returncode = outcome.get("returncode")
-        message = _describe_exit(returncode if isinstance(returncode, int) else None, limits)
-    tail = (dump or "").strip()[-4000:] or None
-    return ModuleReport(
-        candidate=candidate,
-        status=status,
-        errors=[
-            {
-                "code": code,
-                "message": message,
-                "toolName": None,
-                "file": file,
-                "line": line,
-                "traceback": tail,
-            }
-        ],
-    )
+        return _finding(candidate, "timeout", "timeout", message, where=where, traceback=tail)
+    code = outcome.get("returncode")
+    code = code if isinstance(code, int) else None
+    message = f"loading the module ended its worker process: it {describe_exit(code, limits)}"
+    if code == -signal.SIGXCPU or (code == -signal.SIGKILL and limits.cpu_limit):
+        message += "; raise --cpu-limit if it really needs more"
+    return _finding(candidate, "crashed", "crash", message, where=where, traceback=tail)
 
 
 def _from_outcome(
-    candidate: Candidate, outcome: dict[str, Any], timeout: float, limits: dict[str, Any]
+    candidate: Candidate, outcome: dict[str, Any], timeout: float, limits: WorkerLimits
 ) -> ModuleReport:
     report = outcome.get("report")
     if outcome.get("status") not in ("loaded", "failed") or not isinstance(report, dict):
@@ -557,50 +287,24 @@ _ANOMALIES: Final = {
 }
 
 
-def _lost(candidate: Candidate, child: _Child, anomaly: str) -> ModuleReport:
-    """The supervisor of this one module misbehaved: blame the module."""
+def _how(child: _Child) -> str:
     code = child.process.returncode
-    if code is None:
-        how = "still running"
-    elif code < 0:
-        how = f"signal {_signal_name(-code)}"
-    else:
-        how = f"exit code {code}"
+    return "it is still running" if code is None else f"it {describe_exit(code, explain=False)}"
+
+
+def _lost(candidate: Candidate, child: _Child, anomaly: str) -> ModuleReport:
+    """The child running this one module misbehaved: blame the module."""
     finding, message = _ANOMALIES[anomaly]
-    return ModuleReport(
-        candidate=candidate,
-        status="timeout" if anomaly == "hang" else "crashed",
-        errors=[
-            {
-                "code": finding,
-                "message": message.format(how=how),
-                "toolName": None,
-                "file": main_file(candidate),
-                "line": None,
-                "traceback": None,
-            }
-        ],
-    )
+    status: Status = "timeout" if anomaly == "hang" else "crashed"
+    return _finding(candidate, status, finding, message.format(how=_how(child)))
 
 
 def _worker_failed(candidates: list[Candidate], child: _Child) -> list[ModuleReport]:
     text = child.stderr_text().strip()
-    last = text.splitlines()[-1] if text else f"exit code {child.process.returncode}"
+    last = text.splitlines()[-1] if text else _how(child)
+    message = f"the validation process failed before loading the module: {last}"
     return [
-        ModuleReport(
-            candidate=candidate,
-            status="failed",
-            errors=[
-                {
-                    "code": "worker-error",
-                    "message": f"the validation process failed before loading the module: {last}",
-                    "toolName": None,
-                    "file": main_file(candidate),
-                    "line": None,
-                    "traceback": text[-4000:] or None,
-                }
-            ],
-        )
+        _finding(candidate, "failed", "worker-error", message, traceback=text[-4000:] or None)
         for candidate in candidates
     ]
 
@@ -611,7 +315,7 @@ def _run_supervisor(
     cwd: str,
     env: dict[str, str],
 ) -> tuple[list[ModuleReport], str | None, _Child]:
-    """Load ``candidates`` through one supervisor.
+    """Load ``candidates`` through one child.
 
     Returns the reports, the anomaly (``None`` when the run was exactly as the protocol says:
     ``ready``, ``start``/``done`` for each module in order, ``end``, then the process exits 0
@@ -619,7 +323,7 @@ def _run_supervisor(
     code ran), ``hang``, ``ended`` (the supervisor died) and ``tampered``.
     """
     timeout = float(request["timeout"])
-    limits = request["limits"]
+    limits = WorkerLimits.from_dict(request["limits"])
     child = _Child({**request, "candidates": [c.to_dict() for c in candidates]}, cwd, env)
     reports: list[ModuleReport] = []
     current: int | None = None
@@ -649,7 +353,7 @@ def _run_supervisor(
                 return reports, "tampered", child
     finally:
         child.kill()
-        _sweep(env[MARKER_VARIABLE])
+        sweep(env[MARKER_VARIABLE])
 
 
 def _after_end(child: _Child) -> str | None:
@@ -713,21 +417,11 @@ def _cross_check(report: ModuleReport) -> ModuleReport:
     problem = _compile_error(report.candidate)
     if problem is None:
         return report
-    return ModuleReport(
-        candidate=report.candidate,
-        status="failed",
-        errors=[
-            {
-                "code": "syntax-error",
-                "message": f"the module does not compile ({problem}), yet its worker reported"
-                " it loaded: the report was forged or the file changed during the run",
-                "toolName": None,
-                "file": main_file(report.candidate),
-                "line": None,
-                "traceback": None,
-            }
-        ],
+    message = (
+        f"the module does not compile ({problem}), yet its worker reported it loaded: the"
+        " report was forged or the file changed during the run"
     )
+    return _finding(report.candidate, "failed", "syntax-error", message)
 
 
 @contextlib.contextmanager
@@ -751,7 +445,8 @@ def audit_modules(
     cwd: str,
     timeout: float,
     load_timeout: float | None = None,
-    options: AuditOptions | None = None,
+    limits: WorkerLimits | None = None,
+    pass_env: tuple[str, ...] = (),
 ) -> list[ModuleReport]:
     """Load every candidate in child processes; one report per candidate, in order.
 
@@ -761,29 +456,29 @@ def audit_modules(
         timeout: seconds one module may take to import and build its tools.
         load_timeout: the loader's bound on awaitable factories (default: what a host gets,
             ``DEFAULT_LOAD_TIMEOUT``, kept below ``timeout`` so the loader's own message wins).
-        options: the workers' limits and environment (default: :class:`AuditOptions`).
+        limits: each worker's limits (default: :func:`audit_limits`).
+        pass_env: names of further environment variables the modules may see.
     """
+    import customtools
     from customtools._loading._loader import DEFAULT_LOAD_TIMEOUT
 
-    options = options if options is not None else AuditOptions()
     if load_timeout is None:
         load_timeout = min(DEFAULT_LOAD_TIMEOUT, timeout * 0.9)
-    cpu = options.cpu_limit if options.cpu_limit is not None else math.ceil(timeout * 2)
+    limits = limits if limits is not None else audit_limits(timeout)
     request = {
         "cwd": cwd,
         "loadTimeout": load_timeout,
         "timeout": timeout,
-        "limits": {
-            "memory": options.memory_limit,
-            "cpu": cpu or None,
-            "fileSize": options.file_size_limit,
-        },
+        "limits": limits.to_dict(),
     }
-    marker = secrets.token_hex(16)
-    env = child_environment(options.pass_env, marker)
+    # Scrubbed, with the directory customtools is imported from on PYTHONPATH and the marker.
+    env = scrubbed_environment(os.environ, pass_env, prefixes=("LC_", "COV_CORE_", "COVERAGE_"))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(customtools.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, (env.get("PYTHONPATH"), root)))
+    env[MARKER_VARIABLE] = secrets.token_hex(16)
     with _not_dumpable():
         reports = _load(list(candidates), request, cwd, env) if candidates else []
-    hidden = _secrets(options.pass_env)
+    hidden = _secrets(env)
     out = []
     for report in reports:
         report = _cross_check(report)

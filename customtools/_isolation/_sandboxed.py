@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from customtools._isolation._confine import abi_cap
+from customtools._isolation._process import scrubbed_environment
 from customtools._isolation._source import ModuleWorker
 from customtools._permissions import (
     DEFAULT_PERMISSIONS,
@@ -244,8 +245,7 @@ class SandboxedWorker(ModuleWorker):
 
     def _worker_env(self) -> dict[str, str]:
         base = os.environ if self.options.env is None else self.options.env
-        names = set(_BASE_ENV) | set(self.permissions.env)
-        env = {k: v for k, v in base.items() if k in names or k.startswith("LC_")}
+        env = scrubbed_environment(base, self.permissions.env, names=_BASE_ENV)
         env["TMPDIR"] = self.tmp
         env["HOME"] = self.home
         return env

@@ -18,26 +18,22 @@ import contextlib
 import itertools
 import os
 import signal
-import subprocess
-import sys
 from collections.abc import Callable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from customtools._content import ToolResult
 from customtools._error_results import Code, Kind, error_result
 from customtools._errors import ToolTimeoutError
 from customtools._isolation._options import IsolationOptions
+from customtools._isolation._process import describe_exit, spawn
 from customtools._isolation._wire import Channel, MessageTooLargeError
 from customtools._observe import inject_context
 
-__all__ = ["BOOTSTRAP", "ModuleWorker", "WorkerLost", "exit_cause"]
+if TYPE_CHECKING:
+    import subprocess
 
-BOOTSTRAP: Final = (
-    # `python -c` puts the working directory (the user's project) first on sys.path, where a
-    # tools directory's `json.py` would shadow the standard library: take it off again.
-    "import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
-    "from customtools._isolation._worker import main; main()"
-)
+__all__ = ["ModuleWorker", "WorkerLost"]
+
 _REAP_BOUND: Final = 5.0
 _LOAD_SLACK: Final = 1.0  # seconds beyond load_timeout for the loader's own reporting
 _SEND_BOUND: Final = 10.0  # seconds a worker may take to read a request before it is killed
@@ -46,7 +42,7 @@ _ids = itertools.count(1)
 
 
 class WorkerLost(Exception):  # noqa: N818 - an event, not a programming error
-    """The worker ended or was killed; ``cause`` says how (``"was killed by SIGSEGV"``)."""
+    """The worker ended or was killed; ``cause`` says how (:func:`._process.describe_exit`)."""
 
     def __init__(self, cause: str, *, crashed: bool) -> None:
         super().__init__(cause)
@@ -54,30 +50,11 @@ class WorkerLost(Exception):  # noqa: N818 - an event, not a programming error
         self.crashed = crashed
 
 
-def exit_cause(returncode: int | None) -> str:
-    """How a process ended, as words: ``"exited with status 3"``, ``"was killed by SIGSEGV"``."""
-    if returncode is None:
-        return "ended"
-    if returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        return f"was killed by {name}"
-    return f"exited with status {returncode}"
-
-
-def _relay(fd: int) -> None:
-    """Copy a worker's stderr pipe to the host's stderr until every writer closed it."""
-    try:
-        while chunk := os.read(fd, 65536):
-            view = memoryview(chunk)
-            while view:
-                view = view[os.write(2, view) :]
-    except OSError:
-        pass  # the host's stderr is gone: the worker's output has nowhere to go
-    finally:
-        os.close(fd)
+def _to_stderr(chunk: bytes) -> None:
+    """Copy a worker's stderr to the host's."""
+    view = memoryview(chunk)
+    while view:
+        view = view[os.write(2, view) :]
 
 
 class _Pending:
@@ -192,7 +169,7 @@ class ModuleWorker:
     def _init_message(self) -> dict[str, Any]:
         return {
             "op": "init",
-            "limits": self.options.limits(),
+            "limits": self.options.to_dict(),
             "maxMessage": self.options.max_message_mib << 20,
             "spin": self.options.spin_us / 1e6,
         }
@@ -209,40 +186,15 @@ class ModuleWorker:
     file behind it)."""
 
     def _spawn(self) -> _Process:
-        to_worker_r, to_worker_w = os.pipe()
-        from_worker_r, from_worker_w = os.pipe()
-        err_r, err_w = os.pipe() if self.relay_stderr else (-1, -1)
-        env = self._worker_env()
-        try:
-            popen = subprocess.Popen(
-                [self.options.python or sys.executable, "-c", BOOTSTRAP],
-                stdin=to_worker_r,
-                stdout=from_worker_w,
-                stderr=err_w if err_w >= 0 else None,
-                cwd=self.cwd,
-                env=env,
-                start_new_session=True,
-                close_fds=True,
-            )
-        except BaseException:
-            for fd in (to_worker_r, to_worker_w, from_worker_r, from_worker_w, err_r, err_w):
-                if fd >= 0:
-                    os.close(fd)
-            raise
-        os.close(to_worker_r)
-        os.close(from_worker_w)
-        if err_w >= 0:
-            os.close(err_w)
-            import threading
-
-            threading.Thread(target=_relay, args=(err_r,), daemon=True).start()
-        channel = Channel(
-            from_worker_r,
-            to_worker_w,
-            limit=self.options.max_message_mib << 20,
-            spin=self.options.spin_us / 1e6,
+        popen, read_fd, write_fd, _ = spawn(
+            "customtools._isolation._worker",
+            cwd=self.cwd,
+            env=self._worker_env(),
+            python=self.options.python,
+            stderr=_to_stderr if self.relay_stderr else None,
         )
-        return _Process(popen, channel)
+        limit, spin = self.options.max_message_mib << 20, self.options.spin_us / 1e6
+        return _Process(popen, Channel(read_fd, write_fd, limit=limit, spin=spin))
 
     async def _reap(self, process: _Process) -> int | None:
         """Kill the worker's process group and wait for the worker (bounded, shielded)."""
@@ -278,7 +230,7 @@ class ModuleWorker:
         if process.kill_reason is not None:
             lost = WorkerLost(process.kill_reason, crashed=False)
         else:
-            lost = WorkerLost(exit_cause(returncode), crashed=crashed)
+            lost = WorkerLost(describe_exit(returncode, self.options), crashed=crashed)
         process.lost = lost
         for pending in process.calls.values():
             pending.lost = lost

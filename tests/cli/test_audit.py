@@ -13,6 +13,7 @@ import pytest
 
 from customtools._isolation import _audit
 from customtools._isolation._audit import audit_modules
+from customtools._isolation._limits import WorkerLimits
 from customtools.loading import explicit_candidates
 
 from ._helpers import FIXTURES, run_command, subprocess_env
@@ -49,12 +50,12 @@ def test_a_hang_is_dumped_killed_and_the_rest_still_loads():
 
 
 def test_a_child_that_cannot_start_fails_every_module(monkeypatch):
-    monkeypatch.setattr(_audit, "_BOOTSTRAP", "import sys; sys.exit('no worker here')")
+    monkeypatch.setattr(_audit, "_CHILD", "customtools._no_audit_child_here")
     candidates = _candidates("clean")
     reports = audit_modules(candidates, cwd=str(FIXTURES), timeout=5)
     assert [r.status for r in reports] == ["failed", "failed"]
     assert all(r.errors[0]["code"] == "worker-error" for r in reports)
-    assert "no worker here" in reports[0].errors[0]["message"]
+    assert "No module named 'customtools._no_audit_child_here'" in reports[0].errors[0]["message"]
 
 
 def test_tool_output_cannot_corrupt_the_report(tmp_path):
@@ -282,8 +283,8 @@ def test_a_module_over_the_memory_limit_is_a_finding_naming_the_limit(tmp_path):
         "    return CustomTool(name='ok', description='Small.', execute=lambda *a: '')\n"
     )
     candidates = list(explicit_candidates([tmp_path]).candidates)
-    options = _audit.AuditOptions(memory_limit=200 * 1024 * 1024)
-    hog, ok = audit_modules(candidates, cwd=str(tmp_path), timeout=30, options=options)
+    limits = WorkerLimits(memory_limit_mib=200)
+    hog, ok = audit_modules(candidates, cwd=str(tmp_path), timeout=30, limits=limits)
     assert hog.status == "failed"
     message = hog.errors[0]["message"]
     assert "MemoryError" in message
@@ -297,12 +298,12 @@ def test_a_module_writing_past_the_file_size_limit_is_a_finding(tmp_path):
     (tmp_path / "writer.py").write_text(
         "with open('big.bin', 'wb') as handle:\n    handle.write(b'x' * (3 * 1024 * 1024))\n"
     )
-    options = _audit.AuditOptions(file_size_limit=1024 * 1024)
+    limits = WorkerLimits(file_size_limit_mib=1)
     (report,) = audit_modules(
         list(explicit_candidates([tmp_path / "writer.py"]).candidates),
         cwd=str(tmp_path),
         timeout=30,
-        options=options,
+        limits=limits,
     )
     assert report.status == "failed"
     assert "--file-size-limit" in report.errors[0]["message"]
@@ -312,12 +313,12 @@ def test_a_module_writing_past_the_file_size_limit_is_a_finding(tmp_path):
 @linux_only
 def test_a_busy_module_is_stopped_by_the_cpu_limit(tmp_path):
     (tmp_path / "spin.py").write_text("while True:\n    pass\n")
-    options = _audit.AuditOptions(cpu_limit=1)
+    limits = WorkerLimits(cpu_limit=1)
     (report,) = audit_modules(
         list(explicit_candidates([tmp_path / "spin.py"]).candidates),
         cwd=str(tmp_path),
         timeout=20,
-        options=options,
+        limits=limits,
     )
     assert report.status == "crashed"
     assert "SIGXCPU" in report.errors[0]["message"]
@@ -356,9 +357,8 @@ def test_modules_get_a_scrubbed_environment_and_secrets_never_reach_the_report(
     (tmp_path / "a_probe.py").write_text(_ENV_PROBE)
     (tmp_path / "b_leak.py").write_text(_LEAK.replace("SECRET_FILE", repr(str(secret_file))))
     candidates = list(explicit_candidates([tmp_path]).candidates)
-    options = _audit.AuditOptions(pass_env=("CT_PASSED",))
     probe_report, leak_report = audit_modules(
-        candidates, cwd=str(tmp_path), timeout=30, options=options
+        candidates, cwd=str(tmp_path), timeout=30, pass_env=("CT_PASSED",)
     )
     (tool,) = probe_report.tools
     seen = json.loads(tool["description"])
@@ -487,8 +487,9 @@ def test_a_module_that_stops_its_supervisor_is_reported_as_a_hang(tmp_path, monk
     assert "stopped answering" in error["message"]
 
 
-def test_limit_options_become_audit_options():
+def test_limit_options_become_worker_limits_in_mib():
     from customtools.cli import _parser
+    from customtools.cli._validate import worker_limits
 
     args = _parser().parse_args(
         [
@@ -505,8 +506,12 @@ def test_limit_options_become_audit_options():
             "B",
         ]
     )
-    assert _audit.audit_options(args) == _audit.AuditOptions(
-        memory_limit=None, cpu_limit=0, file_size_limit=3 * 1024 * 1024, pass_env=("A", "B")
+    assert worker_limits(args) == WorkerLimits(
+        memory_limit_mib=None, cpu_limit=None, file_size_limit_mib=3
     )
-    defaults = _audit.audit_options(_parser().parse_args(["validate"]))
-    assert defaults == _audit.AuditOptions()
+    assert args.pass_env == ["A", "B"]
+    defaults = _parser().parse_args(["validate", "--timeout", "2.5"])
+    assert worker_limits(defaults) == WorkerLimits(
+        memory_limit_mib=1024, cpu_limit=5, file_size_limit_mib=256
+    )
+    assert worker_limits(defaults) == _audit.audit_limits(2.5)

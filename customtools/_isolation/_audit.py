@@ -85,7 +85,7 @@ class ModuleReport:
     """What loading one candidate in a worker process produced.
 
     ``errors`` hold dicts with ``code``, ``message``, ``toolName``, ``file``, ``line`` and
-    ``traceback``; ``tools`` the worker's tool reports (see ``_worker._tool_report``).
+    ``traceback``; ``tools`` the worker's tool reports (see ``_audit_worker._tool_report``).
     """
 
     candidate: Candidate

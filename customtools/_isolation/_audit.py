@@ -471,11 +471,14 @@ def audit_modules(
         "timeout": timeout,
         "limits": limits.to_dict(),
     }
-    # Scrubbed, with the directory customtools is imported from on PYTHONPATH and the marker.
+    # Scrubbed, with the directory customtools is imported from on PYTHONPATH and the marker;
+    # no bytecode is written into the checked packs, so an earlier run's .pyc can never stand
+    # for a file edited since within the same second and size.
     env = scrubbed_environment(os.environ, pass_env, prefixes=("LC_", "COV_CORE_", "COVERAGE_"))
     root = os.path.dirname(os.path.dirname(os.path.abspath(customtools.__file__)))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, (env.get("PYTHONPATH"), root)))
     env[MARKER_VARIABLE] = secrets.token_hex(16)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
     with _not_dumpable():
         reports = _load(list(candidates), request, cwd, env) if candidates else []
     hidden = _secrets(env)

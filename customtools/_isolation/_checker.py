@@ -72,7 +72,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, Final, Literal
 
-from customtools._isolation._checker_worker import frame_in, main_file
+from customtools._isolation._checker_worker import error_entry, frame_in, main_file
 from customtools._isolation._limits import dumpable, set_dumpable
 from customtools._loading._records import Candidate
 
@@ -173,8 +173,8 @@ _SECRET_MIN_CHARS: Final = 6
 class ModuleReport:
     """What loading one candidate in a worker process produced.
 
-    ``errors`` hold dicts with ``code``, ``message``, ``toolName``, ``file``, ``line`` and
-    ``traceback``; ``tools`` the worker's tool reports (see ``_worker._tool_report``).
+    ``errors`` hold ``LoadError.to_dict()`` forms plus ``file`` and ``line``
+    (:func:`~._checker_worker.error_entry`); ``tools`` the worker's tool reports.
     """
 
     candidate: Candidate
@@ -502,16 +502,7 @@ def _failure(
     return ModuleReport(
         candidate=candidate,
         status=status,
-        errors=[
-            {
-                "code": code,
-                "message": message,
-                "toolName": None,
-                "file": file,
-                "line": line,
-                "traceback": tail,
-            }
-        ],
+        errors=[error_entry(candidate, code, message, file=file, line=line, traceback=tail)],
     )
 
 
@@ -522,7 +513,7 @@ def _from_outcome(
     if outcome.get("status") not in ("loaded", "failed") or not isinstance(report, dict):
         return _failure(candidate, outcome, timeout, limits)
     errors = [
-        {**error, "message": _limit_hint(str(error.get("message", "")), limits)}
+        {**error, "error": _limit_hint(str(error.get("error", "")), limits)}
         for error in report.get("errors", ())
         if isinstance(error, dict)
     ]
@@ -570,16 +561,7 @@ def _lost(candidate: Candidate, child: _Child, anomaly: str) -> ModuleReport:
     return ModuleReport(
         candidate=candidate,
         status="timeout" if anomaly == "hang" else "crashed",
-        errors=[
-            {
-                "code": finding,
-                "message": message.format(how=how),
-                "toolName": None,
-                "file": main_file(candidate),
-                "line": None,
-                "traceback": None,
-            }
-        ],
+        errors=[error_entry(candidate, finding, message.format(how=how))],
     )
 
 
@@ -591,14 +573,12 @@ def _worker_failed(candidates: list[Candidate], child: _Child) -> list[ModuleRep
             candidate=candidate,
             status="failed",
             errors=[
-                {
-                    "code": "worker-error",
-                    "message": f"the validation process failed before loading the module: {last}",
-                    "toolName": None,
-                    "file": main_file(candidate),
-                    "line": None,
-                    "traceback": text[-4000:] or None,
-                }
+                error_entry(
+                    candidate,
+                    "worker-error",
+                    f"the validation process failed before loading the module: {last}",
+                    traceback=text[-4000:] or None,
+                )
             ],
         )
         for candidate in candidates
@@ -717,15 +697,12 @@ def _cross_check(report: ModuleReport) -> ModuleReport:
         candidate=report.candidate,
         status="failed",
         errors=[
-            {
-                "code": "syntax-error",
-                "message": f"the module does not compile ({problem}), yet its worker reported"
-                " it loaded: the report was forged or the file changed during the run",
-                "toolName": None,
-                "file": main_file(report.candidate),
-                "line": None,
-                "traceback": None,
-            }
+            error_entry(
+                report.candidate,
+                "syntax-error",
+                f"the module does not compile ({problem}), yet its worker reported it loaded:"
+                " the report was forged or the file changed during the run",
+            )
         ],
     )
 

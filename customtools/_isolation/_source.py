@@ -21,16 +21,33 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from customtools._content import ToolResult
 from customtools._error_results import Code, Kind, error_result
 from customtools._errors import ToolTimeoutError
 from customtools._isolation._options import IsolationOptions
-from customtools._isolation._wire import Channel, MessageTooLargeError
+from customtools._isolation._wire import (
+    AbortRequest,
+    CallRequest,
+    Channel,
+    LoadRequest,
+    MessageTooLargeError,
+    SessionRequest,
+    WireContext,
+)
 from customtools._observe import inject_context
 
-__all__ = ["BOOTSTRAP", "IsolatedSource", "WorkerLost", "exit_cause"]
+if TYPE_CHECKING:
+    from anyio import Event, Lock
+
+    from customtools._abort import AbortSignal
+    from customtools._context import ToolContext
+    from customtools._loading._records import Candidate
+    from customtools._session import SessionEvent
+    from customtools._supervisor import ScheduledKill
+
+__all__ = ["BOOTSTRAP", "IsolatedSource", "LostReason", "WorkerLost", "exit_cause"]
 
 BOOTSTRAP: Final = (
     # `python -c` puts the working directory (the user's project) first on sys.path, where a
@@ -45,13 +62,19 @@ _SEND_BOUND: Final = 10.0  # seconds a worker may take to read a request before 
 _ids = itertools.count(1)
 
 
-class WorkerLost(Exception):  # noqa: N818 - an event, not a programming error
-    """The worker ended or was killed; ``cause`` says how (``"was killed by SIGSEGV"``)."""
+LostReason = Literal["crashed", "killed", "timeout", "refused"]
+"""Why a worker is gone: it ended by itself, was killed, did not load within ``load_timeout``,
+or was refused before importing (its sandbox is less than ``require_sandbox`` asks)."""
 
-    def __init__(self, cause: str, *, crashed: bool) -> None:
+
+class WorkerLost(Exception):  # noqa: N818 - an event, not a programming error
+    """The worker ended or was killed; ``cause`` says how (``"was killed by SIGSEGV"``) and
+    ``reason`` why, for the code of the error it becomes."""
+
+    def __init__(self, cause: str, reason: LostReason) -> None:
         super().__init__(cause)
         self.cause = cause
-        self.crashed = crashed
+        self.reason = reason
 
 
 def exit_cause(returncode: int | None) -> str:
@@ -83,13 +106,15 @@ def _relay(fd: int) -> None:
 class _Pending:
     __slots__ = ("ctx", "done", "event", "lost", "on_update", "reply")
 
-    def __init__(self, on_update: Callable[[ToolResult], Any] | None, ctx: Any) -> None:
+    def __init__(
+        self, on_update: Callable[[ToolResult], Any] | None, ctx: ToolContext | None
+    ) -> None:
         self.on_update = on_update
         self.ctx = ctx
         self.done = False
         self.reply: dict[str, Any] | None = None
         self.lost: WorkerLost | None = None
-        self.event: Any = None
+        self.event: Event | None = None
 
     def finish(self) -> None:
         self.done = True
@@ -100,7 +125,7 @@ class _Pending:
 class _Process:
     """One live worker process and its channel."""
 
-    __slots__ = ("calls", "channel", "doomed", "kill_reason", "lost", "popen", "reading")
+    __slots__ = ("calls", "channel", "doomed", "killed", "lost", "popen", "reading")
 
     def __init__(self, popen: subprocess.Popen[bytes], channel: Channel) -> None:
         self.popen = popen
@@ -108,30 +133,29 @@ class _Process:
         self.calls: dict[int, _Pending] = {}
         self.reading = False
         self.lost: WorkerLost | None = None
-        self.kill_reason: str | None = None
-        self.doomed: Any = None  # the supervisor's scheduled kill, once a call was cancelled
+        self.killed: WorkerLost | None = None  # why it was killed, once it was
+        self.doomed: ScheduledKill | None = None  # the kill past a cancelled call's grace
 
     @property
     def pid(self) -> int:
         return self.popen.pid
 
 
-def _ctx_to_wire(ctx: Any) -> dict[str, Any] | None:
+def _ctx_to_wire(ctx: ToolContext | None) -> WireContext | None:
     from customtools._context import DEFAULT_CONTEXT
 
     if ctx is None or ctx is DEFAULT_CONTEXT:
         return None
-    model = ctx.model if isinstance(ctx.model, (str, type(None))) else None
-    return {
-        "cwd": ctx.cwd,
-        "model": model,
-        "isIdle": ctx.is_idle,
-        "hasQueuedMessages": ctx.has_queued_messages,
-        "meta": dict(ctx.meta) if ctx.meta is not None else None,
-    }
+    return WireContext(
+        cwd=ctx.cwd,
+        model=ctx.model if isinstance(ctx.model, str) else None,
+        isIdle=ctx.is_idle,
+        hasQueuedMessages=ctx.has_queued_messages,
+        meta=dict(ctx.meta) if ctx.meta is not None else None,
+    )
 
 
-def _grant_table(candidate: Any) -> dict[str, Any] | None:
+def _grant_table(candidate: Candidate) -> dict[str, Any] | None:
     """The hashes of the trust grant ``candidate`` was loaded under (project code the gate
     hashed), as the worker pins them; ``None`` for user code and ``trust="all"``."""
     if candidate.source.level != "project" or candidate.kind == "entry_point":
@@ -155,7 +179,7 @@ class IsolatedSource:
 
     def __init__(
         self,
-        candidate: Any,
+        candidate: Candidate,
         *,
         cwd: str,
         load_timeout: float | None,
@@ -173,7 +197,7 @@ class IsolatedSource:
         self.closed = False
         self.retired = False
         self._process: _Process | None = None
-        self._lock: Any = None
+        self._lock: Lock | None = None
 
     def __repr__(self) -> str:
         state = "dead" if self.dead else ("running" if self._process else "stopped")
@@ -263,7 +287,7 @@ class IsolatedSource:
                 process.channel.close()
         return process.popen.returncode
 
-    async def _lose(self, process: _Process, *, crashed: bool = True) -> WorkerLost:
+    async def _lose(self, process: _Process, reason: LostReason = "crashed") -> WorkerLost:
         """The worker is gone (or must go): reap it and fail every call still waiting."""
         if process.lost is not None:
             return process.lost
@@ -273,12 +297,9 @@ class IsolatedSource:
         doomed = process.doomed
         if doomed is not None:
             doomed.withdraw()  # reaped: its pid must not be signalled again
-            if process.kill_reason is None and doomed.fired:
-                process.kill_reason = doomed.reason  # the supervisor killed it past the grace
-        if process.kill_reason is not None:
-            lost = WorkerLost(process.kill_reason, crashed=False)
-        else:
-            lost = WorkerLost(exit_cause(returncode), crashed=crashed)
+            if process.killed is None and doomed.fired:  # the supervisor's, past the grace
+                process.killed = WorkerLost(doomed.reason, "killed")
+        lost = process.killed or WorkerLost(exit_cause(returncode), reason)
         process.lost = lost
         for pending in process.calls.values():
             pending.lost = lost
@@ -286,10 +307,12 @@ class IsolatedSource:
         process.calls.clear()
         return lost
 
-    async def _kill(self, process: _Process, reason: str) -> WorkerLost:
-        if process.kill_reason is None and process.lost is None:
-            process.kill_reason = reason
-        return await self._lose(process, crashed=False)
+    async def _kill(
+        self, process: _Process, cause: str, reason: LostReason = "killed"
+    ) -> WorkerLost:
+        if process.killed is None and process.lost is None:
+            process.killed = WorkerLost(cause, reason)
+        return await self._lose(process, reason)
 
     async def _start(self) -> tuple[_Process, dict[str, Any]]:
         """Start a worker and load the module in it.
@@ -316,14 +339,15 @@ class IsolatedSource:
                 raise await self._lose(process)
             refusal = self._refuse(ready.reply)
             if refusal is not None:
-                raise await self._kill(process, refusal)
+                raise await self._kill(process, refusal, "refused")
             wait = None if self.load_timeout is None else self.load_timeout + _LOAD_SLACK
-            load: dict[str, Any] = {
-                "op": "load",
-                "candidate": self.candidate.to_dict(),
-                "cwd": self.cwd,
-                "loadTimeout": self.load_timeout,
-            }
+            load = LoadRequest(
+                op="load",
+                id=0,  # numbered when sent
+                candidate=self.candidate.to_dict(),
+                cwd=self.cwd,
+                loadTimeout=self.load_timeout,
+            )
             if self.reviewed is not None:
                 load["reviewed"] = self.reviewed
             reply = await self._request(
@@ -367,7 +391,7 @@ class IsolatedSource:
                 return process
             # The supervisor killed it for a cancelled call whose coroutine was closed before
             # it could say so: account for it here, and start a new one.
-            await self._lose(process, crashed=False)
+            await self._lose(process, "killed")
         import anyio
 
         if self._lock is None:
@@ -376,9 +400,9 @@ class IsolatedSource:
             if self._process is not None:
                 return self._process
             if self.dead is not None:
-                raise WorkerLost(self.dead, crashed=False)
+                raise WorkerLost(self.dead, "killed")
             if self.closed:
-                raise WorkerLost("is closed (the isolation pool was closed)", crashed=False)
+                raise WorkerLost("is closed (the isolation pool was closed)", "killed")
             if self.failures:
                 delay = self.options.backoff * 2 ** (self.failures - 1)
                 await anyio.sleep(min(delay, self.options.max_backoff))
@@ -387,7 +411,7 @@ class IsolatedSource:
                 process, reply = await self._start()
             except WorkerLost as lost:
                 self._crashed(lost)
-                raise WorkerLost(f"could not be restarted: it {lost.cause}", crashed=True) from None
+                raise WorkerLost(f"could not be restarted: it {lost.cause}", "crashed") from None
             refused = reply.get("unreviewed")
             if refused:
                 # The module's code changed since the grant: it stays down until a new load
@@ -400,11 +424,11 @@ class IsolatedSource:
                     " trusted"
                 )
                 await self._kill(process, self.dead)
-                raise WorkerLost(self.dead, crashed=False)
+                raise WorkerLost(self.dead, "killed")
             return process
 
     def _crashed(self, lost: WorkerLost) -> None:
-        if not lost.crashed:
+        if lost.reason != "crashed":
             return
         self.failures += 1
         if self.failures > self.options.restart_limit:
@@ -418,12 +442,10 @@ class IsolatedSource:
     async def _request(
         self,
         process: _Process,
-        message: dict[str, Any],
+        message: Any,  # a request TypedDict; its "id" is set here
         *,
         timeout: float | None = None,
         on_timeout: str = "",
-        on_update: Callable[[ToolResult], Any] | None = None,
-        ctx: Any = None,
     ) -> dict[str, Any]:
         """Send ``message`` and wait for its reply (bounded by ``timeout``, then kill).
 
@@ -434,7 +456,7 @@ class IsolatedSource:
 
         request_id = next(_ids)
         message["id"] = request_id
-        pending = _Pending(on_update, ctx)
+        pending = _Pending(None, None)
         process.calls[request_id] = pending
         try:
             await self._send(process, message)
@@ -444,17 +466,17 @@ class IsolatedSource:
                 with anyio.move_on_after(timeout):
                     await self._wait(process, pending)
                 if not pending.done:
-                    raise await self._kill(process, on_timeout)
+                    raise await self._kill(process, on_timeout, "timeout")
         finally:
             process.calls.pop(request_id, None)
         if pending.reply is None:
-            raise pending.lost or WorkerLost("ended", crashed=True)
+            raise pending.lost or WorkerLost("ended", "crashed")
         return pending.reply
 
     async def _send(
         self,
         process: _Process,
-        message: dict[str, Any],
+        message: Any,  # a request TypedDict
         *,
         bound: float = _SEND_BOUND,
         shield: bool = True,
@@ -548,7 +570,7 @@ class IsolatedSource:
                 module=self.candidate.path,
                 path=self.unreviewed,
             )
-        if lost.crashed and self.dead is None:
+        if lost.reason == "crashed" and self.dead is None:
             tail, code = "; it is restarted for the next call", Code.WORKER_CRASHED
         elif self.dead is not None:
             tail, code = "; fix the module and load the tools again", Code.MODULE_DEAD
@@ -565,8 +587,8 @@ class IsolatedSource:
         tool_call_id: str,
         params: Any,
         on_update: Callable[[ToolResult], Any] | None,
-        ctx: Any,
-        abort_signal: Any,
+        ctx: ToolContext | None,
+        abort_signal: AbortSignal | None,
     ) -> ToolResult:
         """Run ``tool_name`` in the worker; a crash or a dead module is an error result."""
         try:
@@ -578,14 +600,14 @@ class IsolatedSource:
         request_id = next(_ids)
         pending = _Pending(on_update, ctx)
         process.calls[request_id] = pending
-        message = {
-            "op": "call",
-            "id": request_id,
-            "tool": tool_name,
-            "callId": tool_call_id,
-            "params": params,
-            "ctx": _ctx_to_wire(ctx),
-        }
+        message = CallRequest(
+            op="call",
+            id=request_id,
+            tool=tool_name,
+            callId=tool_call_id,
+            params=params,
+            ctx=_ctx_to_wire(ctx),
+        )
         carrier = inject_context()  # the caller's trace continues in the worker
         if carrier:
             message["trace"] = carrier
@@ -613,7 +635,7 @@ class IsolatedSource:
                 with anyio.CancelScope(shield=True):
                     await self.aclose()  # the last call of a replaced module's worker
         if pending.reply is None:
-            gone = pending.lost or WorkerLost("ended", crashed=True)
+            gone = pending.lost or WorkerLost("ended", "crashed")
             self._crashed(gone)
             return self._lost_result(tool_name, gone, during=" during the call")
         self.failures = 0
@@ -633,7 +655,7 @@ class IsolatedSource:
         process: _Process,
         request_id: int,
         pending: _Pending,
-        abort_signal: Any,
+        abort_signal: AbortSignal | None,
         timed_out: bool,
     ) -> None:
         import anyio
@@ -675,7 +697,7 @@ class IsolatedSource:
             # Behind what is left of the call's own request, when it did not fit the pipe.
             await self._send(
                 process,
-                {"op": "abort", "id": request_id, "reason": reason, "timeout": timed_out},
+                AbortRequest(op="abort", id=request_id, reason=reason, timeout=timed_out),
                 bound=grace,
                 reason=killed,
             )
@@ -685,7 +707,7 @@ class IsolatedSource:
         if not pending.done:
             await self._kill(process, killed)
 
-    async def session(self, tool_name: str, event: Any, ctx: Any) -> None:
+    async def session(self, tool_name: str, event: SessionEvent, ctx: ToolContext | None) -> None:
         """Deliver a session event to ``tool_name``'s ``on_session`` in the worker.
 
         Raises:
@@ -696,12 +718,13 @@ class IsolatedSource:
             process = await self._running()
             reply = await self._request(
                 process,
-                {
-                    "op": "session",
-                    "tool": tool_name,
-                    "event": event.to_dict(),
-                    "ctx": _ctx_to_wire(ctx),
-                },
+                SessionRequest(
+                    op="session",
+                    id=0,  # numbered when sent
+                    tool=tool_name,
+                    event=event.to_dict(),
+                    ctx=_ctx_to_wire(ctx),
+                ),
             )
         except WorkerLost as lost:
             self._crashed(lost)

@@ -1,4 +1,4 @@
-"""The worker protocol's framing: length-prefixed JSON messages over a pair of pipes.
+"""The worker protocol: its messages, and their framing as length-prefixed JSON over two pipes.
 
 Each message is a 4-byte big-endian length followed by that many bytes of UTF-8 JSON (one
 object with an ``"op"`` key). Both ends use :class:`Channel`, which reads and writes raw
@@ -6,20 +6,10 @@ non-blocking file descriptors through ``anyio.lowlevel.wait_readable``/``wait_wr
 no stream objects, no threads, and reads that a cancellation cannot tear (partial data stays
 buffered until the whole message is there).
 
-Messages (``id`` numbers a request; replies carry the same ``id``)::
-
-    host -> worker   {"op": "load", "id", "candidate", "cwd", "loadTimeout",
-                      "reviewed"?: {"root", "files": {real path: sha256}}}
-                     {"op": "call", "id", "tool", "callId", "params", "ctx", "trace"?}
-                     {"op": "abort", "id", "reason", "timeout": bool}
-                     {"op": "session", "id", "tool", "event"}
-    worker -> host   {"op": "ready", "pid"}
-                     {"op": "loaded", "id", "tools", "errors", "diagnostics",
-                      "unreviewed": [paths refused: changed since the grant]}
-                     {"op": "update", "id", "result"}
-                     {"op": "result", "id", "result"}        (the call is over, thread and all)
-                     {"op": "ctxAbort", "id", "reason"}
-                     {"op": "hook", "id", "error": str | null}
+The messages are the ``TypedDict`` s below. ``id`` numbers a request and its reply carries the
+same ``id``; what a call's tool sends while it runs (updates, ``ctxAbort``) carries the call's.
+Records travel in their ``to_dict()`` forms (a ``Candidate``, a tool, a ``ToolResult``, load
+errors and diagnostics) and are read back with ``from_dict()``.
 """
 
 from __future__ import annotations
@@ -29,17 +19,120 @@ import json
 import os
 import re
 import time
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Any, Final, Literal, TypedDict
 
 __all__ = [
     "BYTES_PER_VALUE",
     "MAX_MESSAGE",
+    "AbortRequest",
+    "CallRequest",
     "Channel",
+    "CtxAbortMessage",
+    "HookReply",
+    "LoadReply",
+    "LoadRequest",
     "MessageTooLargeError",
-    "candidate_from_dict",
+    "ResultMessage",
+    "SessionRequest",
+    "WireContext",
     "check_values",
     "encode",
 ]
+
+
+class WireContext(TypedDict):
+    """What of the caller's ``ToolContext`` reaches the worker (``None``: the default one)."""
+
+    cwd: str | None
+    model: str | None
+    isIdle: bool
+    hasQueuedMessages: bool
+    meta: dict[str, Any] | None
+
+
+class _LoadRequest(TypedDict):
+    op: Literal["load"]
+    id: int
+    candidate: dict[str, Any]  # Candidate.to_dict()
+    cwd: str
+    loadTimeout: float | None
+
+
+class LoadRequest(_LoadRequest, total=False):
+    """host -> worker: import the module; ``reviewed`` pins the trust grant's hashes."""
+
+    reviewed: dict[str, Any]  # {"root", "files": {real path: sha256}}
+
+
+class LoadReply(TypedDict):
+    """worker -> host: the module's tools, errors, diagnostics; files changed since the grant."""
+
+    op: Literal["loaded"]
+    id: int
+    tools: list[dict[str, Any]]  # CustomTool.to_dict(), plus "onSession"
+    errors: list[dict[str, Any]]  # LoadError.to_dict()
+    diagnostics: list[dict[str, Any]]  # Diagnostic.to_dict()
+    unreviewed: list[str]
+
+
+class _CallRequest(TypedDict):
+    op: Literal["call"]
+    id: int
+    tool: str
+    callId: str
+    params: Any
+    ctx: WireContext | None
+
+
+class CallRequest(_CallRequest, total=False):
+    """host -> worker: run a tool; ``trace`` carries the caller's trace context (W3C)."""
+
+    trace: dict[str, str]
+
+
+class AbortRequest(TypedDict):
+    """host -> worker: fire the signal of call ``id`` (a timeout when ``timeout``)."""
+
+    op: Literal["abort"]
+    id: int
+    reason: str | None
+    timeout: bool
+
+
+class SessionRequest(TypedDict):
+    """host -> worker: deliver a session event to a tool's ``on_session``."""
+
+    op: Literal["session"]
+    id: int
+    tool: str
+    event: dict[str, Any]  # SessionEvent.to_dict()
+    ctx: WireContext | None
+
+
+class ResultMessage(TypedDict):
+    """worker -> host: a partial result (``update``), or the result once the call is over."""
+
+    op: Literal["update", "result"]
+    id: int
+    result: dict[str, Any]  # ToolResult.to_dict()
+
+
+class CtxAbortMessage(TypedDict):
+    """worker -> host: the tool of call ``id`` called ``ctx.abort(reason)``."""
+
+    op: Literal["ctxAbort"]
+    id: int
+    reason: str | None
+
+
+class HookReply(TypedDict):
+    """worker -> host: the ``on_session`` hook of request ``id`` ran (``error``: how it failed)."""
+
+    op: Literal["hook"]
+    id: int
+    error: str | None
+
 
 MAX_MESSAGE: Final = 64 * 1024 * 1024
 """Bytes one message may take; a bigger one ends the worker (see docs/isolation.md)."""
@@ -95,7 +188,7 @@ def check_values(body: bytes | bytearray | memoryview, limit: int) -> None:
         )
 
 
-def encode(message: dict[str, Any], *, limit: int = MAX_MESSAGE) -> bytes:
+def encode(message: Mapping[str, Any], *, limit: int = MAX_MESSAGE) -> bytes:
     """One framed message; values JSON cannot carry become their ``repr``.
 
     Raises:
@@ -231,7 +324,7 @@ class Channel:
                 return None
             self._buffer += chunk
 
-    def send_nowait(self, message: dict[str, Any]) -> bool:
+    def send_nowait(self, message: Mapping[str, Any]) -> bool:
         """Write ``message`` if the pipe takes it now; queue it otherwise.
 
         Returns:
@@ -254,7 +347,7 @@ class Channel:
         self._out += data[written:]
         return False
 
-    async def send(self, message: dict[str, Any]) -> None:
+    async def send(self, message: Mapping[str, Any]) -> None:
         """Write ``message`` (and anything queued before it), waiting while the pipe is full.
 
         Raises:
@@ -290,25 +383,3 @@ class Channel:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self._read_fd = self._write_fd = -1
-
-
-def candidate_from_dict(data: dict[str, Any]) -> Any:
-    """Rebuild a loader ``Candidate`` from its ``to_dict()`` form."""
-    from customtools._loading._records import Candidate, ToolSource
-
-    source = data["source"]
-    return Candidate(
-        path=data["path"],
-        resolved_path=data["resolvedPath"],
-        kind=data["kind"],
-        entry_point=data.get("entryPoint"),
-        root=data.get("root"),
-        source=ToolSource(
-            provider=source["provider"],
-            provider_name=source["providerName"],
-            level=source["level"],
-            plugin_name=source.get("pluginName"),
-            plugin_version=source.get("pluginVersion"),
-            distribution=source.get("distribution"),
-        ),
-    )

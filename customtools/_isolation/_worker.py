@@ -23,17 +23,35 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, cast
 
 from customtools._error_results import Code, Kind, LoadCode, error_result
 from customtools._isolation._limits import PR_SET_PDEATHSIG, prctl, set_limits
-from customtools._isolation._wire import Channel, MessageTooLargeError, candidate_from_dict
+from customtools._isolation._wire import (
+    AbortRequest,
+    CallRequest,
+    Channel,
+    LoadReply,
+    LoadRequest,
+    MessageTooLargeError,
+    SessionRequest,
+    WireContext,
+)
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
+    from customtools._abort import AbortController
+    from customtools._content import ToolResult
+    from customtools._context import ToolContext
+    from customtools._loading._api import SharedState
+    from customtools._tool import CustomTool
 
 __all__ = ["main", "tool_description"]
 
 
-def tool_description(tool: Any) -> dict[str, Any]:
+def tool_description(tool: CustomTool) -> dict[str, Any]:
     """Everything the host needs to build a proxy of ``tool``, as JSON."""
     out: dict[str, Any] = tool.to_dict()
     out["onSession"] = tool.on_session is not None
@@ -43,7 +61,7 @@ def tool_description(tool: Any) -> dict[str, Any]:
 class _Running:
     __slots__ = ("controller", "pending_update", "thread_done", "thread_started")
 
-    def __init__(self, controller: Any, thread_done: threading.Event | None) -> None:
+    def __init__(self, controller: AbortController, thread_done: threading.Event | None) -> None:
         self.controller = controller
         self.thread_done = thread_done
         self.thread_started = False
@@ -63,20 +81,20 @@ class _Worker:
 
         self.tools = ToolRegistry()
         self.calls: dict[int, _Running] = {}
-        self.loads: list[Any] = []  # keep the api state of each load alive
-        self.task_group: Any = None
+        self.loads: list[SharedState] = []  # keep the api state of each load alive
+        self.task_group: TaskGroup | None = None
         self.flushing = False
         self.sandbox: dict[str, Any] | None = None  # the confinement policy (issue 19)
         self.sandbox_report: dict[str, Any] | None = None
 
     # -- sending ---------------------------------------------------------------------------
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: Mapping[str, Any]) -> None:
         if not self.channel.send_nowait(message):
             self._schedule_flush()
 
     def _schedule_flush(self) -> None:
-        if not self.flushing:
+        if not self.flushing and self.task_group is not None:
             self.flushing = True
             self.task_group.start_soon(self._flush)
 
@@ -91,8 +109,8 @@ class _Worker:
         finally:
             self.flushing = False
 
-    def _updater(self, call_id: int, running: _Running) -> Callable[[Any], None]:
-        def on_update(partial: Any) -> None:
+    def _updater(self, call_id: int, running: _Running) -> Callable[[ToolResult], None]:
+        def on_update(partial: ToolResult) -> None:
             if self.flushing:
                 # The pipe is full: keep only the newest update of this call until it drains,
                 # so a flood costs memory for one update, not for all of them.
@@ -118,36 +136,37 @@ class _Worker:
                     break
                 op = message.get("op")
                 if op == "call":
-                    group.start_soon(self._call, message)
+                    group.start_soon(self._call, cast("CallRequest", message))
                     # Let the call take its first step now: a quick tool answers before this
                     # loop polls the channel again (see Channel.spin).
                     await anyio.lowlevel.checkpoint()
                 elif op == "abort":
-                    self._abort(message)
+                    self._abort(cast("AbortRequest", message))
                 elif op == "load":
-                    group.start_soon(self._load, message)
+                    group.start_soon(self._load, cast("LoadRequest", message))
                 elif op == "session":
-                    group.start_soon(self._session, message)
+                    group.start_soon(self._session, cast("SessionRequest", message))
             group.cancel_scope.cancel()
 
-    def _abort(self, message: dict[str, Any]) -> None:
+    def _abort(self, message: AbortRequest) -> None:
         running = self.calls.get(message["id"])
         if running is None:
             return
-        reason: Any = message.get("reason")
-        if message.get("timeout"):
+        reason: Any = message["reason"]
+        if message["timeout"]:
             from customtools._errors import ToolTimeoutError
 
             reason = ToolTimeoutError(str(reason))
         running.controller.abort(reason)
 
-    async def _load(self, message: dict[str, Any]) -> None:
+    async def _load(self, message: LoadRequest) -> None:
         from customtools._format import describe_exception
         from customtools._loading._api import PendingActionStore, SharedState
         from customtools._loading._loader import import_here
+        from customtools._loading._records import Candidate, LoadError
 
         try:
-            candidate = candidate_from_dict(message["candidate"])
+            candidate = Candidate.from_dict(message["candidate"])
             reviewed = message.get("reviewed")
             if reviewed is not None:
                 # The grant's hashes, pinned: every import of project code in this worker
@@ -162,23 +181,26 @@ class _Worker:
 
                 register_root(candidate.root or candidate.path)
             state = SharedState(cwd=message["cwd"], pending_actions=PendingActionStore())
-            (result,) = await import_here([candidate], state, message.get("loadTimeout"))
+            (result,) = await import_here([candidate], state, message["loadTimeout"])
         except Exception as exc:
-            self.send(
+            failed = LoadError.from_dict(
                 {
-                    "op": "loaded",
-                    "id": message["id"],
-                    "tools": [],
-                    "errors": [
-                        {
-                            "code": LoadCode.INTERNAL_ERROR,
-                            "error": "the isolation worker could not load the module: the"
-                            f" loader failed with {describe_exception(exc)}; please report"
-                            " this as a customtools bug",
-                        }
-                    ],
-                    "diagnostics": [],
+                    **message["candidate"],  # its path, resolved path and source
+                    "error": "the isolation worker could not load the module: the loader"
+                    f" failed with {describe_exception(exc)}; please report this as a"
+                    " customtools bug",
+                    "code": LoadCode.INTERNAL_ERROR,
                 }
+            )
+            self.send(
+                LoadReply(
+                    op="loaded",
+                    id=message["id"],
+                    tools=[],
+                    errors=[failed.to_dict()],
+                    diagnostics=[],
+                    unreviewed=[],
+                )
             )
             return
         self.loads.append(state)
@@ -202,17 +224,17 @@ class _Worker:
         from customtools._loading._reviewed import refused_paths
 
         self.send(
-            {
-                "op": "loaded",
-                "id": message["id"],
-                "tools": described,
-                "errors": [error.to_dict() for error in result.errors],
-                "diagnostics": [item.to_dict() for item in result.diagnostics],
-                "unreviewed": refused_paths(),
-            }
+            LoadReply(
+                op="loaded",
+                id=message["id"],
+                tools=described,
+                errors=[error.to_dict() for error in result.errors],
+                diagnostics=[item.to_dict() for item in result.diagnostics],
+                unreviewed=refused_paths(),
+            )
         )
 
-    def _guarded(self, tool: Any) -> Callable[..., Any]:
+    def _guarded(self, tool: CustomTool) -> Callable[..., Any]:
         """Sandboxed: a denial the tool meets becomes an error result naming it."""
         execute: Callable[..., Any] = tool.execute
         if self.sandbox is None:
@@ -234,7 +256,7 @@ class _Worker:
 
         return run
 
-    def _context(self, call_id: int, data: dict[str, Any] | None) -> Any:
+    def _context(self, call_id: int, data: WireContext | None) -> ToolContext:
         from customtools._context import DEFAULT_CONTEXT, ToolContext
 
         if not data:
@@ -247,15 +269,15 @@ class _Worker:
             self.send({"op": "ctxAbort", "id": call_id, "reason": text})
 
         return ToolContext(
-            cwd=data.get("cwd"),
-            model=data.get("model"),
-            is_idle=bool(data.get("isIdle", True)),
-            has_queued_messages=bool(data.get("hasQueuedMessages", False)),
-            meta=data.get("meta"),
+            cwd=data["cwd"],
+            model=data["model"],
+            is_idle=data["isIdle"],
+            has_queued_messages=data["hasQueuedMessages"],
+            meta=data["meta"],
             on_abort=on_abort,
         )
 
-    async def _call(self, message: dict[str, Any]) -> None:
+    async def _call(self, message: CallRequest) -> None:
         import anyio.to_thread
 
         from customtools._abort import AbortController
@@ -284,7 +306,7 @@ class _Worker:
                     message["params"],
                     signal=controller.signal,
                     on_update=self._updater(call_id, running),
-                    ctx=self._context(call_id, message.get("ctx")),
+                    ctx=self._context(call_id, message["ctx"]),
                 )
             if done is not None and running.thread_started and not done.is_set():
                 # Abandoned by the adapter but still running: the call is not over until the
@@ -299,7 +321,7 @@ class _Worker:
             _current_call.reset(token)
             self.calls.pop(call_id, None)
 
-    def _send_result(self, call_id: int, result: Any) -> None:
+    def _send_result(self, call_id: int, result: ToolResult) -> None:
         from customtools._isolation._wire import MessageTooLargeError
 
         try:
@@ -313,7 +335,7 @@ class _Worker:
             )
             self.send({"op": "result", "id": call_id, "result": too_large.to_dict()})
 
-    async def _session(self, message: dict[str, Any]) -> None:
+    async def _session(self, message: SessionRequest) -> None:
         import inspect
 
         from customtools._format import describe_exception
@@ -324,9 +346,7 @@ class _Worker:
         try:
             if entry is not None and entry.tool.on_session is not None:
                 event = SessionEvent.from_dict(message["event"])
-                outcome = entry.tool.on_session(
-                    event, self._context(message["id"], message.get("ctx"))
-                )
+                outcome = entry.tool.on_session(event, self._context(message["id"], message["ctx"]))
                 if inspect.isawaitable(outcome):
                     await outcome
         except Exception as exc:

@@ -29,6 +29,7 @@ from customtools._errors import ToolTimeoutError
 from customtools._isolation._options import IsolationOptions
 from customtools._isolation._wire import (
     AbortRequest,
+    AnswerMessage,
     CallRequest,
     Channel,
     LoadRequest,
@@ -40,6 +41,7 @@ from customtools._observe import inject_context
 
 if TYPE_CHECKING:
     from anyio import Event, Lock
+    from anyio.abc import TaskGroup
 
     from customtools._abort import AbortSignal
     from customtools._context import ToolContext
@@ -104,7 +106,7 @@ def _relay(fd: int) -> None:
 
 
 class _Pending:
-    __slots__ = ("ctx", "done", "event", "lost", "on_update", "reply")
+    __slots__ = ("ctx", "done", "event", "lost", "on_update", "reply", "signal", "talk")
 
     def __init__(
         self, on_update: Callable[[ToolResult], Any] | None, ctx: ToolContext | None
@@ -115,6 +117,8 @@ class _Pending:
         self.reply: dict[str, Any] | None = None
         self.lost: WorkerLost | None = None
         self.event: Event | None = None
+        self.signal: AbortSignal | None = None
+        self.talk: TaskGroup | None = None  # a running call's: where its questions are asked
 
     def finish(self) -> None:
         self.done = True
@@ -152,6 +156,8 @@ def _ctx_to_wire(ctx: ToolContext | None) -> WireContext | None:
         isIdle=ctx.is_idle,
         hasQueuedMessages=ctx.has_queued_messages,
         meta=dict(ctx.meta) if ctx.meta is not None else None,
+        canAsk=ctx.can_ask,
+        canSample=ctx.can_sample,
     )
 
 
@@ -551,9 +557,70 @@ class IsolatedSource:
         elif op == "ctxAbort":
             if pending.ctx is not None:
                 pending.ctx.abort(message.get("reason"))
+        elif op == "talk":
+            self._talk(process, pending, message)
         else:
             pending.reply = message
             pending.finish()
+
+    def _talk(self, process: _Process, pending: _Pending, message: dict[str, Any]) -> None:
+        """The tool of a running call logs (now) or asks (in the call's task group); only a
+        call of this worker can be named, and only while it runs."""
+        request = message.get("request")
+        if message.get("kind") == "log" and pending.ctx is not None:
+            with contextlib.suppress(Exception):  # a malformed log line is dropped
+                pending.ctx.log(request["level"], str(request["message"]), **request["data"])  # type: ignore[index]
+        elif message.get("kind") != "log" and pending.talk is not None:
+            pending.talk.start_soon(self._answer, process, pending, message)
+
+    async def _answer(self, process: _Process, pending: _Pending, message: dict[str, Any]) -> None:
+        """Ask the caller's context (its handlers: a UI, the MCP client) and send the answer."""
+        from dataclasses import asdict
+
+        from customtools._errors import ToolAbortedError
+        from customtools._format import describe_exception
+        from customtools._talkback import QuestionPending, TalkBackError
+
+        ctx, body, error = pending.ctx, message.get("request") or {}, None
+        value: Any = None
+        try:
+            assert ctx is not None
+            if message.get("kind") == "ask":
+                answer: Any = await ctx.ask(
+                    body["message"],
+                    body["schema"],
+                    key=body["key"],
+                    timeout=None,
+                    signal=pending.signal,
+                )
+            else:
+                answer = await ctx.sample(
+                    body["messages"],
+                    max_tokens=body["max_tokens"],
+                    system_prompt=body["system_prompt"],
+                    temperature=body["temperature"],
+                    stop_sequences=body["stop_sequences"],
+                    timeout=None,
+                    signal=pending.signal,
+                )
+            value = asdict(answer)
+        except QuestionPending as exc:  # the MCP re-run era: the run ends at the question
+            error = {"code": "question-pending", "message": exc.reason}
+        except TalkBackError as exc:
+            error = {"code": exc.code, "message": str(exc)}
+        except ToolAbortedError as exc:
+            error = {"code": "aborted", "message": str(exc)}
+        except Exception as exc:
+            error = {"code": "talkback-failed", "message": describe_exception(exc)}
+        reply = AnswerMessage(
+            op="answer",
+            id=message.get("id", 0),
+            ask=message.get("ask", 0),
+            value=value,
+            error=error,
+        )
+        with contextlib.suppress(MessageTooLargeError):
+            await self._send(process, reply)  # written at once: before any abort that follows
 
     # -- calls -----------------------------------------------------------------------------
 
@@ -611,17 +678,26 @@ class IsolatedSource:
         carrier = inject_context()  # the caller's trace continues in the worker
         if carrier:
             message["trace"] = carrier
+        pending.signal = abort_signal
+        # The call's questions are asked in a task group of its own, cancelled with the call.
+        talks = anyio.create_task_group() if message["ctx"] is not None else None
         try:
-            try:
-                await self._send(process, message, shield=False)
-            except MessageTooLargeError as exc:
-                return error_result(
-                    Kind.MESSAGE_TOO_LARGE,
-                    Code.MESSAGE_TOO_LARGE,
-                    f"tool {tool_name!r} could not be called: the arguments are too large"
-                    f" for the worker process ({exc}); raise max_message_mib",
-                )
-            await self._wait(process, pending)
+            async with talks or contextlib.nullcontext():
+                pending.talk = talks
+                try:
+                    await self._send(process, message, shield=False)
+                    await self._wait(process, pending)
+                except MessageTooLargeError as exc:
+                    return error_result(
+                        Kind.MESSAGE_TOO_LARGE,
+                        Code.MESSAGE_TOO_LARGE,
+                        f"tool {tool_name!r} could not be called: the arguments are too large"
+                        f" for the worker process ({exc}); raise max_message_mib",
+                    )
+                finally:
+                    pending.talk = None
+                    if talks is not None:
+                        talks.cancel_scope.cancel()  # questions left open end with the call
         except BaseException:
             # Cancelled (an abort, a timeout or the caller's scope): the tool's signal in the
             # worker is aborted, and the worker killed if the call does not end in time.

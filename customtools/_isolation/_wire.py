@@ -26,6 +26,7 @@ __all__ = [
     "BYTES_PER_VALUE",
     "MAX_MESSAGE",
     "AbortRequest",
+    "AnswerMessage",
     "CallRequest",
     "Channel",
     "CtxAbortMessage",
@@ -35,6 +36,7 @@ __all__ = [
     "MessageTooLargeError",
     "ResultMessage",
     "SessionRequest",
+    "TalkMessage",
     "WireContext",
     "check_values",
     "encode",
@@ -49,6 +51,8 @@ class WireContext(TypedDict):
     isIdle: bool
     hasQueuedMessages: bool
     meta: dict[str, Any] | None
+    canAsk: bool
+    canSample: bool
 
 
 class _LoadRequest(TypedDict):
@@ -124,6 +128,28 @@ class CtxAbortMessage(TypedDict):
     op: Literal["ctxAbort"]
     id: int
     reason: str | None
+
+
+class TalkMessage(TypedDict):
+    """worker -> host: the tool of call ``id`` asks (``ask``: an ``InputRequest``), samples
+    (``sample``: a ``SampleRequest``), each its ``ask``-th question, or logs (``log``)."""
+
+    op: Literal["talk"]
+    id: int
+    ask: int
+    kind: Literal["ask", "sample", "log"]
+    request: dict[str, Any]  # the request's fields; for a log: level, message, data
+
+
+class AnswerMessage(TypedDict):
+    """host -> worker: the answer (``InputAnswer``, ``SampleResult`` fields) to a question, or
+    why there is none (``error``: a ``TalkBackError`` code and message)."""
+
+    op: Literal["answer"]
+    id: int
+    ask: int
+    value: dict[str, Any] | None
+    error: dict[str, str] | None
 
 
 class HookReply(TypedDict):

@@ -30,12 +30,14 @@ from customtools._error_results import Code, Kind, LoadCode, error_result
 from customtools._isolation._limits import PR_SET_PDEATHSIG, prctl, set_limits
 from customtools._isolation._wire import (
     AbortRequest,
+    AnswerMessage,
     CallRequest,
     Channel,
     LoadReply,
     LoadRequest,
     MessageTooLargeError,
     SessionRequest,
+    TalkMessage,
     WireContext,
 )
 
@@ -59,13 +61,22 @@ def tool_description(tool: CustomTool) -> dict[str, Any]:
 
 
 class _Running:
-    __slots__ = ("controller", "pending_update", "thread_done", "thread_started")
+    __slots__ = (
+        "answers",
+        "asked",
+        "controller",
+        "pending_update",
+        "thread_done",
+        "thread_started",
+    )
 
     def __init__(self, controller: AbortController, thread_done: threading.Event | None) -> None:
         self.controller = controller
         self.thread_done = thread_done
         self.thread_started = False
         self.pending_update: dict[str, Any] | None = None
+        self.asked = 0  # questions asked so far (each answer names its question's number)
+        self.answers: dict[int, list[Any]] = {}  # question number -> [event, answer message]
 
 
 # The call a sync tool's thread belongs to (anyio copies the context into the thread).
@@ -142,6 +153,8 @@ class _Worker:
                     await anyio.lowlevel.checkpoint()
                 elif op == "abort":
                     self._abort(cast("AbortRequest", message))
+                elif op == "answer":
+                    self._answer(cast("AnswerMessage", message))
                 elif op == "load":
                     group.start_soon(self._load, cast("LoadRequest", message))
                 elif op == "session":
@@ -158,6 +171,51 @@ class _Worker:
 
             reason = ToolTimeoutError(str(reason))
         running.controller.abort(reason)
+
+    def _answer(self, message: AnswerMessage) -> None:
+        running = self.calls.get(message["id"])
+        box = running.answers.get(message["ask"]) if running is not None else None
+        if box is not None:
+            box[1] = message
+            box[0].set()
+
+    async def _ask_host(
+        self, call_id: int, running: _Running, kind: str, request: Any
+    ) -> dict[str, Any]:
+        """Send the call's question to the host and wait for the answer (``ctx.ask`` and
+        ``ctx.sample`` bound the wait and stop it with the call's signal)."""
+        import dataclasses
+
+        import anyio
+
+        from customtools._errors import ToolAbortedError
+        from customtools._talkback import QuestionPending, TalkBackError
+
+        running.asked += 1
+        number = running.asked
+        box: list[Any] = [anyio.Event(), None]
+        running.answers[number] = box
+        body = dataclasses.asdict(request)
+        try:
+            self.send({"op": "talk", "id": call_id, "ask": number, "kind": kind, "request": body})
+            await box[0].wait()
+        except MessageTooLargeError as exc:
+            raise TalkBackError(
+                f"the question is too large to ask: {exc}", code="talkback-failed"
+            ) from None
+        finally:
+            running.answers.pop(number, None)
+            error = box[1]["error"] if box[1] is not None else None
+            if error is not None and error["code"] == "question-pending":
+                # Raised even over the call's cancellation (the host's abort follows the answer):
+                # the run ends here, as in-process, and no `except Exception` fallback acts.
+                raise QuestionPending(error["message"])
+        if error is None:
+            value: dict[str, Any] = box[1]["value"]
+            return value
+        if error["code"] == "aborted":
+            raise ToolAbortedError(error["message"])
+        raise TalkBackError(error["message"], code=error["code"])
 
     async def _load(self, message: LoadRequest) -> None:
         from customtools._format import describe_exception
@@ -256,11 +314,34 @@ class _Worker:
 
         return run
 
-    def _context(self, call_id: int, data: WireContext | None) -> ToolContext:
+    def _context(
+        self, call_id: int, data: WireContext | None, running: _Running | None = None
+    ) -> ToolContext:
         from customtools._context import DEFAULT_CONTEXT, ToolContext
+        from customtools._talkback import InputAnswer, SampleResult, Unanswerable
 
         if not data:
             return DEFAULT_CONTEXT
+        talk: dict[str, Any] = {}
+        if running is not None:  # a call's: its questions and logs go to the host's context
+
+            async def asks(request: Any) -> InputAnswer:
+                return InputAnswer(**await self._ask_host(call_id, running, "ask", request))
+
+            async def samples(request: Any) -> SampleResult:
+                value = await self._ask_host(call_id, running, "sample", request)
+                return SampleResult(**{**value, "content": tuple(value["content"])})
+
+            def log_sink(level: str, message: str, data: Any) -> None:
+                body = {"level": level, "message": message, "data": dict(data)}
+                with contextlib.suppress(MessageTooLargeError):
+                    self.send(TalkMessage(op="talk", id=call_id, ask=0, kind="log", request=body))
+
+            talk = {
+                "input_handler": asks if data["canAsk"] else Unanswerable(asks),
+                "sampler": samples if data["canSample"] else Unanswerable(samples),
+                "log_sink": log_sink,
+            }
 
         def on_abort(reason: Any) -> None:
             from customtools._format import safe_repr
@@ -275,6 +356,7 @@ class _Worker:
             has_queued_messages=data["hasQueuedMessages"],
             meta=data["meta"],
             on_abort=on_abort,
+            **talk,
         )
 
     async def _call(self, message: CallRequest) -> None:
@@ -306,7 +388,7 @@ class _Worker:
                     message["params"],
                     signal=controller.signal,
                     on_update=self._updater(call_id, running),
-                    ctx=self._context(call_id, message["ctx"]),
+                    ctx=self._context(call_id, message["ctx"], running),
                 )
             if done is not None and running.thread_started and not done.is_set():
                 # Abandoned by the adapter but still running: the call is not over until the

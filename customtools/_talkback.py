@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
+from customtools._error_results import Code
 from customtools._errors import CustomToolsError
 
 if TYPE_CHECKING:
@@ -454,7 +455,7 @@ def answer_from(
         raise TalkBackError(
             f"the answer to a form of tool {tool!r} has action {action!r}; expected accept,"
             " decline or cancel",
-            code="invalid-answer",
+            code=Code.INVALID_ANSWER,
         )
     if action != "accept":
         return InputAnswer(action=action)
@@ -470,7 +471,7 @@ def answer_from(
     except ToolArgumentsError as exc:
         raise TalkBackError(
             f"the answer to a form of tool {tool!r} does not match the form: {exc}",
-            code="invalid-answer",
+            code=Code.INVALID_ANSWER,
         ) from None
     return InputAnswer(action="accept", values=dict(checked))
 

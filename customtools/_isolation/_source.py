@@ -28,6 +28,7 @@ from customtools._error_results import Code, Kind, error_result
 from customtools._errors import ToolTimeoutError
 from customtools._isolation._options import IsolationOptions
 from customtools._isolation._wire import (
+    QUESTION_PENDING,
     AbortRequest,
     AnswerMessage,
     CallRequest,
@@ -605,13 +606,13 @@ class IsolatedSource:
                 )
             value = asdict(answer)
         except QuestionPending as exc:  # the MCP re-run era: the run ends at the question
-            error = {"code": "question-pending", "message": exc.reason}
+            error = {"code": QUESTION_PENDING, "message": exc.reason}
         except TalkBackError as exc:
             error = {"code": exc.code, "message": str(exc)}
         except ToolAbortedError as exc:
-            error = {"code": "aborted", "message": str(exc)}
+            error = {"code": Code.ABORTED, "message": str(exc)}
         except Exception as exc:
-            error = {"code": "talkback-failed", "message": describe_exception(exc)}
+            error = {"code": Code.TALKBACK_FAILED, "message": describe_exception(exc)}
         reply = AnswerMessage(
             op="answer",
             id=message.get("id", 0),

@@ -25,6 +25,7 @@ from typing import Any, Final, Literal, TypedDict
 __all__ = [
     "BYTES_PER_VALUE",
     "MAX_MESSAGE",
+    "QUESTION_PENDING",
     "AbortRequest",
     "AnswerMessage",
     "CallRequest",
@@ -139,6 +140,11 @@ class TalkMessage(TypedDict):
     ask: int
     kind: Literal["ask", "sample", "log"]
     request: dict[str, Any]  # the request's fields; for a log: level, message, data
+
+
+QUESTION_PENDING: Final = "question-pending"
+"""An answer's ``error`` code when the question ends the run (the MCP re-run era): the worker
+raises ``QuestionPending`` in the tool, as an in-process tool would see it."""
 
 
 class AnswerMessage(TypedDict):

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, cast
 from customtools._error_results import Code, Kind, LoadCode, error_result
 from customtools._isolation._limits import PR_SET_PDEATHSIG, prctl, set_limits
 from customtools._isolation._wire import (
+    QUESTION_PENDING,
     AbortRequest,
     AnswerMessage,
     CallRequest,
@@ -201,19 +202,19 @@ class _Worker:
             await box[0].wait()
         except MessageTooLargeError as exc:
             raise TalkBackError(
-                f"the question is too large to ask: {exc}", code="talkback-failed"
+                f"the question is too large to ask: {exc}", code=Code.TALKBACK_FAILED
             ) from None
         finally:
             running.answers.pop(number, None)
             error = box[1]["error"] if box[1] is not None else None
-            if error is not None and error["code"] == "question-pending":
+            if error is not None and error["code"] == QUESTION_PENDING:
                 # Raised even over the call's cancellation (the host's abort follows the answer):
                 # the run ends here, as in-process, and no `except Exception` fallback acts.
                 raise QuestionPending(error["message"])
         if error is None:
             value: dict[str, Any] = box[1]["value"]
             return value
-        if error["code"] == "aborted":
+        if error["code"] == Code.ABORTED:
             raise ToolAbortedError(error["message"])
         raise TalkBackError(error["message"], code=error["code"])
 

@@ -5,6 +5,7 @@ a cancelled call withdraws its question, and a worker names only its own calls."
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -58,6 +59,13 @@ async def explain(ctx: ToolContext) -> str:
         await ctx.ask("Anyone?", FORM)
     except TalkBackError as exc:
         return f"{exc.code}:{ctx.can_ask}:{ctx.can_sample}"
+    return "answered"
+
+
+@tool
+async def unhandled(ctx: ToolContext) -> str:
+    """Ask, and let nobody's answer end the call."""
+    await ctx.ask("Anyone?", FORM)
     return "answered"
 
 
@@ -171,6 +179,58 @@ async def test_a_host_that_cannot_answer_is_seen_as_such_in_the_worker(tmp_path:
         with anyio.fail_after(30):
             result = await tools["explain"].execute("c1", {}, ctx=ToolContext(cwd="/"))
     assert result.text == "no-input-handler:False:False"
+
+
+@pytest.mark.parametrize("mode", ["in-process", "isolated", "sandboxed"])
+async def test_an_unanswered_question_is_the_same_error_result_in_every_mode(
+    tmp_path: Path, mode: str
+) -> None:
+    if mode == "sandboxed" and (not sys.platform.startswith("linux") or landlock_abi() < 6):
+        pytest.skip("needs Linux with Landlock ABI >= 6")
+    async with IsolationPool(**options()) as pool:
+        if mode == "in-process":
+            home = tmp_path / "home"
+            home.mkdir()
+            loaded = await load_custom_tools(
+                [str(pack(tmp_path))], cwd=str(tmp_path), home=str(home)
+            )
+            tools = {t.tool.name: CustomToolAdapter(t.tool) for t in loaded.tools}
+        else:
+            tools = await load(pool, pack(tmp_path), mode == "sandboxed")
+        with anyio.fail_after(30):
+            ctx = ToolContext(cwd="/", tool_name="unhandled")  # as bridges name it
+            result = await tools["unhandled"].execute("c1", {}, ctx=ctx)
+    assert result.is_error
+    assert (result.details["error"], result.details["code"]) == (
+        "TalkBackError",
+        "no-input-handler",
+    )
+    assert result.text.startswith(
+        "tool 'unhandled' asked the user ('Anyone?') but the host cannot ask"
+    )
+    assert result.text == result.details["message"]
+
+
+async def test_a_worker_killed_mid_question_does_not_hang_the_host(
+    tmp_path: Path, sandbox: bool
+) -> None:
+    host = Host(block=True)
+    async with IsolationPool(**options()) as pool:
+        tools = await load(pool, pack(tmp_path), sandbox)
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+
+                async def kill_when_asked() -> None:
+                    await host.waiting.wait()
+                    (pid,) = pool.pids
+                    os.kill(pid, signal.SIGKILL)
+
+                group.start_soon(kill_when_asked)
+                result = await tools["waits"].execute("c1", {}, ctx=host.context())
+            await host.withdrawn.wait()  # the question ended with the call
+    assert result.is_error
+    assert result.details["code"] == "worker-crashed", result.details
+    assert "SIGKILL" in result.text
 
 
 async def test_cancelling_a_call_withdraws_its_question(tmp_path: Path, sandbox: bool) -> None:

@@ -38,7 +38,7 @@ from customtools._isolation._wire import (
     SessionRequest,
     WireContext,
 )
-from customtools._observe import inject_context
+from customtools._observe import export_spans, inject_context
 
 if TYPE_CHECKING:
     from anyio import Event, Lock
@@ -716,6 +716,7 @@ class IsolatedSource:
             self._crashed(gone)
             return self._lost_result(tool_name, gone, during=" during the call")
         self.failures = 0
+        export_spans(pending.reply.get("spans"))  # the tool's own, under the call's span
         try:
             return ToolResult.from_dict(pending.reply["result"])
         except Exception as exc:

@@ -115,12 +115,17 @@ class SessionRequest(TypedDict):
     ctx: WireContext | None
 
 
-class ResultMessage(TypedDict):
-    """worker -> host: a partial result (``update``), or the result once the call is over."""
-
+class _ResultMessage(TypedDict):
     op: Literal["update", "result"]
     id: int
     result: dict[str, Any]  # ToolResult.to_dict()
+
+
+class ResultMessage(_ResultMessage, total=False):
+    """worker -> host: a partial result (``update``), or the result once the call is over;
+    ``spans``: what the tool's OpenTelemetry spans recorded (see ``_observe.recorded_spans``)."""
+
+    spans: list[dict[str, Any]]
 
 
 class CtxAbortMessage(TypedDict):

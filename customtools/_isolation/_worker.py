@@ -364,7 +364,7 @@ class _Worker:
         import anyio.to_thread
 
         from customtools._abort import AbortController
-        from customtools._observe import use_context
+        from customtools._observe import recorded_spans, use_context
 
         call_id = message["id"]
         entry = self.tools.lookup(message["tool"])
@@ -383,7 +383,8 @@ class _Worker:
         self.calls[call_id] = running
         token = _current_call.set(running)
         try:
-            with use_context(message.get("trace")):  # the caller's trace
+            trace = message.get("trace")  # the caller's: spans made here go to its host
+            with use_context(trace), recorded_spans(trace) as spans:
                 result = await entry.adapter.execute(
                     message["callId"],
                     message["params"],
@@ -399,16 +400,19 @@ class _Worker:
             if running.pending_update is not None:
                 update, running.pending_update = running.pending_update, None
                 self.send({"op": "update", "id": call_id, "result": update})
-            self._send_result(call_id, result)
+            self._send_result(call_id, result, spans)
         finally:
             _current_call.reset(token)
             self.calls.pop(call_id, None)
 
-    def _send_result(self, call_id: int, result: ToolResult) -> None:
+    def _send_result(self, call_id: int, result: ToolResult, spans: list[Any]) -> None:
         from customtools._isolation._wire import MessageTooLargeError
 
+        message = {"op": "result", "id": call_id, "result": result.to_dict()}
+        if spans:
+            message["spans"] = spans
         try:
-            self.send({"op": "result", "id": call_id, "result": result.to_dict()})
+            self.send(message)
         except MessageTooLargeError as exc:
             too_large = error_result(
                 Kind.MESSAGE_TOO_LARGE,

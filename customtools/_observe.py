@@ -293,7 +293,7 @@ def _record() -> bool:
         _recording.append(False)  # the worker's own SDK set-up exports its spans
         return False
 
-    class Recorder(SpanProcessor):  # type: ignore[misc]
+    class Recorder(SpanProcessor):
         def on_end(self, span: Any) -> None:
             sink = _sink.get()
             if sink is not None and len(sink) < MAX_SPANS:

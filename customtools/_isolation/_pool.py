@@ -3,8 +3,9 @@
 A pool owns one supervised worker per tool module (:class:`~._source.IsolatedSource`). Its
 loads import every module in its own worker, concurrently, and return a normal
 :class:`~customtools.LoadResult` whose tools are *proxies*: :class:`~customtools.CustomTool`\\ s
-with the module's names, schemas and flags whose ``execute`` and ``on_session`` forward to the
-worker. A host runs them behind the same :class:`~customtools.CustomToolAdapter` as any tool.
+with the module's names, schemas and flags whose ``execute``, ``on_session`` and render hooks
+forward to the worker. A host runs them behind the same
+:class:`~customtools.CustomToolAdapter` as any tool.
 
 The pool's workers live until :meth:`IsolationPool.aclose` (or the end of ``async with``);
 workers also end with the host process (Linux parent-death signal, and end of file on their
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 from customtools._error_results import LoadCode
 from customtools._isolation._options import IsolationOptions
 from customtools._isolation._source import IsolatedSource, WorkerLost
+from customtools._isolation._wire import restyle
 
 if TYPE_CHECKING:
     from customtools._abort import AbortSignal
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
     from customtools._loading._import import ImportOutcome
     from customtools._loading._isolating import IsolationRequest
     from customtools._loading._records import Candidate, Diagnostic, LoadError
+    from customtools._render import RenderOptions, Theme
     from customtools._session import SessionEvent
     from customtools._tool import CustomTool
 
@@ -60,7 +63,33 @@ def _proxy_tool(source: IsolatedSource, data: dict[str, Any]) -> CustomTool:
         async def on_session(event: SessionEvent, ctx: ToolContext) -> None:
             await source.session(name, event, ctx)
 
-    return CustomTool.from_dict(data, execute=execute, on_session=on_session)
+    render_call: Callable[..., Any] | None = None
+    render_result: Callable[..., Any] | None = None
+    if data.get("renderCall"):
+
+        def render_call(args: Any, theme: Theme) -> Any:
+            return restyle(source.render(name, {"hook": "render_call", "args": args}), theme)
+
+    if data.get("renderResult"):
+
+        def render_result(
+            result: ToolResult, options: RenderOptions, theme: Theme, args: Any = None
+        ) -> Any:
+            request = {
+                "hook": "render_result",
+                "result": result.to_dict(),
+                "options": {field: getattr(options, field) for field in options.__slots__},
+                "args": args,
+            }
+            return restyle(source.render(name, request), theme)
+
+    return CustomTool.from_dict(
+        data,
+        execute=execute,
+        on_session=on_session,
+        render_call=render_call,
+        render_result=render_result,
+    )
 
 
 def _sandboxed_sources(

@@ -18,8 +18,11 @@ import contextlib
 import itertools
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -61,6 +64,7 @@ BOOTSTRAP: Final = (
 _REAP_BOUND: Final = 5.0
 _LOAD_SLACK: Final = 1.0  # seconds beyond load_timeout for the loader's own reporting
 _SEND_BOUND: Final = 10.0  # seconds a worker may take to read a request before it is killed
+RENDER_BOUND: Final = 2.0  # seconds a render hook in a worker may take (a UI waits for it)
 
 _ids = itertools.count(1)
 
@@ -130,11 +134,27 @@ class _Pending:
 class _Process:
     """One live worker process and its channel."""
 
-    __slots__ = ("calls", "channel", "doomed", "killed", "lost", "popen", "reading")
+    __slots__ = (
+        "calls",
+        "channel",
+        "doomed",
+        "killed",
+        "lost",
+        "popen",
+        "reading",
+        "render",
+        "render_fd",
+        "render_lock",
+    )
 
-    def __init__(self, popen: subprocess.Popen[bytes], channel: Channel) -> None:
+    def __init__(
+        self, popen: subprocess.Popen[bytes], channel: Channel, render: Channel, render_fd: int
+    ) -> None:
         self.popen = popen
         self.channel = channel
+        self.render: Channel | None = render  # render hooks' own channel (synchronous)
+        self.render_fd = render_fd  # its end's number in the worker
+        self.render_lock = threading.Lock()
         self.calls: dict[int, _Pending] = {}
         self.reading = False
         self.lost: WorkerLost | None = None
@@ -243,6 +263,7 @@ class IsolatedSource:
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
         err_r, err_w = os.pipe() if self.relay_stderr else (-1, -1)
+        render, render_child = (sock.detach() for sock in socket.socketpair())
         env = self._worker_env()
         try:
             popen = subprocess.Popen(
@@ -254,18 +275,20 @@ class IsolatedSource:
                 env=env,
                 start_new_session=True,
                 close_fds=True,
+                pass_fds=(render_child,),
             )
         except BaseException:
             for fd in (to_worker_r, to_worker_w, from_worker_r, from_worker_w, err_r, err_w):
                 if fd >= 0:
                     os.close(fd)
+            os.close(render)
+            os.close(render_child)
             raise
         os.close(to_worker_r)
         os.close(from_worker_w)
+        os.close(render_child)
         if err_w >= 0:
             os.close(err_w)
-            import threading
-
             threading.Thread(target=_relay, args=(err_r,), daemon=True).start()
         channel = Channel(
             from_worker_r,
@@ -273,7 +296,8 @@ class IsolatedSource:
             limit=self.options.max_message_mib << 20,
             spin=self.options.spin_us / 1e6,
         )
-        return _Process(popen, channel)
+        limit = self.options.max_message_mib << 20
+        return _Process(popen, channel, Channel(render, render, limit=limit), render_child)
 
     async def _reap(self, process: _Process) -> int | None:
         """Kill the worker's process group and wait for the worker (bounded, shielded)."""
@@ -292,6 +316,9 @@ class IsolatedSource:
                 # A task waiting on the channel would never wake for a closed descriptor: the
                 # reader closes it when it sees the end of file the kill causes.
                 process.channel.close()
+            if process.render is not None:
+                process.render.close()
+                process.render = None
         return process.popen.returncode
 
     async def _lose(self, process: _Process, reason: LostReason = "crashed") -> WorkerLost:
@@ -332,7 +359,7 @@ class IsolatedSource:
         process = self._spawn()
         self._process = process
         try:
-            process.channel.send_nowait(self._init_message())
+            process.channel.send_nowait({**self._init_message(), "render": process.render_fd})
             ready = _Pending(None, None)
             with anyio.move_on_after(self.options.start_timeout):
                 ready.reply = await process.channel.receive()
@@ -622,6 +649,47 @@ class IsolatedSource:
         )
         with contextlib.suppress(MessageTooLargeError):
             await self._send(process, reply)  # written at once: before any abort that follows
+
+    # -- rendering -------------------------------------------------------------------------
+
+    def render(self, tool_name: str, request: dict[str, Any]) -> Any:
+        """Run a render hook of ``tool_name`` in the worker (a :class:`RenderRequest`), and
+        wait for its value: a UI calls hooks synchronously, on every frame, so this blocks,
+        at most :data:`RENDER_BOUND` seconds. ``None`` (the default rendering) when no worker
+        runs; none is started for it.
+
+        Raises:
+            RuntimeError: the hook failed (the worker's description), or took too long.
+        """
+        process = self._process
+        render = process.render if process is not None else None
+        if process is None or render is None:
+            return None
+        with process.render_lock:
+            request_id = request["id"] = next(_ids)
+            request["tool"] = tool_name
+            deadline = time.monotonic() + RENDER_BOUND
+            try:
+                try:
+                    render.send_blocking(request, RENDER_BOUND)
+                except TimeoutError:
+                    render.close()  # it may hold part of the request: no more rendering
+                    process.render = None
+                    raise
+                reply = render.receive_blocking(RENDER_BOUND)
+                while reply is not None and reply.get("id") != request_id:  # a late one
+                    reply = render.receive_blocking(max(deadline - time.monotonic(), 0.0))
+            except TimeoutError:
+                raise RuntimeError(
+                    f"{self._where()} did not render within {RENDER_BOUND:g} s"
+                ) from None
+            except (OSError, ValueError, MessageTooLargeError):
+                return None  # gone, or not a worker's reply: the default rendering
+        if reply is None:
+            return None
+        if reply.get("error") is not None:
+            raise RuntimeError(str(reply["error"]))
+        return reply.get("value")
 
     # -- calls -----------------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from typing import Any, Final, Literal, TypedDict
 
 __all__ = [
     "BYTES_PER_VALUE",
+    "MARKING_THEME",
     "MAX_MESSAGE",
     "QUESTION_PENDING",
     "AbortRequest",
@@ -35,12 +36,14 @@ __all__ = [
     "LoadReply",
     "LoadRequest",
     "MessageTooLargeError",
+    "RenderRequest",
     "ResultMessage",
     "SessionRequest",
     "TalkMessage",
     "WireContext",
     "check_values",
     "encode",
+    "restyle",
 ]
 
 
@@ -161,6 +164,71 @@ class AnswerMessage(TypedDict):
     ask: int
     value: dict[str, Any] | None
     error: dict[str, str] | None
+
+
+class RenderRequest(TypedDict, total=False):
+    """host -> worker, on the render channel: run ``tool``'s ``hook`` (``render_call`` with
+    ``args``; ``render_result`` with ``result``, ``options`` and ``args``) with
+    :data:`MARKING_THEME`; the reply is ``{"id", "value", "error"}``."""
+
+    id: int
+    tool: str
+    hook: Literal["render_call", "render_result"]
+    args: Any
+    result: dict[str, Any]  # ToolResult.to_dict()
+    options: dict[str, Any]  # RenderOptions fields
+
+
+# A render hook in a worker styles text with marks the host's theme turns into its own styling.
+_FG, _BOLD, _COLOR_END, _END = "\ue000", "\ue001", "\ue002", "\ue003"
+_MARKS = re.compile(f"([{_FG}{_BOLD}{_COLOR_END}{_END}])")
+
+
+class _MarkingTheme:
+    """The theme a render hook in a worker is given: it marks what the host's theme styles."""
+
+    __slots__ = ()
+
+    def fg(self, color: str, text: str) -> str:
+        return f"{_FG}{color}{_COLOR_END}{text}{_END}"
+
+    def bold(self, text: str) -> str:
+        return f"{_BOLD}{text}{_END}"
+
+
+MARKING_THEME: Final = _MarkingTheme()
+
+
+def restyle(value: Any, theme: Any) -> Any:
+    """``value`` a worker's render hook returned, its marked text styled by ``theme`` (the
+    host's); unbalanced marks are dropped."""
+    if isinstance(value, list):
+        return [restyle(item, theme) for item in value]
+    if isinstance(value, dict):
+        return {key: restyle(item, theme) for key, item in value.items()}
+    if not isinstance(value, str) or not _MARKS.search(value):
+        return value
+    stack: list[tuple[str, list[str]]] = [("", [])]  # (style, its parts); style "fg:<color>"
+    for token in _MARKS.split(value):
+        if token in (_FG, _BOLD):
+            stack.append(("fg" if token == _FG else "bold", []))
+        elif token == _COLOR_END and stack[-1][0] == "fg":
+            style, parts = stack.pop()
+            stack.append((f"fg:{''.join(parts)}", []))
+        elif token == _END and len(stack) > 1:
+            style, parts = stack.pop()
+            text = "".join(parts)
+            if style.startswith("fg:"):
+                text = theme.fg(style[3:], text)
+            elif style == "bold":
+                text = theme.bold(text)
+            stack[-1][1].append(text)
+        elif token not in (_COLOR_END, _END):
+            stack[-1][1].append(token)
+    while len(stack) > 1:
+        _, parts = stack.pop()
+        stack[-1][1].extend(parts)
+    return "".join(stack[0][1])
 
 
 class HookReply(TypedDict):
@@ -344,10 +412,15 @@ class Channel:
                 return None
             self._buffer += chunk
 
-    def receive_blocking(self) -> dict[str, Any] | None:
-        """:meth:`receive` without an event loop (the worker's first message)."""
+    def receive_blocking(self, timeout: float | None = None) -> dict[str, Any] | None:
+        """:meth:`receive` without an event loop (the worker's first message, rendering).
+
+        Raises:
+            TimeoutError: no whole message came within ``timeout`` seconds.
+        """
         import select
 
+        deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             message = self._take()
             if message is not None:
@@ -355,7 +428,10 @@ class Channel:
             try:
                 chunk = os.read(self._read_fd, _CHUNK)
             except BlockingIOError:
-                select.select([self._read_fd], [], [])
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise TimeoutError from None
+                select.select([self._read_fd], [], [], left)
                 continue
             if not chunk:
                 return None
@@ -383,6 +459,25 @@ class Channel:
             return True
         self._out += data[written:]
         return False
+
+    def send_blocking(self, message: Mapping[str, Any], timeout: float | None = None) -> None:
+        """:meth:`send` without an event loop (rendering).
+
+        Raises:
+            TimeoutError: the message was not written within ``timeout`` seconds (the
+                channel is then unusable: it may hold part of it).
+        """
+        import select
+
+        deadline = None if timeout is None else time.monotonic() + timeout
+        self.send_nowait(message)
+        while self._out:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise TimeoutError
+            select.select([], [self._write_fd], [], left)
+            with contextlib.suppress(BlockingIOError):
+                del self._out[: os.write(self._write_fd, self._out)]
 
     async def send(self, message: Mapping[str, Any]) -> None:
         """Write ``message`` (and anything queued before it), waiting while the pipe is full.

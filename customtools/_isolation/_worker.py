@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, cast
 from customtools._error_results import Code, Kind, LoadCode, error_result
 from customtools._isolation._limits import PR_SET_PDEATHSIG, prctl, set_limits
 from customtools._isolation._wire import (
+    MARKING_THEME,
     QUESTION_PENDING,
     AbortRequest,
     AnswerMessage,
@@ -37,6 +38,7 @@ from customtools._isolation._wire import (
     LoadReply,
     LoadRequest,
     MessageTooLargeError,
+    RenderRequest,
     SessionRequest,
     TalkMessage,
     WireContext,
@@ -58,6 +60,8 @@ def tool_description(tool: CustomTool) -> dict[str, Any]:
     """Everything the host needs to build a proxy of ``tool``, as JSON."""
     out: dict[str, Any] = tool.to_dict()
     out["onSession"] = tool.on_session is not None
+    out["renderCall"] = tool.render_call is not None
+    out["renderResult"] = tool.render_result is not None
     return out
 
 
@@ -422,6 +426,42 @@ class _Worker:
             )
             self.send({"op": "result", "id": call_id, "result": too_large.to_dict()})
 
+    def serve_renders(self, channel: Channel) -> None:
+        """Answer :class:`RenderRequest` s in a thread of their own: a UI calls render hooks
+        synchronously, on every frame, whether calls run or not."""
+        import inspect
+
+        from customtools._content import ToolResult
+        from customtools._format import describe_exception
+        from customtools._render import RenderOptions
+
+        with contextlib.suppress(OSError, ValueError, MessageTooLargeError):  # host gone
+            while (request := cast("RenderRequest | None", channel.receive_blocking())) is not None:
+                reply: dict[str, Any] = {"id": request.get("id"), "value": None, "error": None}
+                entry, hook = self.tools.lookup(str(request.get("tool"))), request.get("hook")
+                try:
+                    if entry is None or hook not in ("render_call", "render_result"):
+                        raise LookupError(f"no {hook} hook of tool {request.get('tool')!r}")
+                    if hook == "render_call":
+                        value = entry.tool.render_call(request["args"], MARKING_THEME)  # type: ignore[misc]
+                    else:
+                        result = ToolResult.from_dict(request["result"])
+                        options = RenderOptions(**request["options"])
+                        value = entry.tool.render_result(  # type: ignore[misc]
+                            result, options, MARKING_THEME, request["args"]
+                        )
+                    if inspect.isawaitable(value):
+                        if inspect.iscoroutine(value):
+                            value.close()
+                        raise TypeError("it returned an awaitable; rendering hooks must be sync")
+                    reply["value"] = value
+                except BaseException as exc:  # a broken renderer; the host shows its default
+                    reply["error"] = describe_exception(exc)
+                try:
+                    channel.send_blocking(reply)
+                except MessageTooLargeError as exc:
+                    channel.send_blocking({**reply, "value": None, "error": str(exc)})
+
     async def _session(self, message: SessionRequest) -> None:
         import inspect
 
@@ -482,6 +522,9 @@ def main() -> None:
 
     worker = _Worker(channel)
     worker.sandbox, worker.sandbox_report = sandbox, report
+    if isinstance(init.get("render"), int):
+        render = Channel(init["render"], init["render"], limit=channel.limit)
+        threading.Thread(target=worker.serve_renders, args=(render,), daemon=True).start()
     code = 0
     try:
         anyio.run(worker.serve)

@@ -328,9 +328,7 @@ class OpenTelemetryObserver:
         for data in sorted(spans, key=lambda data: (data["start"], -data["end"])):
             if data["traceId"] != f"{context.trace_id:032x}":
                 continue
-            tracer = trace.get_tracer(
-                str(data["scope"]), tracer_provider=self._tracer_provider
-            )
+            tracer = trace.get_tracer(str(data["scope"]), tracer_provider=self._tracer_provider)
             span = tracer.start_span(
                 str(data["name"]),
                 context=trace.set_span_in_context(made.get(data["parentId"], call)),

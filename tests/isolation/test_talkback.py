@@ -1,10 +1,12 @@
 """Tools in isolation workers, sandboxed or not, talk back through the caller's context:
 ``ctx.ask``, ``ctx.sample`` and ``ctx.log`` reach the host's handlers, the answers come back,
-a cancelled call withdraws its question, and a worker names only its own calls."""
+a cancelled call withdraws its question, and a worker names only its own calls. Their render
+hooks run in the worker, styled by the host's theme."""
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 from collections.abc import Mapping
@@ -15,9 +17,12 @@ import anyio
 import pytest
 
 from customtools import AbortController, CustomToolAdapter, ToolContext
+from customtools._content import text_result
 from customtools._isolation._confine import landlock_abi
 from customtools._isolation._pool import IsolationPool
 from customtools._loading._loader import load_custom_tools
+from customtools._render import format_call
+from customtools.rendering import RenderOptions, render_call, render_result
 from customtools.talkback import InputAnswer, InputRequest, SampleRequest, SampleResult
 
 from ._helpers import options
@@ -271,3 +276,58 @@ async def test_a_worker_cannot_talk_in_the_name_of_another_call(tmp_path: Path) 
     assert forged.text == "forged"
     assert [r.message for r in waiting.asked] == ["Still there?"]
     assert waiting.logs == []
+
+
+RENDERS = """
+import os
+from customtools import CustomTool
+
+
+def factory(api):
+    def render_call(args, theme):
+        return theme.bold(f"Deploy {args['env']}") + " " + theme.fg("muted", f"pid {os.getpid()}")
+
+    def render_result(result, options, theme, args):
+        state = "partial" if options.is_partial else "done"
+        return [theme.bold(theme.fg("success", result.text) + "!"), state, args]
+
+    def broken(args, theme):
+        raise ValueError("no theme for you")
+
+    return [
+        CustomTool(name="deploy", description="d", execute=lambda *a: "ok",
+                   render_call=render_call, render_result=render_result),
+        CustomTool(name="broken", description="d", execute=lambda *a: "ok", render_call=broken),
+    ]
+"""
+
+
+class Tags:
+    def fg(self, color: str, text: str) -> str:
+        return f"<{color}>{text}</{color}>"
+
+    def bold(self, text: str) -> str:
+        return f"*{text}*"
+
+
+async def test_render_hooks_run_in_the_worker_styled_by_the_hosts_theme(
+    tmp_path: Path, sandbox: bool
+) -> None:
+    async with IsolationPool(**options()) as pool:
+        tools = await load(pool, pack(tmp_path, "renders.py", RENDERS), sandbox)
+        deploy, broken = tools["deploy"].tool, tools["broken"].tool
+        call = render_call(deploy, {"env": "prod"}, Tags())
+        partial = render_result(
+            deploy, text_result("shipped"), RenderOptions(is_partial=True), Tags(), {"env": "prod"}
+        )
+        assert broken.render_call is not None
+        with pytest.raises(RuntimeError, match=r"^ValueError: no theme for you$"):
+            broken.render_call({"a": 1}, Tags())
+        fallback = render_call(broken, {"a": 1}, Tags())
+    match = re.fullmatch(r"\*Deploy prod\* <muted>pid (\d+)</muted>", call)
+    assert match is not None, call
+    assert int(match[1]) != os.getpid()
+    assert partial == ["*<success>shipped</success>!*", "partial", {"env": "prod"}]
+    assert fallback == format_call(broken, {"a": 1}, Tags()) == "*broken* a=1"
+    # No worker (the pool is closed): the default rendering, and no worker is started.
+    assert render_call(deploy, {"env": "prod"}, Tags()) == '*deploy* env="prod"'

@@ -168,6 +168,7 @@ class _Process:
 
 def _ctx_to_wire(ctx: ToolContext | None) -> WireContext | None:
     from customtools._context import DEFAULT_CONTEXT
+    from customtools._talkback import NO_OP_UI
 
     if ctx is None or ctx is DEFAULT_CONTEXT:
         return None
@@ -179,6 +180,7 @@ def _ctx_to_wire(ctx: ToolContext | None) -> WireContext | None:
         meta=dict(ctx.meta) if ctx.meta is not None else None,
         canAsk=ctx.can_ask,
         canSample=ctx.can_sample,
+        hasUi=ctx.has_ui and ctx.ui is not NO_OP_UI,
     )
 
 

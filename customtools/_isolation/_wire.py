@@ -57,6 +57,7 @@ class WireContext(TypedDict):
     meta: dict[str, Any] | None
     canAsk: bool
     canSample: bool
+    hasUi: bool  # a UI that asks (the worker's ctx.ui asks through ctx.ask)
 
 
 class _LoadRequest(TypedDict):

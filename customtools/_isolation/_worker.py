@@ -323,7 +323,7 @@ class _Worker:
         self, call_id: int, data: WireContext | None, running: _Running | None = None
     ) -> ToolContext:
         from customtools._context import DEFAULT_CONTEXT, ToolContext
-        from customtools._talkback import InputAnswer, SampleResult, Unanswerable
+        from customtools._talkback import FormUI, InputAnswer, SampleResult, Unanswerable
 
         if not data:
             return DEFAULT_CONTEXT
@@ -342,11 +342,16 @@ class _Worker:
                 with contextlib.suppress(MessageTooLargeError):
                     self.send(TalkMessage(op="talk", id=call_id, ask=0, kind="log", request=body))
 
+            async def form(message: str, schema: dict[str, Any]) -> InputAnswer:
+                return await made[0].ask(message, schema)  # bounded and checked by ctx.ask
+
             talk = {
                 "input_handler": asks if data["canAsk"] else Unanswerable(asks),
                 "sampler": samples if data["canSample"] else Unanswerable(samples),
                 "log_sink": log_sink,
             }
+            if data.get("hasUi"):  # the host's UI: its questions become forms, as over MCP
+                talk.update(ui=FormUI(form, log_sink), has_ui=True)
 
         def on_abort(reason: Any) -> None:
             from customtools._format import safe_repr
@@ -354,15 +359,18 @@ class _Worker:
             text = reason if isinstance(reason, str) or reason is None else safe_repr(reason)
             self.send({"op": "ctxAbort", "id": call_id, "reason": text})
 
-        return ToolContext(
-            cwd=data["cwd"],
-            model=data["model"],
-            is_idle=data["isIdle"],
-            has_queued_messages=data["hasQueuedMessages"],
-            meta=data["meta"],
-            on_abort=on_abort,
-            **talk,
-        )
+        made = [
+            ToolContext(
+                cwd=data["cwd"],
+                model=data["model"],
+                is_idle=data["isIdle"],
+                has_queued_messages=data["hasQueuedMessages"],
+                meta=data["meta"],
+                on_abort=on_abort,
+                **talk,
+            )
+        ]
+        return made[0]
 
     async def _call(self, message: CallRequest) -> None:
         import anyio.to_thread

@@ -182,8 +182,9 @@ async def test_a_host_that_cannot_answer_is_seen_as_such_in_the_worker(tmp_path:
     async with IsolationPool(**options()) as pool:
         tools = await load(pool, pack(tmp_path), False)
         with anyio.fail_after(30):
-            result = await tools["explain"].execute("c1", {}, ctx=ToolContext(cwd="/"))
-    assert result.text == "no-input-handler:False:False"
+            ctx = ToolContext(cwd="/", sampler=Host().sample)  # a model, nobody to ask
+            result = await tools["explain"].execute("c1", {}, ctx=ctx)
+    assert result.text == "no-input-handler:False:True"
 
 
 @pytest.mark.parametrize("mode", ["in-process", "isolated", "sandboxed"])

@@ -92,8 +92,11 @@ async def test_a_fallback_never_acts_before_the_answer(
     victim = tmp_path / "data.txt"
     victim.write_text("keep me")
 
-    async def refuse(_ctx: Any, _params: Any) -> types.ElicitResult:
+    asked: list[str] = []
+
+    async def refuse(_ctx: Any, params: Any) -> types.ElicitResult:
         assert victim.exists()  # the first run (2026-07-28) ended at the question
+        asked.append(params.message)
         return types.ElicitResult(action="accept", content={"approve": False})
 
     async with Client(server.server, mode=mode, elicitation_callback=refuse) as client:
@@ -101,3 +104,4 @@ async def test_a_fallback_never_acts_before_the_answer(
             result = await client.call_tool("cleanup", {"path": str(victim)})
     assert result.content[0].text == "kept"  # type: ignore[union-attr]
     assert victim.exists()
+    assert asked == [f"Delete {victim}?"]  # the worker's question reached the client

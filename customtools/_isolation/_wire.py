@@ -79,7 +79,7 @@ class LoadReply(TypedDict):
 
     op: Literal["loaded"]
     id: int
-    tools: list[dict[str, Any]]  # CustomTool.to_dict(), plus "onSession"
+    tools: list[dict[str, Any]]  # CustomTool.to_dict(), plus its hooks: "onSession", ...
     errors: list[dict[str, Any]]  # LoadError.to_dict()
     diagnostics: list[dict[str, Any]]  # Diagnostic.to_dict()
     unreviewed: list[str]

@@ -32,7 +32,6 @@ Async tools under a guard
 
 from __future__ import annotations
 
-import logging
 import math
 import threading
 import time
@@ -43,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Final
 from customtools._abort import AbortSignal
 from customtools._containment import contained_in_thread
 from customtools._errors import ToolTimeoutError
-from customtools._format import describe_exception
+from customtools._format import describe_exception, logger
 
 if TYPE_CHECKING:
     import anyio
@@ -66,7 +65,7 @@ __all__ = [
     "run_in_thread",
 ]
 
-_log = logging.getLogger("customtools.adapter")
+_log = logger("customtools.adapter")
 
 DEFAULT_GRACE: Final = 2.0
 """Seconds a cancelled call's tool has, after its signal fired, to end by itself before it is

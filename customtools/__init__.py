@@ -75,7 +75,12 @@ if TYPE_CHECKING:
 
 _HOMES: dict[str, tuple[str, ...]] = {
     "_abort": ("AbortController", "AbortListener", "AbortSignal"),
-    "_adapter": ("COERCIONS_META_KEY", "VIOLATIONS_META_KEY", "CustomToolAdapter", "UpdateCallback"),
+    "_adapter": (
+        "COERCIONS_META_KEY",
+        "VIOLATIONS_META_KEY",
+        "CustomToolAdapter",
+        "UpdateCallback",
+    ),
     "_approval": ("ApprovalRequest", "Approver"),
     "_content": (
         "AudioContent",

@@ -443,7 +443,7 @@ def _inner_scopes(scope: Any) -> list[Any] | None:
             import trio
 
             native = scope._CancelScope__original
-            status = trio.lowlevel.current_task()._cancel_status
+            status: Any = trio.lowlevel.current_task()._cancel_status
             while status is not None and status._scope is not native and len(opened) < 1000:
                 opened.append(status._scope)
                 status = status._parent

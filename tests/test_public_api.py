@@ -226,8 +226,9 @@ def test_import_does_not_load_heavy_dependencies() -> None:
     assert out.stdout.strip() == ""
 
 
-# What `import customtools` and the core a host uses may load: the package logs, suggests
-# names and inspects callables on paths that need it, and those import what they use.
+# What `import customtools` and the core a host uses must not load: the root loads no module
+# of the package until a name is used, and the package imports `logging` (with `traceback`)
+# and `difflib` on the paths that log or suggest a name.
 ROOT_IMPORT_NEVER = ("logging", "traceback", "difflib", "inspect", "dataclasses", "threading")
 CORE_IMPORT_NEVER = ("logging", "traceback", "difflib")
 

@@ -8,7 +8,8 @@ Run with ``python benchmarks/bench_cancel.py`` (or ``make bench``). Two parts, o
    ``grace`` 0.2 and 2.0 side by side. A stubborn call must end near the grace (the model of
    docs/cancellation.md: deadline + grace + a small bound); a cooperative one in milliseconds.
 2. **The valid-call path against the code before this change**, in the same run: the adapter's
-   hot path and its guarded path, timed alternately in child processes importing this tree
+   hot path, its guarded path and a guarded tool that suspends (each suspension is driven by
+   the adapter), timed alternately in child processes importing this tree
    and the tree of ``--before`` (a git revision, extracted with ``git archive``). Target:
    within 1.05x.
 """
@@ -189,20 +190,32 @@ CHILD = textwrap.dedent(
     async def execute(tool_call_id, params, on_update, ctx, signal):
         return "ok"
 
-    async def main():
-        adapter = CustomToolAdapter(
+    async def awaits(tool_call_id, params, on_update, ctx, signal):
+        for _ in range(10):  # ten suspensions: the guarded call drives each one
+            await asyncio.sleep(0)
+        return "ok"
+
+    def adapter_of(execute):
+        return CustomToolAdapter(
             CustomTool(name="read_file", description="bench", parameters=SCHEMA, execute=execute)
         )
+
+    async def main():
+        adapter, awaiting = adapter_of(execute), adapter_of(awaits)
         signal = AbortController().signal
+        guarded = {{"signal": signal, "timeout": 60}}
         await adapter.execute("c", VALID)
         out = {{}}
-        for label, kwargs in (("valid", {{}}), ("guarded", {{"signal": signal, "timeout": 60}})):
+        for label, tool, kwargs, n in (
+            ("valid", adapter, {{}}, 20000),
+            ("guarded", adapter, guarded, 20000),
+            ("awaits", awaiting, guarded, 5000),
+        ):
             best = float("inf")
             for _ in range(7):
-                n = 20000
                 start = time.perf_counter()
                 for _ in range(n):
-                    await adapter.execute("c", VALID, **kwargs)
+                    await tool.execute("c", VALID, **kwargs)
                 best = min(best, (time.perf_counter() - start) / n)
             out[label] = best
         print(json.dumps(out))
@@ -262,8 +275,9 @@ def main() -> int:
             print(f"  FAIL: {name} with grace {grace} ended {p99 - grace:.2f} s past the grace")
 
     best = valid_path(args.before, args.rounds)
-    print(f"\nvalid-call path, best of {args.rounds} alternating rounds x 7 x 20000 calls:")
-    for label in ("valid", "guarded"):
+    print(f"\nvalid-call path, best of {args.rounds} alternating rounds x 7 x 20000 calls")
+    print("(awaits: 5000 guarded calls of a tool that suspends ten times):")
+    for label in ("valid", "guarded", "awaits"):
         ratio = best["after"][label] / best["before"][label]
         ok = ratio <= 1.05
         failures += not ok

@@ -38,7 +38,6 @@ import contextlib
 import dataclasses
 import functools
 import inspect
-import logging
 import math
 import time
 import types
@@ -63,7 +62,7 @@ from customtools._errors import (
     ToolArgumentsError,
     ToolTimeoutError,
 )
-from customtools._format import describe_exception, safe_str
+from customtools._format import describe_exception, logger, safe_str
 from customtools._runtime import (
     ABANDONED,
     CALLER_CANCELLED,
@@ -91,7 +90,7 @@ __all__ = [
     "discard_update",
 ]
 
-_log = logging.getLogger("customtools.adapter")
+_log = logger("customtools.adapter")
 
 UpdateCallback = Callable[[ToolResult], Any]
 """A host's ``on_update``: receives each partial result as a :class:`ToolResult`."""

@@ -15,13 +15,13 @@ Tools talk back through it (:mod:`customtools._talkback`): :meth:`ToolContext.as
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from customtools._error_results import Code
+from customtools._format import logger
 from customtools._talkback import (
     DEFAULT_ASK_TIMEOUT,
     DEFAULT_SAMPLE_TIMEOUT,
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_CONTEXT", "ToolContext"]
 
-_log = logging.getLogger("customtools.context")
+_log = logger("customtools.context")
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 

@@ -11,11 +11,10 @@ differently across versions and is not the plain ``str`` that crosses the wire.
 
 from __future__ import annotations
 
-import logging
 from typing import Any, Final
 
 from customtools._content import ToolResult, text_result
-from customtools._format import describe_exception, safe_str
+from customtools._format import describe_exception, logger, safe_str
 
 __all__ = [
     "ERROR_RESULTS",
@@ -174,7 +173,7 @@ class LoadCode:
     SCHEMA_ROOT: Final = _load("ServeDiagnostic", _SERVE, "schema-root")
 
 
-_log = logging.getLogger("customtools.adapter")
+_log = logger("customtools.adapter")
 
 
 def error_result(kind: str, code: str | None, text: str, **details: Any) -> ToolResult:

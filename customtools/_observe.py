@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import logging
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
+
+from customtools._format import logger
 
 if TYPE_CHECKING:
     from customtools._content import ToolResult
@@ -134,7 +135,7 @@ class _NullStep:
 
 
 _NULL_STEP = _NullStep()
-_log = logging.getLogger("customtools.telemetry")
+_log = logger("customtools.telemetry")
 _observer: Observer | None = None
 
 

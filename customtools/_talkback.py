@@ -23,13 +23,13 @@ stops the wait as soon as it aborts (what sync tools, in their thread, rely on).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from customtools._error_results import Code
 from customtools._errors import CustomToolsError
+from customtools._format import logger
 
 if TYPE_CHECKING:
     from customtools._abort import AbortSignal
@@ -57,8 +57,8 @@ __all__ = [
     "check_form_schema",
 ]
 
-_log = logging.getLogger("customtools.loading")
-_tool_log = logging.getLogger("customtools.tools")
+_log = logger("customtools.loading")
+_tool_log = logger("customtools.tools")
 
 NotifyLevel = Literal["info", "warning", "error"]
 
@@ -79,15 +79,16 @@ LOG_LEVELS: tuple[LogLevel, ...] = (
 )
 """Every :data:`LogLevel`, least severe first (compare with ``LOG_LEVELS.index``)."""
 
+_INFO = 20  # logging.INFO; the numbers are logging's levels, fixed by its documentation
 _PY_LEVELS = {
-    "debug": logging.DEBUG,
-    "info": logging.INFO,
-    "notice": logging.INFO,
-    "warning": logging.WARNING,
-    "error": logging.ERROR,
-    "critical": logging.CRITICAL,
-    "alert": logging.CRITICAL,
-    "emergency": logging.CRITICAL,
+    "debug": 10,
+    "info": _INFO,
+    "notice": _INFO,
+    "warning": 30,
+    "error": 40,
+    "critical": 50,
+    "alert": 50,
+    "emergency": 50,
 }
 
 DEFAULT_ASK_TIMEOUT = 300.0
@@ -553,7 +554,7 @@ def sample_messages(messages: Any) -> tuple[Mapping[str, Any], ...]:
 
 def py_level(level: str) -> int:
     """The Python logging level of an RFC 5424 ``level`` (INFO when unknown)."""
-    return _PY_LEVELS.get(level, logging.INFO)
+    return _PY_LEVELS.get(level, _INFO)
 
 
 def on_event_loop() -> bool:

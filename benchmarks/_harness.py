@@ -124,6 +124,8 @@ RESULTS_ENV = "CUSTOMTOOLS_BENCH_RESULTS"
 """When set, `emit` also appends each table as one JSON line to the file it names."""
 
 _missed: list[str] = []
+# Taken out of the environment so that the benchmark's own child processes do not record.
+_results_path = os.environ.pop(RESULTS_ENV, "")
 
 
 @dataclass
@@ -189,9 +191,8 @@ def emit(table: Table) -> None:
     """Print ``table`` for a reader; with `RESULTS_ENV` set, also record it as a JSON line."""
     print("\n" + table.markdown() + "\n", flush=True)
     _missed.extend(t for t, _, met in table.targets if met is False)
-    path = os.environ.get(RESULTS_ENV)
-    if path:
-        with open(path, "a", encoding="utf-8") as out:
+    if _results_path:
+        with open(_results_path, "a", encoding="utf-8") as out:
             out.write(json.dumps({"table": table.to_dict()}) + "\n")
 
 
@@ -202,9 +203,8 @@ def run_main(main: Callable[[], object]) -> None:
     crash, which leaves the document's block as it was).
     """
     main()
-    path = os.environ.get(RESULTS_ENV)
-    if path:
-        with open(path, "a", encoding="utf-8") as out:
+    if _results_path:
+        with open(_results_path, "a", encoding="utf-8") as out:
             out.write(json.dumps({"complete": True, "missed": _missed}) + "\n")
     raise SystemExit(1 if _missed else 0)
 

@@ -38,10 +38,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from _harness import RESULTS_ENV, table_markdown
+
 HERE = Path(__file__).resolve().parent
 DOC = HERE.parent / "docs" / "performance.md"
-sys.path.insert(0, str(HERE))
-from _harness import RESULTS_ENV, table_markdown  # noqa: E402
 
 
 @dataclass(frozen=True)

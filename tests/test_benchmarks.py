@@ -32,15 +32,18 @@ FIGURE = re.compile(r"\d(?:[\d,.]*\d)?\s?(?:×|x\b|ns\b|µs\b|us\b|ms\b|KiB|MiB|
 @pytest.fixture(scope="module")
 def run() -> ModuleType:
     """benchmarks/run.py, imported without leaving ``benchmarks/`` on ``sys.path``."""
+    spec = importlib.util.spec_from_file_location("_bench_run", BENCH / "run.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    # Registered while it runs (dataclasses look their module up); removed again after.
+    sys.modules[spec.name] = module
     sys.path.insert(0, str(BENCH))
     try:
-        spec = importlib.util.spec_from_file_location("_bench_run", BENCH / "run.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
     finally:
         sys.path.remove(str(BENCH))
         sys.modules.pop("_harness", None)
+        sys.modules.pop(spec.name, None)
     return module
 
 

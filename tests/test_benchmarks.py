@@ -26,14 +26,15 @@ FACTS = re.compile(
     r" \w+ [\d.]+\w*, \d+ CPUs, load average [\d.]+ / [\d.]+ / [\d.]+ at the start\.\*"
 )
 # A measured figure: a number with a unit of time, memory, rate or a ratio.
-FIGURE = re.compile(r"\d(?:[\d,.]*\d)?\s?(?:×|x\b|ns\b|µs\b|us\b|ms\b|KiB|MiB|M/s)")
+FIGURE = re.compile(r"\d(?:[\d,.]*\d)?\s?(?:\u00d7|x\b|ns\b|µs\b|us\b|ms\b|KiB|MiB|M/s)")
 
 
 @pytest.fixture(scope="module")
 def run() -> ModuleType:
     """benchmarks/run.py, imported without leaving ``benchmarks/`` on ``sys.path``."""
     spec = importlib.util.spec_from_file_location("_bench_run", BENCH / "run.py")
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     # Registered while it runs (dataclasses look their module up); removed again after.
     sys.modules[spec.name] = module
@@ -62,7 +63,8 @@ def _tables(body: str) -> list[list[str]]:
 
 def _check_block(name: str, body: str) -> None:
     lines = body.strip().splitlines()
-    assert lines and FACTS.fullmatch(lines[0]), f"bench:{name}: no line of machine facts first"
+    assert lines, f"bench:{name} is empty"
+    assert FACTS.fullmatch(lines[0]), f"bench:{name}: no line of machine facts first"
     tables = _tables(body)
     assert tables, f"bench:{name} holds no table"
     for table in tables:
@@ -97,9 +99,8 @@ def test_every_benchmark_script_is_run_and_reports_tables(run: ModuleType) -> No
     assert used <= scripts, f"run.BENCHMARKS names missing scripts: {sorted(used - scripts)}"
     for script in scripts:
         source = (BENCH / script).read_text("utf-8")
-        assert "emit(" in source and "run_main(main)" in source, (
-            f"{script}: report through _harness.emit and end with run_main(main)"
-        )
+        assert "emit(" in source, f"{script}: report every table through _harness.emit"
+        assert "run_main(main)" in source, f"{script}: end with _harness.run_main(main)"
 
 
 def test_the_prose_holds_no_figure(run: ModuleType) -> None:
@@ -132,11 +133,13 @@ def test_a_rendered_result_replaces_its_block_and_parses(run: ModuleType) -> Non
         "targets": [["scan ≤ 5 ms", "2.00 ms", True], ["memory", "1 KiB", None]],
         "note": "100 scans.",
     }
-    text = "intro\n<!-- bench:scan -->\nold 9.9×\n<!-- /bench:scan -->\nafter\n"
+    text = "intro\n<!-- bench:scan -->\nold 9.9x\n<!-- /bench:scan -->\nafter\n"
     new = run.replace_block(text, "scan", run.render(_result(t=table)))
     body = run.blocks(new)["scan"]
     _check_block("scan", body)
-    assert "old" not in new and new.startswith("intro\n") and new.endswith("after\n")
+    assert "old" not in new
+    assert new.startswith("intro\n")
+    assert new.endswith("after\n")
     assert "| scan ≤ 5 ms | 2.00 ms | met |" in body
     assert "| memory | 1 KiB | reported |" in body
     assert "--write-docs --quick` on 2026-01-02 03:04 UTC" in body

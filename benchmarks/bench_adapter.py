@@ -335,8 +335,6 @@ def main() -> None:
             table.target("valid call ≥ 150× faster than LangChain", ratio(speedup), speedup >= 150)
     rate = asyncio.run(update_throughput())
     table.target("`on_update` to a plain callback ≥ 1 M/s", f"{rate / 1e6:.2f} M/s", rate >= 1e6)
-    for name, ok, figure in import_checks(args.import_rounds):
-        table.target(name, figure, ok)
     peak = adapter_memory()
     table.target("peak memory, 1,000 tools + adapters", f"{peak / 1024:.0f} KiB", None)
     emit(table)

@@ -57,6 +57,7 @@ class Bench:
 # docs/performance.md, and `emit` + `run_main` from _harness in the script (development.md).
 BENCHMARKS: dict[str, Bench] = {
     "adapter": Bench("bench_adapter.py", quick=("--repeats", "5")),
+    "import": Bench("bench_adapter.py", ("--import-only",), quick=("--import-rounds", "10")),
     "validation": Bench("bench_validation.py", quick=("--chunks", "50")),
     "scan": Bench("bench_scan.py", quick=("--repeat", "50")),
     "load": Bench("bench_load.py", quick=("--repeats", "3")),

@@ -27,7 +27,7 @@ runs; ``tracemalloc`` is not used because it would slow the timed runs several-f
 
 Usage::
 
-    python benchmarks/bench_load.py [--repeats 7] [--json] [--trust | --trust-check]
+    python benchmarks/bench_load.py [--repeats 7] [--trust | --trust-check]
 """
 
 from __future__ import annotations
@@ -43,6 +43,8 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
+
+from _harness import Table, emit, ratio, run_main
 
 DIRS = 10
 PER_DIR = 100
@@ -195,7 +197,6 @@ def run_child(mode: str, root: Path, home: Path) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--json", action="store_true")
     parser.add_argument(
         "--trust-check",
         action="store_true",
@@ -209,7 +210,7 @@ def main() -> None:
         trust_check_benchmark()
         return
     if args.trust:
-        trust_benchmark(args.repeats, args.json)
+        trust_benchmark(args.repeats)
         return
     results: dict[str, dict[str, list[float]]] = {}
     with tempfile.TemporaryDirectory(prefix="ct-bench-load-") as tmp:
@@ -236,30 +237,32 @@ def main() -> None:
         }
         for key, v in results.items()
     }
-    if args.json:
-        print(json.dumps(summary, indent=2))
-        return
-    print(f"1,000 tool modules in {DIRS} dirs, {args.repeats} fresh processes per cell")
-    print(f"{'case':<16}{'median':>10}{'min':>10}{'max':>10}{'RSS growth':>14}")
+    table = Table(
+        ["case", "median", "min", "max", "RSS growth"],
+        note=f"1,000 tool modules in {DIRS} directories, {args.repeats} fresh processes per cell.",
+    )
     for key, row in summary.items():
-        print(
-            f"{key:<16}{row['median_ms']:>8.1f}ms{row['min_ms']:>8.1f}ms{row['max_ms']:>8.1f}ms"
-            f"{row['peak_rss_growth_kib'] / 1024:>11.1f}MiB"
+        table.row(
+            key.replace("loader", "`discover_and_load`").replace("/", ", "),
+            f"{row['median_ms']:.1f} ms",
+            f"{row['min_ms']:.1f} ms",
+            f"{row['max_ms']:.1f} ms",
+            f"{row['peak_rss_growth_kib'] / 1024:.1f} MiB",
         )
     for temperature, target in (("warm", 1.3), ("cold", 1.2)):
-        ratio = (
+        value = (
             summary[f"loader/{temperature}"]["median_ms"]
             / summary[f"bare/{temperature}"]["median_ms"]
         )
-        verdict = "ok" if ratio <= target else "MISSED"
-        print(f"time ratio {temperature}: {ratio:.2f}x (target <= {target}x) {verdict}")
+        table.target(f"{temperature} ≤ {target}× bare (medians)", ratio(value), value <= target)
     mem = (
         summary["loader/warm"]["peak_rss_growth_kib"] / summary["bare/warm"]["peak_rss_growth_kib"]
     )
-    print(f"peak RSS growth ratio (warm): {mem:.2f}x (target <= 1.3x)")
+    table.target("peak memory ≤ 1.3× bare (warm)", ratio(mem), mem <= 1.3)
+    emit(table)
 
 
-def trust_benchmark(repeats: int, as_json: bool) -> None:
+def trust_benchmark(repeats: int) -> None:
     """Gate on (trusted, hashed) vs gate off, warm, same run, round-robin."""
     modes = ("user_cached", "gate_off", "gate_on", "gate_on_hash")
     times: dict[str, list[float]] = {mode: [] for mode in modes}
@@ -276,22 +279,29 @@ def trust_benchmark(repeats: int, as_json: bool) -> None:
             for mode in modes:
                 times[mode].append(run_child(mode, root, home)["s"])
     median = {mode: statistics.median(times[mode]) for mode in modes}
-    if as_json:
-        print(json.dumps({f"{mode}_ms": value * 1000 for mode, value in median.items()}))
-        return
-    print(f"1,000 project tool modules in {DIRS} dirs, {repeats} fresh processes per cell, warm")
-    for mode in modes:
-        best = min(times[mode]) * 1000
-        print(f"{mode:<14} median {median[mode] * 1000:7.1f}ms  min {best:7.1f}ms")
-    compile_cost = median["gate_off"] / median["user_cached"]
-    print(
-        f"gate_off/user_cached (reviewed loader + user code cache vs __pycache__): {compile_cost:.2f}x"
+    labels = {
+        "user_cached": "user scope, from `__pycache__`",
+        "gate_off": 'gate off (`trust="all"`): reviewed loader + user code cache',
+        "gate_on": "gate on, stat cache (the default)",
+        "gate_on_hash": "gate on, every file read and hashed",
+    }
+    table = Table(
+        ["case", "median", "min", "× gate off (median)", "× gate off (min)"],
+        note=f"1,000 project tool modules in {DIRS} directories, warm,"
+        f" {repeats} fresh processes per cell.",
     )
+    for mode in modes:
+        table.row(
+            labels[mode],
+            f"{median[mode] * 1000:.1f} ms",
+            f"{min(times[mode]) * 1000:.1f} ms",
+            ratio(median[mode] / median["gate_off"]),
+            ratio(min(times[mode]) / min(times["gate_off"])),
+        )
     for mode in ("gate_on", "gate_on_hash"):
-        ratio = median[mode] / median["gate_off"]
         best = min(times[mode]) / min(times["gate_off"])
-        verdict = "ok" if ratio <= 1.1 else "MISSED"
-        print(f"{mode}/gate_off: median {ratio:.2f}x, min {best:.2f}x (target <= 1.1x) {verdict}")
+        table.target(f"{labels[mode]} ≤ 1.1× gate off (min)", ratio(best), best <= 1.1)
+    emit(table)
 
 
 def add_helpers(root: Path) -> None:
@@ -319,7 +329,8 @@ def trust_check_benchmark() -> None:
         scanned = scan((), root, home=home, entry_points=False, native_dirs=((), dirs))
         for source in project_sources(scanned):
             TrustStore(home=home).grant(source)
-        for label, stat_cache in (("stat cache", True), ("hash every file", False)):
+        table = Table(["trust check of 1,020 files", "best of 30"])
+        for label, stat_cache in (("stat cache (the default)", True), ("hash every file", False)):
             store = TrustStore(home=home, stat_cache=stat_cache)
             best = float("inf")
             for _ in range(30):
@@ -327,8 +338,9 @@ def trust_check_benchmark() -> None:
                 pending = store.pending(scanned)
                 best = min(best, time.perf_counter() - t0)
                 assert pending == ()
-            print(f"trust check, {label:<15} best of 30: {best * 1000:6.1f} ms")
+            table.row(label, f"{best * 1000:.1f} ms")
+    emit(table)
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -20,7 +20,6 @@ The registry sits in the execution layer: it takes a load result by shape (anyth
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -391,6 +390,8 @@ class ToolRegistry:
 
     def unknown(self, name: str) -> str:
         """The message for a name no tool has: close matches, then every name."""
+        import difflib
+
         close = difflib.get_close_matches(name, self._entries, n=3)
         hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
         known = ", ".join(self._entries) or "none"

@@ -1,17 +1,24 @@
 """``customtools serve --http`` replicas behind a round-robin proxy (servers/rrproxy.py),
-sharing a seal key or a real Redis server: what docs/deploy.md promises, end to end. Three
-replicas where every one must take part (a replay refused by each, a change heard by the
-clients of each); two where a request only has to reach "another" replica (each replica
-costs a process start, about 1.5 s of CPU).
+sharing a seal key or a real Redis server: what docs/deploy.md promises, end to end.
+
+Each replica costs a process start (about 1.5 s of CPU), so the tests that stop nothing share
+one deployment per module: three replicas on one Redis behind one proxy (a replay refused by
+each, a change heard by the clients of each, a dropped stream resumed). The tests that kill a
+replica or restart Redis start their own two. The checks on the shared deployment are one
+test, so that under pytest-xdist it starts once (two tests may land in two workers).
 
 The replicas and the proxy are subprocesses on loopback ports; the client runs on asyncio
-only (what is tested is the servers' behaviour, and each test starts its replicas).
+only (what is tested is the servers' behaviour).
 """
 
 from __future__ import annotations
 
+import re
+import select
 import shutil
+import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -30,7 +37,7 @@ from redis_helpers import RedisServer, namespace, require_redis_binary
 pytestmark = [
     pytest.mark.anyio,
     pytest.mark.parametrize("anyio_backend", ["asyncio"]),
-    pytest.mark.timeout(180),  # servers start per test: slow on a loaded machine
+    pytest.mark.timeout(180),  # servers start: slow on a loaded machine
     pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning"),
 ]
 
@@ -127,6 +134,82 @@ async def proxy(backends: list[Replica]) -> AsyncIterator[str]:
         await _stop([process])
 
 
+def _wait_listening(log: Path, process: subprocess.Popen[bytes], deadline: float) -> str:
+    while time.monotonic() < deadline:
+        found = re.search(r"listening on (\S+)", log.read_text(errors="replace"))
+        if found:
+            return found.group(1)
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited with {process.returncode}: {log.read_text()}")
+        time.sleep(0.05)
+    raise TimeoutError(f"no 'listening on' line in {log}")
+
+
+def _stop_now(processes: list[subprocess.Popen[bytes]]) -> None:
+    for process in processes:
+        if process.poll() is None:
+            process.terminate()
+    for process in processes:
+        try:
+            process.wait(5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@dataclass
+class Deployment:
+    replicas: list[Replica]
+    endpoint: str  # the proxy's MCP endpoint
+    dirs: list[Path]  # each replica's copy of PACK; replica 0 reloads its own
+
+
+@pytest.fixture(scope="module")
+def deployment(
+    tmp_path_factory: pytest.TempPathFactory, redis_server: RedisServer
+) -> Iterator[Deployment]:
+    """Three stateful replicas (2026-07-28 requests go anywhere, handshake sessions stick) on
+    one Redis namespace, each serving TALKPACK and its own copy of PACK, behind the proxy."""
+    tmp = tmp_path_factory.mktemp("deployment")
+    shared = ["--redis", redis_server.url, "--redis-namespace", namespace()]
+    processes: list[subprocess.Popen[bytes]] = []
+    started: list[Replica] = []
+    dirs: list[Path] = []
+    try:
+        for index in range(3):
+            tools = tmp / f"tools{index}"
+            shutil.copytree(PACK, tools, ignore=shutil.ignore_patterns("__pycache__"))
+            dirs.append(tools)
+            log = tmp / f"replica{index}.log"
+            reload = ["--reload"] if index == 0 else []
+            argv = serve_argv(str(TALKPACK), str(tools), *reload, *shared, "--http", "127.0.0.1:0")
+            with log.open("wb") as sink:
+                process = subprocess.Popen(argv, stderr=sink, cwd=ROOT, env=child_env())
+            processes.append(process)
+            started.append(Replica("", "", process, log))
+        deadline = time.monotonic() + 60
+        for replica in started:
+            replica.url = _wait_listening(replica.log, replica.process, deadline)
+            replica.base = replica.url.rsplit("/", 1)[0]
+        balancer = subprocess.Popen(
+            [sys.executable, str(PROXY), *(r.base for r in started)],
+            stdout=subprocess.PIPE,
+            cwd=ROOT,
+            env=child_env(),
+        )
+        processes.append(balancer)
+        assert balancer.stdout is not None
+        ready, _, _ = select.select([balancer.stdout], [], [], 60)
+        assert ready, "the proxy printed no port"
+        port = int(balancer.stdout.readline())
+        yield Deployment(started, f"http://127.0.0.1:{port}/mcp", dirs)
+    finally:
+        _stop_now(processes)
+        for process in processes:
+            if process.stdout is not None:
+                process.stdout.close()
+
+
 async def proxy_log(endpoint: str) -> list[dict[str, Any]]:
     async with httpx2.AsyncClient(timeout=10) as http:
         return list((await http.get(endpoint.replace("/mcp", "/_proxy/log"))).json())
@@ -157,13 +240,13 @@ def key_file(tmp_path: Path) -> Path:
     return path
 
 
-# -- the 2026-07-28 era: any replica answers any request -----------------------------------
+# -- a shared key, no Redis ----------------------------------------------------------------
 
 
-async def test_a_talk_back_retry_on_another_replica_completes_with_a_shared_key(
+async def test_with_a_shared_key_a_retry_completes_on_another_replica_and_sessions_stay_home(
     tmp_path: Path,
 ) -> None:
-    args = [str(TALKPACK), "--stateless", "--state-key-file", str(key_file(tmp_path))]
+    args = [str(TALKPACK), str(PACK), "--state-key-file", str(key_file(tmp_path))]
     async with replicas(tmp_path, args, args) as two, proxy(two) as endpoint:
         async with Client(endpoint, mode="auto", elicitation_callback=elicit) as client:
             with anyio.fail_after(30):
@@ -172,47 +255,63 @@ async def test_a_talk_back_retry_on_another_replica_completes_with_a_shared_key(
         question, retry = calls(await proxy_log(endpoint))
         assert question != retry  # the retry was opened by another replica
 
-
-async def test_with_redis_a_replayed_request_state_is_refused_by_every_replica(
-    tmp_path: Path, redis_server: RedisServer
-) -> None:
-    shared = ["--redis", redis_server.url, "--redis-namespace", namespace()]
-    args = [str(TALKPACK), "--stateless", *shared]  # no key given: the deployment's, in Redis
-    async with replicas(tmp_path, args, args, args) as three, proxy(three) as endpoint:
-        async with Client(endpoint, mode="auto", elicitation_callback=elicit) as client:
+        # A handshake-era session lives in one replica: gone with it, and a new one recovers.
+        before = len(await proxy_log(endpoint))
+        async with Client(endpoint, mode="legacy") as legacy:
             with anyio.fail_after(30):
-                asked = await client.session.call_tool(
-                    "test_elicitation", {"message": "Who?"}, allow_input_required=True
-                )
-                assert isinstance(asked, types.InputRequiredResult)
-                (key,) = asked.input_requests
-                retry = {
-                    "request_state": asked.request_state,
-                    "input_responses": {key: ACCEPT_USER},
-                    "allow_input_required": True,
-                }
-                done = await client.session.call_tool(
-                    "test_elicitation", {"message": "Who?"}, **retry
-                )
-        assert text(done) == USER_ANSWER
-        question, answered = calls(await proxy_log(endpoint))
-        assert question != answered
-        for replica in three:
-            async with Client(replica.url, mode="auto") as direct:
-                with anyio.fail_after(30), pytest.raises(MCPError, match="already used"):
-                    await direct.session.call_tool("test_elicitation", {"message": "Who?"}, **retry)
+                assert text(await legacy.call_tool("steps", {"n": 1})) == "done 1"
+            log = (await proxy_log(endpoint))[before:]
+            (home,) = {e["backend"] for e in log if e["method"]}
+            two[home].process.kill()
+            with anyio.fail_after(30), pytest.raises(MCPError) as lost:
+                await legacy.call_tool("steps", {"n": 1})
+            assert lost.value.code == types.INVALID_REQUEST  # the session is unknown
+        async with Client(endpoint, mode="legacy") as again:
+            with anyio.fail_after(30):
+                assert text(await again.call_tool("steps", {"n": 1})) == "done 1"
 
 
-async def test_a_change_on_one_replica_notifies_the_clients_of_all_three(
-    tmp_path: Path, redis_server: RedisServer
+# -- three replicas sharing one Redis (one deployment for the module) ----------------------
+
+
+async def test_three_replicas_on_one_redis(deployment: Deployment) -> None:
+    """Each check leaves the deployment as it found it (only replica 0's echo.py changes)."""
+    await _a_retry_completes_anywhere_and_its_replay_is_refused_by_every_replica(deployment)
+    await _a_change_on_one_replica_notifies_the_clients_of_all_three(deployment)
+    await _a_dropped_handshake_stream_resumes_from_the_event_store(deployment)
+
+
+async def _a_retry_completes_anywhere_and_its_replay_is_refused_by_every_replica(
+    deployment: Deployment,
 ) -> None:
-    shared = ["--redis", redis_server.url, "--redis-namespace", namespace()]
-    dirs = []
-    for index in range(3):
-        tools = tmp_path / f"tools{index}"
-        shutil.copytree(PACK, tools, ignore=shutil.ignore_patterns("__pycache__"))
-        dirs.append(tools)
-    argvs = [[str(dirs[0]), "--reload", *shared]] + [[str(d), *shared] for d in dirs[1:]]
+    endpoint = deployment.endpoint
+    before = len(calls(await proxy_log(endpoint)))
+    async with Client(endpoint, mode="auto", elicitation_callback=elicit) as client:
+        with anyio.fail_after(30):
+            asked = await client.session.call_tool(
+                "test_elicitation", {"message": "Who?"}, allow_input_required=True
+            )
+            assert isinstance(asked, types.InputRequiredResult)
+            (key,) = asked.input_requests
+            retry = {
+                "request_state": asked.request_state,
+                "input_responses": {key: ACCEPT_USER},
+                "allow_input_required": True,
+            }
+            done = await client.session.call_tool("test_elicitation", {"message": "Who?"}, **retry)
+    assert text(done) == USER_ANSWER  # no key given: the deployment's, in Redis
+    question, answered = calls(await proxy_log(endpoint))[before:]
+    assert question != answered
+    for replica in deployment.replicas:
+        async with Client(replica.url, mode="auto") as direct:
+            with anyio.fail_after(30), pytest.raises(MCPError, match="already used"):
+                await direct.session.call_tool("test_elicitation", {"message": "Who?"}, **retry)
+
+
+async def _a_change_on_one_replica_notifies_the_clients_of_all_three(
+    deployment: Deployment,
+) -> None:
+    three, changed = deployment.replicas, deployment.dirs[0] / "echo.py"
     heard = {"handshake": anyio.Event()}
 
     async def on_message(message: Any) -> None:
@@ -220,7 +319,6 @@ async def test_a_change_on_one_replica_notifies_the_clients_of_all_three(
             heard["handshake"].set()
 
     async with (
-        replicas(tmp_path, *argvs) as three,
         Client(three[1].url, mode="auto") as modern_1,
         Client(three[2].url, mode="auto") as modern_2,
         Client(three[2].url, mode="legacy", message_handler=on_message) as legacy_2,
@@ -229,96 +327,57 @@ async def test_a_change_on_one_replica_notifies_the_clients_of_all_three(
     ):
         await legacy_2.list_tools()  # the handshake is complete
         await anyio.sleep(0.5)  # replica 0's watcher is up
-        (dirs[0] / "echo.py").write_text((dirs[0] / "echo.py").read_text() + "\n# changed\n")
+        changed.write_text(changed.read_text() + "\n# changed\n")
         with anyio.fail_after(30):
             assert isinstance(await events_1.__anext__(), type(await events_2.__anext__()))
             await heard["handshake"].wait()
 
 
-async def test_a_replica_killed_mid_call_leaves_the_retry_to_another(
-    tmp_path: Path, redis_server: RedisServer
+async def _a_dropped_handshake_stream_resumes_from_the_event_store(
+    deployment: Deployment,
 ) -> None:
-    args = [str(PACK), "--stateless", "--redis", redis_server.url, "--redis-namespace", namespace()]
+    endpoint = deployment.endpoint
+    seen: list[str | None] = []
+
+    async def progressed(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(message)
+        if progress == 2:  # the connection drops; the tool goes on meanwhile
+            assert await drop_streams(endpoint) >= 1
+
+    before = len(await proxy_log(endpoint))
+    async with Client(endpoint, mode="legacy") as client:
+        with anyio.fail_after(30):
+            result = await client.call_tool(
+                "steps", {"n": 6, "pause": 0.15}, progress_callback=progressed
+            )
+    assert text(result) == "done 6"
+    assert seen == [f"step {i}" for i in range(1, 7)]
+    log = (await proxy_log(endpoint))[before:]
+    assert [e for e in log if e["http"] == "GET"]  # the client came back with Last-Event-ID
+    assert len({e["backend"] for e in log if e["method"]}) == 1  # on its session's replica
+
+
+# -- a replica killed, Redis restarted -----------------------------------------------------
+
+
+async def test_calls_go_on_while_redis_restarts_and_after_a_replica_is_killed_mid_call(
+    tmp_path: Path,
+) -> None:
+    own = RedisServer(require_redis_binary(), tmp_path, unix=True)  # restarted at the same path
+    own.start()
     started = anyio.Event()
 
     async def progressed(progress: float, total: float | None, message: str | None) -> None:
         started.set()
 
-    async with replicas(tmp_path, args, args) as two, proxy(two) as endpoint:
-        async with Client(endpoint, mode="auto", read_timeout_seconds=20) as client:
-            with anyio.fail_after(60):
-                async with anyio.create_task_group() as group:
-                    outcome: list[Any] = []
-
-                    async def long_call() -> None:
-                        try:
-                            outcome.append(
-                                await client.call_tool(
-                                    "steps", {"n": 200, "pause": 0.1}, progress_callback=progressed
-                                )
-                            )
-                        except Exception as exc:  # whatever the client raises for a lost peer
-                            outcome.append(exc)
-
-                    group.start_soon(long_call)
-                    await started.wait()
-                    (victim,) = calls(await proxy_log(endpoint))
-                    two[victim].process.kill()
-                assert len(outcome) == 1
-                assert isinstance(outcome[0], Exception) or outcome[0].is_error
-                retried = await client.call_tool("steps", {"n": 2})
-        assert text(retried) == "done 2"
-        assert calls(await proxy_log(endpoint))[-1] != victim
-
-
-# -- the handshake era: sticky sessions, resumable streams ---------------------------------
-
-
-async def test_a_dropped_handshake_stream_resumes_from_the_event_store(
-    tmp_path: Path, redis_server: RedisServer
-) -> None:
-    args = [str(PACK), "--redis", redis_server.url, "--redis-namespace", namespace()]
-    seen: list[str | None] = []
-    endpoint_box: list[str] = []
-
-    async def progressed(progress: float, total: float | None, message: str | None) -> None:
-        seen.append(message)
-        if progress == 2:  # the connection drops; the tool goes on meanwhile
-            assert await drop_streams(endpoint_box[0]) >= 1
-
-    async with replicas(tmp_path, args, args) as two, proxy(two) as endpoint:
-        endpoint_box.append(endpoint)
-        async with Client(endpoint, mode="legacy") as client:
-            with anyio.fail_after(30):
-                result = await client.call_tool(
-                    "steps", {"n": 6, "pause": 0.15}, progress_callback=progressed
-                )
-                assert text(result) == "done 6"
-                assert seen == [f"step {i}" for i in range(1, 7)]
-            replays = [e for e in await proxy_log(endpoint) if e["http"] == "GET"]
-            assert replays  # the client came back with Last-Event-ID
-            (home,) = {e["backend"] for e in await proxy_log(endpoint) if e["method"]}
-            two[home].process.kill()  # its replica is gone, and the session with it
-            with anyio.fail_after(30), pytest.raises(MCPError) as lost:
-                await client.call_tool("steps", {"n": 1})
-            assert lost.value.code == types.INVALID_REQUEST  # the session is unknown
-        async with Client(endpoint, mode="legacy") as again:  # a new session recovers
-            with anyio.fail_after(30):
-                assert text(await again.call_tool("steps", {"n": 1})) == "done 1"
-
-
-# -- Redis restarted mid-run ---------------------------------------------------------------
-
-
-async def test_calls_go_on_while_redis_restarts_and_nothing_hangs(tmp_path: Path) -> None:
-    own = RedisServer(require_redis_binary(), tmp_path, unix=True)  # restarted at the same path
-    own.start()
     try:
-        args = [str(TALKPACK), "--stateless", "--redis", own.url, "--redis-namespace", "r"]
+        args = [str(TALKPACK), str(PACK), "--stateless", "--redis", own.url]
         async with (
             replicas(tmp_path, args, args) as two,
             proxy(two) as endpoint,
-            Client(endpoint, mode="auto", elicitation_callback=elicit) as client,
+            Client(
+                endpoint, mode="auto", elicitation_callback=elicit, read_timeout_seconds=20
+            ) as client,
         ):
             with anyio.fail_after(30):
                 assert text(await client.call_tool("test_elicitation", {"message": "a"}))
@@ -337,6 +396,31 @@ async def test_calls_go_on_while_redis_restarts_and_nothing_hangs(tmp_path: Path
                     except MCPError:
                         await anyio.sleep(0.2)
             assert text(result) == USER_ANSWER
+
+            # A replica killed mid-call: that call fails, the next one goes to the other.
+            with anyio.fail_after(60):
+                async with anyio.create_task_group() as group:
+                    outcome: list[Any] = []
+
+                    async def long_call() -> None:
+                        try:
+                            outcome.append(
+                                await client.call_tool(
+                                    "steps", {"n": 200, "pause": 0.1}, progress_callback=progressed
+                                )
+                            )
+                        except Exception as exc:  # whatever the client raises for a lost peer
+                            outcome.append(exc)
+
+                    group.start_soon(long_call)
+                    await started.wait()
+                    victim = calls(await proxy_log(endpoint))[-1]
+                    two[victim].process.kill()
+                assert len(outcome) == 1
+                assert isinstance(outcome[0], Exception) or outcome[0].is_error
+                retried = await client.call_tool("steps", {"n": 2})
+            assert text(retried) == "done 2"
+            assert calls(await proxy_log(endpoint))[-1] != victim
         logs = "".join(replica.stderr() for replica in two)
         assert f"Redis at {own.url} failed (replay protection)" in logs
     finally:

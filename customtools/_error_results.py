@@ -46,6 +46,11 @@ ERROR_RESULTS: Final[dict[str, tuple[str, tuple[str, ...]]]] = {
         ("message-too-large",),
     ),
     "ToolNotFound": ("the worker process no longer defines the tool", ("tool-not-found",)),
+    "LazyLoadFailed": (
+        "a tool loaded from the manifest cache could not be imported on its first call, or its"
+        " module no longer defines it as cached (load the tools again)",
+        ("import-failed", "definition-changed"),
+    ),
     "SandboxDenied": (
         "a sandboxed tool was denied what its pack did not declare (details: permission, path)",
         ("sandbox-denied",),

@@ -12,6 +12,7 @@ import inspect
 import math
 import re
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -29,6 +30,9 @@ TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 """Tool names accepted everywhere: what both OpenAI and Anthropic accept for function names."""
 
 _NAME_RE = re.compile(TOOL_NAME_PATTERN)
+
+# Set while :meth:`CustomTool.from_dict` builds a tool from schemas already checked.
+_SCHEMAS_CHECKED: ContextVar[bool] = ContextVar("customtools_schemas_checked", default=False)
 
 
 def _empty_object_schema() -> dict[str, Any]:
@@ -200,9 +204,11 @@ class CustomTool:
                 f"tool {name!r}: parameters must be a JSON Schema object (a mapping),"
                 f" got {type(self.parameters).__name__}; build one with customtools.Type.Object"
             )
-        from customtools._validation import check_schema
+        checked = _SCHEMAS_CHECKED.get()
+        if not checked:
+            from customtools._validation import check_schema
 
-        check_schema(self.parameters, where=f"tool {name!r} parameters")
+            check_schema(self.parameters, where=f"tool {name!r} parameters")
         if self.output_schema is not None:
             if not isinstance(self.output_schema, Mapping) or (
                 self.output_schema.get("type") != "object"
@@ -211,7 +217,10 @@ class CustomTool:
                     f"tool {name!r}: output_schema must be a JSON Schema whose root has"
                     ' "type": "object" (structured content is a JSON object)'
                 )
-            check_schema(self.output_schema, where=f"tool {name!r} output_schema")
+            if not checked:
+                from customtools._validation import check_schema
+
+                check_schema(self.output_schema, where=f"tool {name!r} output_schema")
         object.__setattr__(self, "execute_is_async", is_async_callable(self.execute))
 
     def to_dict(self) -> dict[str, Any]:
@@ -267,16 +276,40 @@ class CustomTool:
         on_session: Callable[..., Any] | None = None,
         render_call: Callable[..., Any] | None = None,
         render_result: Callable[..., Any] | None = None,
+        checked: bool = False,
     ) -> CustomTool:
         """A tool from its wire form (:meth:`to_dict`) and the callables that cannot travel.
 
         Unknown keys are ignored (a newer peer may send more); ``_meta`` is kept as given.
+
+        Args:
+            data: the wire form.
+            execute: the tool's ``execute``.
+            on_session: its session hook, if any.
+            render_call: its call renderer, if any.
+            render_result: its result renderer, if any.
+            checked: this version of customtools already checked the JSON Schemas of
+                ``data`` (the loader's manifest cache): they are not checked again, which is
+                most of the cost of building a tool; an adapter still compiles them on the
+                first call. Every other rule is checked.
 
         Raises:
             ToolDefinitionError: a field breaks the tool rules (as for the constructor).
         """
         if not isinstance(data, Mapping) or not isinstance(data.get("name"), str):
             raise ToolDefinitionError("tool wire form: a mapping with a string 'name' is needed")
+        if checked:
+            token = _SCHEMAS_CHECKED.set(True)
+            try:
+                return cls.from_dict(
+                    data,
+                    execute=execute,
+                    on_session=on_session,
+                    render_call=render_call,
+                    render_result=render_result,
+                )
+            finally:
+                _SCHEMAS_CHECKED.reset(token)
         return cls(
             name=data["name"],
             execute=execute,

@@ -475,6 +475,8 @@ class GateOutcome:
     pending: tuple[PendingSource, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()
     errors: tuple[LoadError, ...] = ()
+    sources: tuple[ProjectSource, ...] = ()
+    """The project sources as hashed (their digests key the manifest cache)."""
 
 
 async def apply_trust(
@@ -535,6 +537,7 @@ async def apply_trust(
         pending=tuple(pending),
         diagnostics=diagnostics,
         errors=tuple(errors),
+        sources=sources,
     )
 
 

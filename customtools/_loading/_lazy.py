@@ -1,0 +1,518 @@
+"""Packs imported on first call: the manifest cache and the lazy tools served from it.
+
+With ``lazy=True`` (a keyword of every loader door; on for ``customtools serve``), a module
+that loads is remembered as its tools' wire form (:meth:`CustomTool.to_dict`, no code), and
+a later load whose keys all match serves those tools without importing the module. The first
+call of one of them imports the module through the load's own import path (here, or in an
+isolation worker, sandboxed as the load asked; project code only as the trust gate allowed),
+then runs the live tool. ``docs/discovery.md`` tells the story for hosts.
+
+Keys
+    An entry is used only when everything that decides the tools is unchanged: the
+    candidate's resolved path (the entry's key) and kind; the digest of its files, computed
+    as the trust gate computes it (project scope: the gate's digest of the whole source root
+    the grant covers; otherwise the module file, or every file below the package directory,
+    through :func:`~customtools._loading._trust.candidate_source`); the directory the factory
+    was given (``api.cwd``); the customtools and Python versions. Declared permissions are
+    read from the module's own source (``PERMISSIONS``, ``@tool(permissions=...)``), so the
+    digest covers them.
+
+Eager all the same
+    A module is imported at load, with an ``"eager-import"`` diagnostic saying why, when a
+    tool needs its live object before a call (session hooks, render hooks, a
+    ``requires_approval`` rule), when it is an installed entry point, when its files cannot
+    be hashed or its definition is not plain JSON. Modules that fail or return no tools are
+    never cached (their load report says why).
+
+The cache
+    ``<home>/.<app_name>/cache/manifests/``, one file per directory of tool modules: a header
+    line with the SHA-256 of the JSON body, then the body. Written atomically (temporary file,
+    ``os.replace``), mode 600 in a directory of mode 700. A file that is truncated, fails its
+    checksum or is not JSON, or is not a regular file owned by the user and writable only by
+    them, is ignored with a ``"manifest-cache-ignored"`` diagnostic and replaced on the next
+    write. Loads running at once never corrupt it: each write merges the file as it is then
+    and replaces it whole (the last writer wins; a lost entry is only a miss next time).
+
+First call
+    Two first calls import once. When the import fails, or the live tools differ from the
+    manifest, the call is an error result (kind ``LazyLoadFailed``), a diagnostic is added to
+    the load's :attr:`~customtools.LoadResult.diagnostics` and logged, and the entry is
+    dropped so that the next load imports the module at load. Until then every call of the
+    module's tools gets that error: nothing stale is served.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import stat
+import sys
+import tempfile
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from customtools._adapter import CustomToolAdapter
+from customtools._content import ToolResult, text_result
+from customtools._loading._import import ImportOutcome, release_modules
+from customtools._loading._paths import display_path
+from customtools._loading._records import Candidate, Diagnostic
+from customtools._loading._trust import ProjectSource, StatCache, candidate_source
+from customtools._runtime import STOPS_ITSELF
+from customtools._tool import CustomTool
+
+__all__ = [
+    "EAGER_IMPORT",
+    "LAZY_DEFINITION_CHANGED",
+    "LAZY_IMPORT_FAILED",
+    "MANIFEST_CACHE_IGNORED",
+    "MANIFEST_CACHE_UNWRITABLE",
+    "LazyLoad",
+    "ManifestCache",
+    "manifest_dir",
+]
+
+EAGER_IMPORT = "eager-import"
+"""Diagnostic code: a lazy load imported this module at load, and why."""
+MANIFEST_CACHE_IGNORED = "manifest-cache-ignored"
+"""Diagnostic code: a manifest cache file was unusable (truncated, tampered, not ours)."""
+MANIFEST_CACHE_UNWRITABLE = "manifest-cache-unwritable"
+"""Diagnostic code: the manifest cache could not be written."""
+LAZY_IMPORT_FAILED = "lazy-import-failed"
+"""Diagnostic code: a lazy module failed to import on its first call."""
+LAZY_DEFINITION_CHANGED = "lazy-definition-changed"
+"""Diagnostic code: a lazy module's live tools differ from its manifest."""
+
+_FORMAT = 1
+_MAGIC = b"customtools-manifests"
+_O_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_BINARY", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+)
+_MAX_FILE = 64 * 1024 * 1024
+_HOOKS = ("on_session", "render_call", "render_result")
+_log = logging.getLogger("customtools.loading")
+
+Importer = Callable[[Candidate], Awaitable[ImportOutcome]]
+
+
+def manifest_dir(home: str | os.PathLike[str] | None, app_name: str) -> str:
+    """``<home>/.<app_name>/cache/manifests``: beside the trust store, the user's own."""
+    from customtools._loading._trust_store import default_store_path
+
+    app_dir = os.path.dirname(default_store_path(home=home, app_name=app_name))
+    return os.path.join(app_dir, "cache", "manifests")
+
+
+def _versions() -> list[str]:
+    # The package is imported before any of its modules (and importing it here would be a
+    # cycle in the import graph).
+    version = getattr(sys.modules.get("customtools"), "__version__", "unknown")
+    return [str(version), sys.implementation.cache_tag or "", sys.version]
+
+
+# -- the files --------------------------------------------------------------------------------
+
+
+class ManifestCache:
+    """The manifest files of one load: each read at most once, changes written at the end.
+
+    Args:
+        directory: where the files are (:func:`manifest_dir`).
+    """
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+        self.diagnostics: list[Diagnostic] = []
+        self._entries: dict[str, dict[str, Any]] = {}
+        self._changes: dict[str, dict[str, dict[str, Any] | None]] = {}
+        self._versions = _versions()
+
+    def _file(self, folder: str) -> str:
+        name = hashlib.sha256(folder.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+        return os.path.join(self.directory, f"{name}.json")
+
+    def entry(self, key: str) -> dict[str, Any] | None:
+        """The entry of the candidate whose resolved path is ``key``, if any."""
+        folder = os.path.dirname(key)
+        entries = self._entries.get(folder)
+        if entries is None:
+            entries = self._entries[folder] = self._read(self._file(folder), report=True)
+        found = entries.get(key)
+        return found if isinstance(found, dict) else None
+
+    def put(self, key: str, entry: dict[str, Any] | None) -> None:
+        """Record (or, with ``None``, drop) the entry of ``key``; :meth:`save` writes it."""
+        self._changes.setdefault(os.path.dirname(key), {})[key] = entry
+
+    def _ignored(self, path: str, why: str) -> None:
+        self.diagnostics.append(
+            Diagnostic(
+                code=MANIFEST_CACHE_IGNORED,
+                message=f"the manifest cache file {display_path(path)} was ignored: {why}; its"
+                " modules are imported at load and the file is written again",
+                path=path,
+            )
+        )
+
+    def _read(self, path: str, *, report: bool) -> dict[str, Any]:
+        """The entries of one file: empty when it is missing, unusable (reported when
+        ``report``) or written by another customtools or Python."""
+        problem = None
+        try:
+            fd = os.open(path, _O_FLAGS)
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            problem = f"it cannot be opened ({exc.strerror or type(exc).__name__})"
+        else:
+            try:
+                st = os.fstat(fd)
+                problem = _ownership_problem(st)
+                data = os.read(fd, min(st.st_size, _MAX_FILE) + 1) if problem is None else b""
+            except OSError as exc:
+                problem, data = f"it cannot be read ({exc.strerror or type(exc).__name__})", b""
+            finally:
+                os.close(fd)
+        if problem is None:
+            parsed, problem = _parse(data)
+            if problem is None and isinstance(parsed, dict):
+                found = parsed.get("entries")
+                if parsed.get("versions") != self._versions or not isinstance(found, dict):
+                    return {}  # another customtools or Python wrote it: not used, not wrong
+                return found
+        if report:
+            self._ignored(path, problem or "it is not a manifest file")
+        return {}
+
+    def save(self) -> None:
+        """Write every changed file: merged with the file as it is now, pruned of modules that
+        are gone, replaced atomically."""
+        changes, self._changes = self._changes, {}
+        for folder, changed in changes.items():
+            path = self._file(folder)
+            entries = self._read(path, report=False)
+            for key, entry in changed.items():
+                if entry is None:
+                    entries.pop(key, None)
+                else:
+                    entries[key] = entry
+            for key in [key for key in entries if not os.path.lexists(key)]:
+                del entries[key]
+            self._write(path, entries)
+
+    def _write(self, path: str, entries: dict[str, Any]) -> None:
+        body = json.dumps(
+            {"format": _FORMAT, "versions": self._versions, "entries": entries},
+            separators=(",", ":"),
+        ).encode("utf-8", "surrogatepass")
+        data = b"%s %s\n%s" % (_MAGIC, hashlib.sha256(body).hexdigest().encode(), body)
+        try:
+            os.makedirs(self.directory, mode=0o700, exist_ok=True)
+            fd, temporary = tempfile.mkstemp(dir=self.directory, prefix=".manifest-")
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(data)
+                os.replace(temporary, path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary)
+                raise
+        except OSError as exc:
+            self.diagnostics.append(
+                Diagnostic(
+                    code=MANIFEST_CACHE_UNWRITABLE,
+                    message=f"the manifest cache {display_path(self.directory)} cannot be"
+                    f" written ({exc.strerror or type(exc).__name__}); modules missing from it"
+                    " are imported at load",
+                    path=self.directory,
+                )
+            )
+
+
+def _ownership_problem(st: os.stat_result) -> str | None:
+    if not stat.S_ISREG(st.st_mode):
+        return "it is not a regular file"
+    if hasattr(os, "geteuid") and (st.st_uid != os.geteuid() or st.st_mode & 0o022):
+        return "it is not owned by this user and writable only by them"
+    return None
+
+
+def _parse(data: bytes) -> tuple[Any, str | None]:
+    header, newline, body = data.partition(b"\n")
+    magic, _, digest = header.partition(b" ")
+    if not newline or magic != _MAGIC:
+        return None, "it is not a manifest file (or it is truncated)"
+    if hashlib.sha256(body).hexdigest().encode() != digest:
+        return None, "it is truncated or was changed (its checksum does not match)"
+    try:
+        return json.loads(body), None
+    except ValueError:
+        return None, "it is not valid JSON"
+
+
+# -- one lazy load ----------------------------------------------------------------------------
+
+
+class LazyLoad:
+    """The lazy part of one load: candidates served from the cache, modules imported at load
+    recorded in it.
+
+    Args:
+        cache: the manifest files.
+        cwd: the directory factories are given.
+        digests: the trust gate's source digests, by candidate resolved path (project scope).
+        importer: imports one candidate through the load's own path (a first call uses it).
+        late: where diagnostics of first calls go (the load result shows them).
+        isolated: the load imports in isolation workers (the proxies stop themselves).
+    """
+
+    def __init__(
+        self,
+        cache: ManifestCache,
+        *,
+        cwd: str,
+        digests: Mapping[str, str],
+        importer: Importer,
+        late: list[Diagnostic],
+        isolated: bool,
+    ) -> None:
+        self.cache = cache
+        self.cwd = cwd
+        self.digests = digests
+        self.importer = importer
+        self.late = late
+        self.isolated = isolated
+        self._sources: dict[str, ProjectSource] = {}
+
+    def serve(self, candidate: Candidate) -> ImportOutcome | None:
+        """The candidate's tools from its manifest, or ``None`` when it must be imported."""
+        if candidate.kind == "entry_point":
+            return None
+        key = candidate.resolved_path
+        entry = self.cache.entry(key)
+        digest = self._digest(candidate, entry)
+        if (
+            entry is None
+            or digest is None
+            or entry.get("digest") != digest
+            or entry.get("cwd") != self.cwd
+            or entry.get("kind") != candidate.kind
+        ):
+            return None
+        module = LazyModule(candidate, entry.get("tools"), self)
+        try:
+            tools = [self._tool(module, data) for data in module.wire]
+        except Exception as exc:  # a manifest that passed its checksum but not the tool rules
+            self.cache.diagnostics.append(
+                Diagnostic(
+                    code=MANIFEST_CACHE_IGNORED,
+                    message=f"the manifest of {display_path(candidate.path)} was ignored: {exc};"
+                    " the module is imported at load",
+                    path=candidate.path,
+                    source=candidate.source,
+                )
+            )
+            return None
+        return ImportOutcome(tools=tools, cleanup=[module.release], lazy=True)
+
+    def _digest(self, candidate: Candidate, entry: dict[str, Any] | None) -> str | None:
+        """The digest the entry must carry (``None``: the files cannot all be read)."""
+        gated = self.digests.get(candidate.resolved_path)
+        if gated is not None:
+            return gated
+        cache: StatCache = {}
+        files = entry.get("files") if entry is not None else None
+        if isinstance(files, list):
+            for item in files:
+                if isinstance(item, list) and len(item) == 3 and isinstance(item[2], list):
+                    cache[str(item[0])] = (tuple(item[2]), str(item[1]))  # type: ignore[assignment]
+        source = candidate_source(candidate, cache=cache)
+        if source.problems:
+            return None
+        self._sources[candidate.resolved_path] = source
+        return source.digest
+
+    def _tool(self, module: LazyModule, data: Any) -> CustomTool:
+        if not isinstance(data, Mapping):
+            raise TypeError("a tool entry is not an object")
+        name = data.get("name")
+
+        async def execute(
+            tool_call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any
+        ) -> Any:
+            live = await module.adapter(name)
+            if type(live) is ToolResult:
+                return live
+            assert isinstance(live, CustomToolAdapter)
+            return await live.execute(
+                tool_call_id, params, signal=signal, on_update=on_update, ctx=ctx
+            )
+
+        if self.isolated:
+            setattr(execute, STOPS_ITSELF, True)  # the worker's proxy does (docs/cancellation.md)
+        return CustomTool.from_dict(data, execute=execute, checked=True)
+
+    def keep(self, candidate: Candidate, outcome: ImportOutcome) -> None:
+        """Record what importing ``candidate`` at load produced (or say why it stays eager)."""
+        key = candidate.resolved_path
+        reason = self._eager_reason(candidate, outcome)
+        if reason is None:
+            source = self._sources.get(key)
+            files = [
+                [item.real_path, item.sha256, list(item.stat) if item.stat else None]
+                for item in (source.files if source is not None else ())
+            ]
+            self.cache.put(
+                key,
+                {
+                    "kind": candidate.kind,
+                    "cwd": self.cwd,
+                    "digest": source.digest if source else self.digests[key],
+                    "files": files,
+                    "tools": [tool.to_dict() for tool in outcome.tools],
+                },
+            )
+            return
+        if candidate.kind != "entry_point" and self.cache.entry(key) is not None:
+            self.cache.put(key, None)
+        if reason:
+            outcome.diagnostics.append(
+                Diagnostic(
+                    code=EAGER_IMPORT,
+                    message=f"{display_path(candidate.path)} was imported at load, not lazily:"
+                    f" {reason}",
+                    path=candidate.path,
+                    source=candidate.source,
+                )
+            )
+
+    def _eager_reason(self, candidate: Candidate, outcome: ImportOutcome) -> str | None:
+        """Why the module cannot be served from a manifest (``""``: its report says why);
+        ``None`` when it can."""
+        if candidate.kind == "entry_point":
+            return "installed entry points are imported at load"
+        if outcome.errors or not outcome.tools:
+            return ""
+        if candidate.resolved_path not in self._sources and (
+            candidate.resolved_path not in self.digests
+        ):
+            return "its files cannot all be read and hashed"
+        for tool in outcome.tools:
+            hooks = [name for name in _HOOKS if getattr(tool, name) is not None]
+            if callable(tool.requires_approval):
+                hooks.append("requires_approval (a rule)")
+            if hooks:
+                return f"tool {tool.name!r} has {', '.join(hooks)}, which needs the live tool"
+            wire = tool.to_dict()
+            try:
+                plain = json.loads(json.dumps(wire)) == wire
+            except (TypeError, ValueError):
+                plain = False
+            if not plain:
+                return f"tool {tool.name!r} has a definition that is not plain JSON"
+        return None
+
+    def failed(self, candidate: Candidate, code: str, message: str) -> None:
+        """A first call could not use the module: record it, drop the entry."""
+        diagnostic = Diagnostic(
+            code=code, message=message, path=candidate.path, source=candidate.source
+        )
+        self.late.append(diagnostic)
+        _log.warning("%s", message)
+        before = len(self.cache.diagnostics)
+        self.cache.put(candidate.resolved_path, None)
+        self.cache.save()
+        self.late.extend(self.cache.diagnostics[before:])
+
+
+def _approved(request: Any) -> bool:
+    # The lazy tool's own adapter asked already, with the same definition.
+    return True
+
+
+class LazyModule:
+    """One module served from its manifest: imported by the first call of any of its tools,
+    once."""
+
+    __slots__ = ("_adapters", "_error", "_lock", "_outcome", "candidate", "lazy", "wire")
+
+    def __init__(self, candidate: Candidate, wire: Any, lazy: LazyLoad) -> None:
+        if not isinstance(wire, list):
+            raise TypeError("its tools are not a list")
+        self.candidate = candidate
+        self.wire: list[Any] = wire
+        self.lazy = lazy
+        self._lock: Any = None
+        self._adapters: dict[str, CustomToolAdapter] | None = None
+        self._error: tuple[str, str] | None = None
+        self._outcome: ImportOutcome | None = None
+
+    async def adapter(self, name: str) -> CustomToolAdapter | ToolResult:
+        """The live tool's adapter, importing the module first; or the error result."""
+        if self._adapters is None and self._error is None:
+            import anyio
+
+            if self._lock is None:
+                self._lock = anyio.Lock()
+            async with self._lock:
+                if self._adapters is None and self._error is None:
+                    # Finished even when this call is cancelled: the next one must not find
+                    # a module half imported.
+                    with anyio.CancelScope(shield=True):
+                        await self._import()
+        if self._error is not None:
+            code, message = self._error
+            details = {"error": "LazyLoadFailed", "code": code, "path": self.candidate.path}
+            return text_result(message, details, True)
+        assert self._adapters is not None
+        return self._adapters[name]
+
+    async def _import(self) -> None:
+        candidate = self.candidate
+        where = display_path(candidate.path)
+        self._outcome = outcome = await self.lazy.importer(candidate)
+        if outcome.errors:
+            first = outcome.errors[0]
+            self._fail(
+                LAZY_IMPORT_FAILED,
+                "import-failed",
+                f"{where}: the module of this lazily loaded tool failed to import on its first"
+                f" call: {first.error}",
+            )
+            return
+        live = [tool.to_dict() for tool in outcome.tools]
+        if live != self.wire:
+            names = sorted(
+                {str(t.get("name")) for t in self.wire if isinstance(t, dict) and t not in live}
+                | {t["name"] for t in live if t not in self.wire}
+            )
+            self._fail(
+                LAZY_DEFINITION_CHANGED,
+                "definition-changed",
+                f"{where}: the module no longer defines its tools as the manifest cache says"
+                f" ({', '.join(map(repr, names))} differ); load the tools again",
+            )
+            return
+        self.lazy.late.extend(outcome.diagnostics)
+        self._adapters = {
+            tool.name: CustomToolAdapter(tool, approver=_approved) for tool in outcome.tools
+        }
+
+    def _fail(self, diagnostic_code: str, code: str, message: str) -> None:
+        self.lazy.failed(self.candidate, diagnostic_code, message)
+        self._error = (code, message)
+
+    async def release(self) -> None:
+        """Forget the imported module and stop its workers (a reload replaced it)."""
+        outcome = self._outcome
+        if outcome is None:
+            return
+        if outcome.module_name is not None:
+            release_modules(outcome.module_name)
+        for stop in outcome.cleanup:
+            await stop()

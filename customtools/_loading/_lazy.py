@@ -321,20 +321,41 @@ class LazyLoad:
         return ImportOutcome(tools=tools, cleanup=[module.release], lazy=True)
 
     def _digest(self, candidate: Candidate, entry: dict[str, Any] | None) -> str | None:
-        """The digest the entry must carry (``None``: the files cannot all be read)."""
-        gated = self.digests.get(candidate.resolved_path)
+        """The digest the entry must carry (``None``: the files cannot all be read).
+
+        A module file whose stat key is the one recorded with its hash has that hash (the
+        trust store's stat cache rule, ``docs/trust.md``); anything else is read and hashed.
+        """
+        key = candidate.resolved_path
+        gated = self.digests.get(key)
         if gated is not None:
             return gated
-        cache: StatCache = {}
         files = entry.get("files") if entry is not None else None
-        if isinstance(files, list):
-            for item in files:
-                if isinstance(item, list) and len(item) == 3 and isinstance(item[2], list):
-                    cache[str(item[0])] = (tuple(item[2]), str(item[1]))  # type: ignore[assignment]
+        if not isinstance(files, list):
+            files = []
+        if (
+            candidate.kind == "module"
+            and len(files) == 1
+            and isinstance(files[0], list)
+            and len(files[0]) == 3
+            and files[0][0] == key
+            and files[0][2] is not None
+            and _stat_key(key) == files[0][2]
+        ):
+            return entry.get("digest") if entry is not None else None
+        cache: StatCache = {
+            str(item[0]): (tuple(item[2]), str(item[1]))  # type: ignore[misc]
+            for item in files
+            if isinstance(item, list) and len(item) == 3 and isinstance(item[2], list)
+        }
         source = candidate_source(candidate, cache=cache)
         if source.problems:
             return None
-        self._sources[candidate.resolved_path] = source
+        self._sources[key] = source
+        if entry is not None and entry.get("digest") == source.digest:
+            fresh = _files(source)
+            if fresh != files:  # stat keys that can now be kept: later loads only stat
+                self.cache.put(key, {**entry, "files": fresh})
         return source.digest
 
     def _tool(self, module: LazyModule, data: Any) -> CustomTool:
@@ -363,17 +384,13 @@ class LazyLoad:
         reason = self._eager_reason(candidate, outcome)
         if reason is None:
             source = self._sources.get(key)
-            files = [
-                [item.real_path, item.sha256, list(item.stat) if item.stat else None]
-                for item in (source.files if source is not None else ())
-            ]
             self.cache.put(
                 key,
                 {
                     "kind": candidate.kind,
                     "cwd": self.cwd,
                     "digest": source.digest if source else self.digests[key],
-                    "files": files,
+                    "files": _files(source) if source is not None else [],
                     "tools": [tool.to_dict() for tool in outcome.tools],
                 },
             )
@@ -428,6 +445,21 @@ class LazyLoad:
         self.cache.put(candidate.resolved_path, None)
         self.cache.save()
         self.late.extend(self.cache.diagnostics[before:])
+
+
+def _files(source: ProjectSource) -> list[list[Any]]:
+    return [
+        [item.real_path, item.sha256, list(item.stat) if item.stat is not None else None]
+        for item in source.files
+    ]
+
+
+def _stat_key(path: str) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
 def _approved(request: Any) -> bool:

@@ -303,6 +303,8 @@ class LazyLoad:
             or entry.get("cwd") != self.cwd
             or entry.get("kind") != candidate.kind
         ):
+            if key not in self._sources and key not in self.digests:
+                self._digest(candidate, None)  # hashed before the import: what will run
             return None
         module = LazyModule(candidate, entry.get("tools"), self)
         try:

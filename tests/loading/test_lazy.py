@@ -56,7 +56,11 @@ def imports(mark: Path) -> int:
 
 async def lazy_load(tools: Path, home: Path, **options: object) -> LoadResult:
     return await load_custom_tools(
-        [tools], tools.parent, home=home, lazy=True, **options  # type: ignore[arg-type]
+        [tools],
+        tools.parent,
+        home=home,
+        lazy=True,
+        **options,  # type: ignore[arg-type]
     )
 
 
@@ -310,7 +314,9 @@ async def test_a_tool_with_session_hooks_is_imported_at_load_and_the_report_says
     assert imports(mark) == 2
     assert not result.tools[0].lazy
     (note,) = [d for d in result.diagnostics if d.code == "eager-import"]
-    assert "hooked.py was imported at load, not lazily: tool 'hooked' has on_session" in note.message
+    assert "hooked.py was imported at load, not lazily: tool 'hooked' has on_session" in (
+        note.message
+    )
 
 
 # -- first calls that cannot be served --------------------------------------------------------

@@ -10,6 +10,13 @@ The name rule lives here (:class:`NameRule`) and nowhere else: the loader, the r
 the MCP bridge render its :class:`ToolConflict` records as a load error, a finding or a serve
 diagnostic. Nothing raises for a conflict.
 
+:meth:`ToolRegistry.search` ranks the tools for a query from their definitions alone (so a
+lazily loaded tool is found without importing it): BM25 over a weighted bag of words of each
+tool's name, label, description and parameter names and descriptions, with a light plural
+folding and prefix matches at half weight. It is a few dozen lines here rather than a
+dependency: the libraries that do BM25 in Python either score every document per query
+(``rank_bm25``) or need numpy and scipy (``bm25s``), for a few thousand short documents.
+
 The registry sits in the execution layer: it takes a load result by shape (anything with
 ``.tools`` of records carrying ``.tool`` and ``.path``, as
 :class:`~customtools.LoadResult` has), never by import.
@@ -17,7 +24,11 @@ The registry sits in the execution layer: it takes a load result by shape (anyth
 
 from __future__ import annotations
 
+import bisect
 import difflib
+import heapq
+import math
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -30,6 +41,7 @@ __all__ = [
     "LoadedToolLike",
     "NameRule",
     "RegisteredTool",
+    "SearchIndex",
     "ToolConflict",
     "ToolRegistry",
     "ToolsLike",
@@ -214,7 +226,7 @@ class ToolRegistry:
         ToolDefinitionError: a function cannot be made a tool (from :func:`~customtools.tool`).
     """
 
-    __slots__ = ("_conflicts", "_entries", "_options", "_rule", "_similar")
+    __slots__ = ("_conflicts", "_entries", "_index", "_options", "_rule", "_similar")
 
     def __init__(
         self,
@@ -228,6 +240,7 @@ class ToolRegistry:
         self._similar: list[ToolConflict] = []
         self._rule = NameRule(reserved_names)
         self._options = dict(adapter_options)
+        self._index: SearchIndex | None = None
         self.extend(tools)
 
     def __repr__(self) -> str:
@@ -281,12 +294,14 @@ class ToolRegistry:
         if found is not None:
             self._similar.append(found)
         self._entries[tool.name] = RegisteredTool(tool, origin, self._options, record)
+        self._index = None
         return None
 
     def remove(self, name: str) -> CustomTool | None:
         """Take ``name`` out of the registry; returns its tool (``None`` if there was none)."""
         entry = self._entries.pop(name, None)
         self._rule.release(name)
+        self._index = None
         return entry.tool if entry is not None else None
 
     # -- reading --------------------------------------------------------------------------
@@ -351,6 +366,26 @@ class ToolRegistry:
         """
         return self.entry(name).adapter
 
+    def search(self, query: str, limit: int = 10) -> tuple[CustomTool, ...]:
+        """The tools that best match ``query``, best first (at most ``limit``).
+
+        Ranked by BM25 over each tool's name and parameter names (weighing most), label,
+        description and parameter descriptions; words are split at spaces, punctuation,
+        ``snake_case`` and ``camelCase``, compared without case and plural ``s``; a word of
+        three letters or more also matches the words it begins, at half weight; the exact
+        name of a tool ranks it first. Equal scores keep registration order, so the answer
+        is deterministic. Only definitions are read: lazily loaded tools stay unimported.
+
+        Raises:
+            ValueError: ``limit`` is not a positive integer.
+        """
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValueError(f"limit must be a positive integer, got {limit!r}")
+        index = self._index
+        if index is None:
+            index = self._index = SearchIndex([e.tool for e in self._entries.values()])
+        return tuple(index.tools[i] for i in index.rank(query, limit))
+
     def unknown(self, name: str) -> str:
         """The message for a name no tool has: close matches, then every name."""
         close = difflib.get_close_matches(name, self._entries, n=3)
@@ -376,3 +411,108 @@ class ToolRegistry:
         return await self.entry(name).adapter.execute(
             tool_call_id, params, signal=signal, on_update=on_update, ctx=ctx
         )
+
+
+# -- search ---------------------------------------------------------------------------------
+
+_WORD = re.compile(r"[^\W_]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_STOP_WORDS = frozenset(
+    "a an and are as at be by for from in into is it its of on or that the this to with".split()
+)
+_K1 = 1.2
+_B = 0.75
+_MAX_PREFIX_MATCHES = 64
+
+
+def _words(text: Any) -> list[str]:
+    """The search words of ``text``: split, case-folded, stop words out, plural ``s`` off."""
+    if not isinstance(text, str):
+        return []
+    out = []
+    for word in _WORD.findall(_CAMEL.sub(" ", text)):
+        word = word.casefold()
+        if word in _STOP_WORDS:
+            continue
+        if len(word) > 3 and word[-1] == "s" and word[-2] != "s":
+            word = word[:-1]
+        out.append(word)
+    return out
+
+
+def _parameter_words(schema: Any, names: list[str], texts: list[str], depth: int = 0) -> None:
+    """The property names and descriptions of a schema (nested objects and items too)."""
+    if not isinstance(schema, Mapping) or depth > 4:
+        return
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping):
+        for name, sub in properties.items():
+            names += _words(name)
+            if isinstance(sub, Mapping):
+                texts += _words(sub.get("description"))
+                _parameter_words(sub, names, texts, depth + 1)
+    items = schema.get("items")
+    if isinstance(items, Mapping):
+        _parameter_words(items, names, texts, depth + 1)
+
+
+class SearchIndex:
+    """An inverted index of tool definitions for :meth:`ToolRegistry.search`, built once."""
+
+    __slots__ = ("_names", "_postings", "_vocabulary", "tools")
+
+    def __init__(self, tools: Iterable[CustomTool]) -> None:
+        self.tools = tuple(tools)
+        weights: list[dict[str, float]] = []
+        for tool in self.tools:
+            names: list[str] = []
+            texts: list[str] = []
+            _parameter_words(tool.parameters, names, texts)
+            bag: dict[str, float] = {}
+            for words, weight in (
+                (_words(tool.name), 3.0),
+                (_words(tool.label) if tool.label != tool.name else [], 2.0),
+                (names, 2.0),
+                (_words(tool.description), 1.0),
+                (texts, 1.0),
+            ):
+                for word in words:
+                    bag[word] = bag.get(word, 0.0) + weight
+            weights.append(bag)
+        count = len(weights) or 1
+        average = sum(sum(bag.values()) for bag in weights) / count or 1.0
+        frequency: dict[str, int] = {}
+        for bag in weights:
+            for word in bag:
+                frequency[word] = frequency.get(word, 0) + 1
+        postings: dict[str, list[tuple[int, float]]] = {}
+        for doc, bag in enumerate(weights):
+            norm = _K1 * (1 - _B + _B * sum(bag.values()) / average)
+            for word, tf in bag.items():
+                df = frequency[word]
+                idf = math.log(1 + (count - df + 0.5) / (df + 0.5))
+                postings.setdefault(word, []).append((doc, idf * tf * (_K1 + 1) / (tf + norm)))
+        self._postings = postings
+        self._vocabulary = sorted(postings)
+        self._names = {tool.name.casefold(): doc for doc, tool in enumerate(self.tools)}
+
+    def rank(self, query: str, limit: int) -> list[int]:
+        """The positions of the best ``limit`` tools for ``query``, best first."""
+        scores: dict[int, float] = {}
+        for word in dict.fromkeys(_words(query)):
+            matches = [(word, 1.0)]
+            if len(word) >= 3:
+                start = bisect.bisect_left(self._vocabulary, word)
+                for other in self._vocabulary[start : start + _MAX_PREFIX_MATCHES + 1]:
+                    if not other.startswith(word):
+                        break
+                    if other != word:
+                        matches.append((other, 0.5))
+            for term, factor in matches:
+                for doc, impact in self._postings.get(term, ()):
+                    scores[doc] = scores.get(doc, 0.0) + impact * factor
+        exact = self._names.get(query.strip().casefold())
+        if exact is not None:
+            scores[exact] = math.inf
+        best = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
+        return [doc for doc, _ in best]

@@ -139,6 +139,16 @@ async def test_the_first_call_imports_the_module_once_and_runs_the_live_tool(
     assert codes(result) == []
 
 
+async def test_search_finds_lazy_tools_without_importing_them(tmp_path: Path, home: Path) -> None:
+    mark = tmp_path / "mark"
+    module(tmp_path / "tools" / "echo.py", mark, description="Repeat a greeting.")
+    module(tmp_path / "tools" / "other.py", mark, name="other", description="Something else.")
+    await lazy_load(tmp_path / "tools", home)
+    registry = ToolRegistry(await lazy_load(tmp_path / "tools", home))
+    assert [t.name for t in registry.search("greeting")] == ["echo"]
+    assert imports(mark) == 2  # the first load's two imports only
+
+
 async def test_arguments_are_validated_against_the_manifest_schema_before_any_import(
     tmp_path: Path, home: Path
 ) -> None:

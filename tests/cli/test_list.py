@@ -222,6 +222,7 @@ def test_lazy_shows_which_tools_come_from_the_manifest_cache(cli, tmp_path):
     report = json.loads(cli(*args, "--format", "json").out)
     assert report["lazy"] is True
     assert [tool["lazy"] for tool in report["tools"]] == [True]
-    plain = json.loads(cli("list", "--no-entry-points", "--format", "json", "--path", str(tools)).out)
+    plain = cli("list", "--no-entry-points", "--format", "json", "--path", str(tools))
+    plain = json.loads(plain.out)
     assert [tool["lazy"] for tool in plain["tools"]] == [False]
     assert "LOAD" not in cli("list", "--no-entry-points", "--path", str(tools)).out

@@ -119,6 +119,8 @@ async def serve(
     on_ready: Callable[[str], Any] | None = None,
     reload: bool = False,
     on_load: Callable[[LoadResult], Any] | None = None,
+    tool_search: bool = False,
+    pinned: Sequence[str] = (),
     **scan_options: Any,
 ) -> None:
     """Discover and load tools exactly as :func:`~customtools.discover_and_load` does, and
@@ -147,8 +149,13 @@ async def serve(
             are read again, and with ``strict`` a reload with errors stops the server.
         on_load: called with each :class:`~customtools.LoadResult` served (the first load
             and every reload).
+        tool_search: list the ``search_tools`` tool and the ``pinned`` tools instead of
+            every tool; a search lists what it finds for that client (see
+            :class:`ToolServer`).
+        pinned: with ``tool_search``, the names (or ``fnmatch`` patterns) always listed.
         **scan_options: every other keyword of ``discover_and_load`` (discovery and trust
-            options, ``isolation``, ``sandbox``, ``mcp_servers``, ``strict``, ...).
+            options, ``isolation``, ``sandbox``, ``mcp_servers``, ``strict``, ``lazy``,
+            ...).
     """
     if transport not in ("stdio", "http"):
         raise ValueError(f"transport must be 'stdio' or 'http', got {transport!r}")
@@ -166,7 +173,13 @@ async def serve(
             result = await reloader.load()
         else:
             result = await discover_and_load(configured, cwd, builtin_tool_names, **scan_options)
-        server = ToolServer([loaded.tool for loaded in result.tools], name=name, timeout=timeout)
+        server = ToolServer(
+            [loaded.tool for loaded in result.tools],
+            name=name,
+            timeout=timeout,
+            tool_search=tool_search,
+            pinned=pinned,
+        )
         report_load(result, server)
         if on_load is not None:
             on_load(result)

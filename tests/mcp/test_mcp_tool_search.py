@@ -171,15 +171,17 @@ async def test_serve_tool_search_over_stateless_http(tmp_path: Path) -> None:
 
     pack = Path(__file__).resolve().parent / "pack"
     args = (str(pack), "--tool-search", "--pin", "echo", "--stateless")
-    async with http_server(*args) as url:
-        async with Client(streamable_http_client(url), mode="legacy") as client:
-            assert await names(client) == ["search_tools", "echo"]
-            found = await client.call_tool("search_tools", {"query": "steps"})
-            assert "steps" in [e["name"] for e in found.structured_content["tools"]]  # type: ignore[index]
-            # No session across requests: nothing is remembered, and what was found is
-            # called by name.
-            assert await names(client) == ["search_tools", "echo"]
-            done = await client.call_tool("steps", {"n": 1, "pause": 0})
+    async with (
+        http_server(*args) as url,
+        Client(streamable_http_client(url), mode="legacy") as client,
+    ):
+        assert await names(client) == ["search_tools", "echo"]
+        found = await client.call_tool("search_tools", {"query": "steps"})
+        assert "steps" in [e["name"] for e in found.structured_content["tools"]]  # type: ignore[index]
+        # No session across requests: nothing is remembered, and what was found is
+        # called by name.
+        assert await names(client) == ["search_tools", "echo"]
+        done = await client.call_tool("steps", {"n": 1, "pause": 0})
     assert done.content[0].text == "done 1"  # type: ignore[union-attr]
 
 
@@ -189,11 +191,11 @@ async def test_serve_tool_search_over_stateful_http_lists_per_session() -> None:
     from mcp.client.streamable_http import streamable_http_client
 
     pack = Path(__file__).resolve().parent / "pack"
-    async with http_server(str(pack), "--tool-search") as url:
-        async with (
-            Client(streamable_http_client(url), mode="legacy") as first,
-            Client(streamable_http_client(url), mode="legacy") as second,
-        ):
-            await first.call_tool("search_tools", {"query": "steps", "limit": 1})
-            assert await names(first) == ["search_tools", "steps"]
-            assert await names(second) == ["search_tools"]
+    async with (
+        http_server(str(pack), "--tool-search") as url,
+        Client(streamable_http_client(url), mode="legacy") as first,
+        Client(streamable_http_client(url), mode="legacy") as second,
+    ):
+        await first.call_tool("search_tools", {"query": "steps", "limit": 1})
+        assert await names(first) == ["search_tools", "steps"]
+        assert await names(second) == ["search_tools"]

@@ -177,13 +177,66 @@ CHILD = textwrap.dedent(
 )
 
 
-def generate(root: Path) -> None:
+FIRST_CALL = textwrap.dedent(
+    """
+    import importlib.util, json, os, statistics, sys, time
+    from types import SimpleNamespace
+    import anyio
+    import customtools
+    from customtools import ToolRegistry
+    from customtools._loading._api import PendingActionStore, SharedState
+    from customtools._loading._loader import discover_and_load, import_here
+    from customtools._loading._scan import explicit_candidates
+    root, home = sys.argv[1], sys.argv[2]
+    dirs = sorted(os.path.join(root, d) for d in os.listdir(root))
+    ARGS = {"text": "x"}
+
+    async def main():
+        result = await discover_and_load(dirs, root, home=home, entry_points=False, lazy=True)
+        assert all(loaded.lazy for loaded in result.tools)
+        registry = ToolRegistry(result)
+        state = SharedState(cwd=root, pending_actions=PendingActionStore())
+        api = SimpleNamespace(cwd=root)
+        lazy, eager, bare = [], [], []
+        for n, loaded in enumerate(result.tools):
+            # Round-robin over distinct modules: each is imported once, by one of the three.
+            if n % 3 == 0:  # the first call of a lazy tool: import, check, call
+                t0 = time.perf_counter()
+                out = await registry.call(loaded.tool.name, "c", ARGS)
+                lazy.append(time.perf_counter() - t0)
+            elif n % 3 == 1:  # the same import path at load, then one call of the tool
+                candidate = explicit_candidates([loaded.path], root).candidates[0]
+                t0 = time.perf_counter()
+                (outcome,) = await import_here([candidate], state, 10.0)
+                out = await ToolRegistry(outcome.tools).call(loaded.tool.name, "c", ARGS)
+                eager.append(time.perf_counter() - t0)
+            else:  # the bare importlib import of the module and its factory, then the call
+                t0 = time.perf_counter()
+                spec = importlib.util.spec_from_file_location(f"bench_{n}", loaded.path)
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[spec.name] = module
+                spec.loader.exec_module(module)
+                tool = module.factory(api)
+                out = await ToolRegistry([tool]).call(tool.name, "c", ARGS)
+                bare.append(time.perf_counter() - t0)
+            assert not out.is_error, out
+        return {k: statistics.median(v) for k, v in (("lazy", lazy), ("eager", eager), ("bare", bare))}
+
+    print(json.dumps(anyio.run(main)))
+    """
+)
+
+
+def generate(root: Path, *, async_tools: bool = False) -> None:
+    source = (
+        TOOL_SOURCE.replace("def _execute", "async def _execute") if async_tools else TOOL_SOURCE
+    )
     index = 0
     for d in range(DIRS):
         directory = root / f"dir_{d:02d}"
         directory.mkdir(parents=True)
         for _ in range(PER_DIR):
-            (directory / f"tool_{index:04d}.py").write_text(TOOL_SOURCE.format(index=index))
+            (directory / f"tool_{index:04d}.py").write_text(source.format(index=index))
             index += 1
         (directory / "README.md").write_text(f"---\nname: readme_{d}\n---\n")
 
@@ -225,12 +278,21 @@ def main() -> None:
         "--trust", action="store_true", help="time the trust gate (on vs off) instead"
     )
     parser.add_argument("--warm-only", action="store_true", help="skip the cold cells")
+    parser.add_argument(
+        "--first-call",
+        action="store_true",
+        help="time the first call of lazy tools against importing their modules instead",
+    )
     args = parser.parse_args()
     if args.trust_check:
         trust_check_benchmark()
         return
     if args.trust:
         trust_benchmark(args.repeats, args.json)
+        return
+    if args.first_call:
+        first_call_benchmark(args.repeats, async_tools=False)
+        first_call_benchmark(args.repeats, async_tools=True)
         return
     results: dict[str, dict[str, list[float]]] = {}
     with tempfile.TemporaryDirectory(prefix="ct-bench-load-") as tmp:
@@ -286,6 +348,47 @@ def main() -> None:
         summary["loader/warm"]["peak_rss_growth_kib"] / summary["bare/warm"]["peak_rss_growth_kib"]
     )
     print(f"peak RSS growth ratio (warm): {mem:.2f}x (target <= 1.3x)")
+
+
+def first_call_benchmark(repeats: int, *, async_tools: bool) -> None:
+    """The first call of a lazy tool (its module imported through the load's path, the live
+    definition checked, then the call) against the same import at load plus one call, and
+    against a bare importlib import plus one call; medians over 333 distinct modules each,
+    in ``repeats`` fresh processes."""
+    medians: dict[str, list[float]] = {"lazy": [], "eager": [], "bare": []}
+    with tempfile.TemporaryDirectory(prefix="ct-bench-first-") as tmp:
+        root, home = Path(tmp) / "tools", Path(tmp) / "home"
+        home.mkdir()
+        generate(root, async_tools=async_tools)
+        run_child("bare", root, home)  # __pycache__ and the page cache
+        time.sleep(2.1)  # files changed in the last 2 s are never stat-cached (docs/trust.md)
+        run_child("lazy_write", root, home, lazy_write=True)  # the manifest cache
+        env = {**os.environ, "HOME": str(home)}
+        for _ in range(repeats):
+            out = subprocess.run(
+                [sys.executable, "-c", FIRST_CALL, str(root), str(home)],
+                capture_output=True,
+                text=True,
+                check=True,
+                env=env,
+                cwd=str(root),
+            )
+            data = json.loads(out.stdout.strip().splitlines()[-1])
+            for key, value in data.items():
+                medians[key].append(value)
+    result = {key: statistics.median(values) * 1e6 for key, values in medians.items()}
+    kind = "async" if async_tools else "sync (run in a worker thread)"
+    print(f"first call of a lazy {kind} tool, {repeats} fresh processes, 333 modules per case")
+    for key, label in (
+        ("lazy", "lazy tool, first call (import + check + call)"),
+        ("eager", "import_here of the module + one call"),
+        ("bare", "bare importlib import + factory + one call"),
+    ):
+        print(f"{label:<48} median {result[key]:8.1f} us")
+    ratio = result["lazy"] / result["eager"]
+    verdict = "ok" if ratio <= 1.1 else "MISSED"
+    print(f"first call / (its module's import + call): {ratio:.2f}x (target <= 1.1x) {verdict}")
+    print(f"first call / bare import + call: {result['lazy'] / result['bare']:.2f}x")
 
 
 def trust_benchmark(repeats: int, as_json: bool) -> None:

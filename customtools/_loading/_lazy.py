@@ -54,13 +54,12 @@ import tempfile
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from customtools._adapter import CustomToolAdapter
 from customtools._content import ToolResult, text_result
 from customtools._loading._import import ImportOutcome, release_modules
 from customtools._loading._paths import display_path
 from customtools._loading._records import Candidate, Diagnostic
 from customtools._loading._trust import ProjectSource, StatCache, candidate_source
-from customtools._runtime import STOPS_ITSELF
+from customtools._runtime import PREPARE, STOPS_ITSELF
 from customtools._tool import CustomTool
 
 __all__ = [
@@ -302,13 +301,17 @@ class LazyLoad:
             or entry.get("digest") != digest
             or entry.get("cwd") != self.cwd
             or entry.get("kind") != candidate.kind
+            or entry.get("isolated") != self.isolated
         ):
             if key not in self._sources and key not in self.digests:
                 self._digest(candidate, None)  # hashed before the import: what will run
             return None
-        module = LazyModule(candidate, entry.get("tools"), self)
         try:
-            tools = [self._tool(module, data) for data in module.wire]
+            module = LazyModule(candidate, entry.get("tools"), entry.get("async"), self)
+            tools = [
+                self._tool(module, data, is_async)
+                for data, is_async in zip(module.wire, module.modes, strict=True)
+            ]
         except Exception as exc:  # a manifest that passed its checksum but not the tool rules
             self.cache.diagnostics.append(
                 Diagnostic(
@@ -360,24 +363,53 @@ class LazyLoad:
                 self.cache.put(key, {**entry, "files": fresh})
         return source.digest
 
-    def _tool(self, module: LazyModule, data: Any) -> CustomTool:
+    def _tool(self, module: LazyModule, data: Any, is_async: Any) -> CustomTool:
+        """A tool from its manifest whose ``execute`` calls the live tool's ``execute``. The
+        adapter imports the module first (:data:`~customtools._runtime.PREPARE`), on the
+        event loop as a load would; ``execute`` is sync or async as the live one is (an
+        isolation proxy is async), so the adapter runs it the same way: validation, worker
+        thread, signal, timeout and results are the adapter's, once."""
         if not isinstance(data, Mapping):
             raise TypeError("a tool entry is not an object")
         name = data.get("name")
 
-        async def execute(
-            tool_call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any
-        ) -> Any:
-            live = await module.adapter(name)
-            if type(live) is ToolResult:
-                return live
-            assert isinstance(live, CustomToolAdapter)
-            return await live.execute(
-                tool_call_id, params, signal=signal, on_update=on_update, ctx=ctx
-            )
+        async def prepare() -> None:
+            await module.live(name)
 
-        if self.isolated:
-            setattr(execute, STOPS_ITSELF, True)  # the worker's proxy does (docs/cancellation.md)
+        execute: Callable[..., Any]
+        if self.isolated or is_async is True:
+
+            async def execute(
+                tool_call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any
+            ) -> Any:
+                live = await module.live(name)
+                if type(live) is ToolResult:
+                    return live
+                return await live(tool_call_id, params, on_update, ctx, signal)
+
+            if self.isolated:
+                setattr(execute, STOPS_ITSELF, True)  # a proxy's does (docs/cancellation.md)
+        elif is_async is False:
+
+            def execute(
+                tool_call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any
+            ) -> Any:
+                # In the adapter's worker thread, after the adapter awaited the import on the
+                # event loop (PREPARE); called some other way, it asks the loop itself.
+                live = module.imported(name)
+                if live is None:
+                    import anyio.from_thread
+
+                    live = anyio.from_thread.run(module.live, name)
+                if type(live) is ToolResult:
+                    return live
+                return live(tool_call_id, params, on_update, ctx, signal)
+
+        else:
+            raise TypeError("a tool entry does not say how it runs")
+        # The adapter imports on the event loop before the call (outside its timeout, as
+        # an eager load's import is), then runs execute as it would run the live tool.
+        setattr(execute, PREPARE, prepare)
         return CustomTool.from_dict(data, execute=execute, checked=True)
 
     def keep(self, candidate: Candidate, outcome: ImportOutcome) -> None:
@@ -393,7 +425,9 @@ class LazyLoad:
                     "cwd": self.cwd,
                     "digest": source.digest if source else self.digests[key],
                     "files": _files(source) if source is not None else [],
+                    "isolated": self.isolated,
                     "tools": [tool.to_dict() for tool in outcome.tools],
+                    "async": [tool.execute_is_async for tool in outcome.tools],
                 },
             )
             return
@@ -464,47 +498,65 @@ def _stat_key(path: str) -> list[int] | None:
     return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
-def _approved(request: Any) -> bool:
-    # The lazy tool's own adapter asked already, with the same definition.
-    return True
-
-
 class LazyModule:
     """One module served from its manifest: imported by the first call of any of its tools,
     once."""
 
-    __slots__ = ("_adapters", "_error", "_lock", "_outcome", "candidate", "lazy", "wire")
+    __slots__ = (
+        "_error", "_executes", "_importing", "_outcome", "candidate", "lazy", "modes", "wire",
+    )  # fmt: skip
 
-    def __init__(self, candidate: Candidate, wire: Any, lazy: LazyLoad) -> None:
+    def __init__(self, candidate: Candidate, wire: Any, modes: Any, lazy: LazyLoad) -> None:
         if not isinstance(wire, list):
             raise TypeError("its tools are not a list")
+        if not isinstance(modes, list) or len(modes) != len(wire):
+            raise TypeError("its tools do not say how they run")
         self.candidate = candidate
         self.wire: list[Any] = wire
+        self.modes: list[Any] = modes
         self.lazy = lazy
-        self._lock: Any = None
-        self._adapters: dict[str, CustomToolAdapter] | None = None
+        self._importing: Any = None  # an anyio.Event while the import runs
+        self._executes: dict[str, Callable[..., Any]] | None = None
         self._error: tuple[str, str] | None = None
         self._outcome: ImportOutcome | None = None
 
-    async def adapter(self, name: str) -> CustomToolAdapter | ToolResult:
-        """The live tool's adapter, importing the module first; or the error result."""
-        if self._adapters is None and self._error is None:
+    def imported(self, name: str) -> Callable[..., Any] | ToolResult | None:
+        """The live tool's ``execute`` (or the error result) once the import was tried, else
+        ``None``."""
+        executes = self._executes
+        if executes is not None:
+            return executes[name]
+        return self._error_result() if self._error is not None else None
+
+    def _error_result(self) -> ToolResult:
+        assert self._error is not None
+        code, message = self._error
+        details = {"error": "LazyLoadFailed", "code": code, "path": self.candidate.path}
+        return text_result(message, details, True)
+
+    async def live(self, name: str) -> Callable[..., Any] | ToolResult:
+        """The live tool's ``execute``, importing the module first; or the error result.
+
+        One call imports; calls arriving meanwhile wait for it. If that call is cancelled
+        before the import finished, nothing was recorded and a waiting call imports instead.
+        """
+        while self._executes is None and self._error is None:
+            importing = self._importing
+            if importing is not None:
+                await importing.wait()
+                continue
             import anyio
 
-            if self._lock is None:
-                self._lock = anyio.Lock()
-            async with self._lock:
-                if self._adapters is None and self._error is None:
-                    # Finished even when this call is cancelled: the next one must not find
-                    # a module half imported.
-                    with anyio.CancelScope(shield=True):
-                        await self._import()
+            importing = self._importing = anyio.Event()
+            try:
+                await self._import()
+            finally:
+                self._importing = None
+                importing.set()
         if self._error is not None:
-            code, message = self._error
-            details = {"error": "LazyLoadFailed", "code": code, "path": self.candidate.path}
-            return text_result(message, details, True)
-        assert self._adapters is not None
-        return self._adapters[name]
+            return self._error_result()
+        assert self._executes is not None
+        return self._executes[name]
 
     async def _import(self) -> None:
         candidate = self.candidate
@@ -520,22 +572,24 @@ class LazyModule:
             )
             return
         live = [tool.to_dict() for tool in outcome.tools]
-        if live != self.wire:
-            names = sorted(
-                {str(t.get("name")) for t in self.wire if isinstance(t, dict) and t not in live}
-                | {t["name"] for t in live if t not in self.wire}
-            )
+        changed = {t["name"] for t in live if t not in self.wire}
+        changed |= {str(t.get("name")) for t in self.wire if isinstance(t, dict) and t not in live}
+        if not self.lazy.isolated and not changed:  # the lazy tool runs as the live one does
+            changed = {
+                tool.name
+                for tool, is_async in zip(outcome.tools, self.modes, strict=False)
+                if tool.execute_is_async is not is_async
+            }
+        if changed or len(live) != len(self.wire):
             self._fail(
                 LAZY_DEFINITION_CHANGED,
                 "definition-changed",
                 f"{where}: the module no longer defines its tools as the manifest cache says"
-                f" ({', '.join(map(repr, names))} differ); load the tools again",
+                f" ({', '.join(map(repr, sorted(changed)))} differ); load the tools again",
             )
             return
         self.lazy.late.extend(outcome.diagnostics)
-        self._adapters = {
-            tool.name: CustomToolAdapter(tool, approver=_approved) for tool in outcome.tools
-        }
+        self._executes = {tool.name: tool.execute for tool in outcome.tools}
 
     def _fail(self, diagnostic_code: str, code: str, message: str) -> None:
         self.lazy.failed(self.candidate, diagnostic_code, message)

@@ -139,6 +139,115 @@ async def test_the_first_call_imports_the_module_once_and_runs_the_live_tool(
     assert codes(result) == []
 
 
+SYNC_MODULE = """
+import os, threading
+from customtools import CustomTool, ToolResult
+
+with open({mark!r}, "a") as _mark:
+    _mark.write("imported\\n")
+
+
+def factory(api):
+    def run(tool_call_id, params, on_update, ctx, signal):
+        on_update(ToolResult.from_text("halfway"))
+        return f"{{params['n'] * 2}} in {{threading.current_thread().name}}"
+
+    if os.environ.get("LAZY_TEST_ASYNC"):
+        async def run_async(*args):
+            return run(*args)
+
+        return CustomTool(name="double", execute=run_async, parameters={parameters})
+    return CustomTool(name="double", execute=run, parameters={parameters})
+"""
+
+SYNC_PARAMETERS = {
+    "type": "object",
+    "properties": {"n": {"type": "integer"}},
+    "required": ["n"],
+    "additionalProperties": False,
+}
+
+
+async def test_a_sync_tool_runs_in_a_worker_thread_on_its_first_call_too(
+    tmp_path: Path, home: Path
+) -> None:
+    mark = tmp_path / "mark"
+    write(
+        tmp_path / "tools" / "double.py",
+        SYNC_MODULE.format(mark=str(mark), parameters=SYNC_PARAMETERS),
+    )
+    await lazy_load(tmp_path / "tools", home)
+    result = await lazy_load(tmp_path / "tools", home)
+    assert result.tools[0].lazy
+    registry = ToolRegistry(result)
+    updates: list[str] = []
+    outs: list[str] = []
+
+    async def call(n: int) -> None:
+        out = await registry.call(
+            "double", f"c{n}", {"n": n}, on_update=lambda p: updates.append(p.text)
+        )
+        outs.append(out.content[0].text)  # type: ignore[union-attr]
+
+    async with anyio.create_task_group() as group:
+        for n in range(3):
+            group.start_soon(call, n)
+    assert imports(mark) == 2  # once at the first load, once for three first calls
+    assert sorted(o.split(" in ")[0] for o in outs) == ["0", "2", "4"]
+    assert all(" in " in o and "MainThread" not in o for o in outs)
+    assert updates == ["halfway"] * 3
+
+
+async def test_a_tool_that_became_async_is_a_changed_definition(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mark = tmp_path / "mark"
+    write(
+        tmp_path / "tools" / "double.py",
+        SYNC_MODULE.format(mark=str(mark), parameters=SYNC_PARAMETERS),
+    )
+    await lazy_load(tmp_path / "tools", home)
+    result = await lazy_load(tmp_path / "tools", home)
+    monkeypatch.setenv("LAZY_TEST_ASYNC", "1")
+    out = await ToolRegistry(result).call("double", "c", {"n": 1})
+    assert out.details["code"] == "definition-changed"  # type: ignore[index]
+
+
+async def test_a_first_call_cancelled_during_the_import_leaves_the_next_call_to_import(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started = tmp_path / "started"
+    write(
+        tmp_path / "tools" / "slow.py",
+        f"""
+        import os
+        import anyio
+        from customtools import CustomTool
+
+        async def factory(api):
+            with open({str(started)!r}, "a") as mark:
+                mark.write("x")
+            if os.environ.get("LAZY_TEST_SLOW"):
+                await anyio.sleep_forever()
+            return CustomTool(name="slow", execute=lambda *args: "done")
+        """,
+    )
+    await lazy_load(tmp_path / "tools", home)
+    result = await lazy_load(tmp_path / "tools", home)
+    registry = ToolRegistry(result)
+    monkeypatch.setenv("LAZY_TEST_SLOW", "1")
+    async with anyio.create_task_group() as group:
+        group.start_soon(registry.call, "slow", "c1", {})
+        while started.read_text() != "xx":  # the first call's import has begun
+            await anyio.sleep(0.01)
+        group.cancel_scope.cancel()
+    monkeypatch.delenv("LAZY_TEST_SLOW")
+    out = await registry.call("slow", "c2", {})
+    assert out.content[0].text == "done"  # type: ignore[union-attr]
+    assert started.read_text() == "xxx"
+    assert codes(result) == []
+
+
 async def test_search_finds_lazy_tools_without_importing_them(tmp_path: Path, home: Path) -> None:
     mark = tmp_path / "mark"
     module(tmp_path / "tools" / "echo.py", mark, description="Repeat a greeting.")

@@ -16,6 +16,7 @@ BENCHMARKS = [
     "bench_validation.py",
     "bench_scan.py",
     "bench_load.py",
+    "bench_search.py",
     "bench_authoring.py",
     "bench_frontmatter.py",
     "bench_mcp.py",

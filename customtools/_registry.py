@@ -458,13 +458,22 @@ def _parameter_words(schema: Any, names: list[str], texts: list[str], depth: int
 
 
 class SearchIndex:
-    """An inverted index of tool definitions for :meth:`ToolRegistry.search`, built once."""
+    """An inverted index of tool definitions for :meth:`ToolRegistry.search`, built once.
 
-    __slots__ = ("_names", "_postings", "_vocabulary", "tools")
+    Each word's postings are kept by impact (its BM25 contribution to a tool, highest first)
+    and by tool, so a query reads them with Fagin's threshold algorithm: in rounds down every
+    list at once, scoring each tool the first time it is seen, until the best ``limit``
+    scores beat what any tool not yet seen could reach. The answer is exact (ties by
+    registration order); a word found in most tools costs about ``limit`` steps, not one
+    step per tool.
+    """
+
+    __slots__ = ("_by_impact", "_impacts", "_names", "_vocabulary", "tools")
 
     def __init__(self, tools: Iterable[CustomTool]) -> None:
         self.tools = tuple(tools)
-        weights: list[dict[str, float]] = []
+        bags: list[dict[str, float]] = []
+        frequency: dict[str, int] = {}
         for tool in self.tools:
             names: list[str] = []
             texts: list[str] = []
@@ -479,41 +488,66 @@ class SearchIndex:
             ):
                 for word in words:
                     bag[word] = bag.get(word, 0.0) + weight
-            weights.append(bag)
-        count = len(weights) or 1
-        average = sum(sum(bag.values()) for bag in weights) / count or 1.0
-        frequency: dict[str, int] = {}
-        for bag in weights:
+            bags.append(bag)
             for word in bag:
                 frequency[word] = frequency.get(word, 0) + 1
-        postings: dict[str, list[tuple[int, float]]] = {}
-        for doc, bag in enumerate(weights):
+        count = len(bags) or 1
+        average = sum(sum(bag.values()) for bag in bags) / count or 1.0
+        idf = {w: math.log(1 + (count - df + 0.5) / (df + 0.5)) for w, df in frequency.items()}
+        impacts: dict[str, dict[int, float]] = {word: {} for word in frequency}
+        for doc, bag in enumerate(bags):
             norm = _K1 * (1 - _B + _B * sum(bag.values()) / average)
             for word, tf in bag.items():
-                df = frequency[word]
-                idf = math.log(1 + (count - df + 0.5) / (df + 0.5))
-                postings.setdefault(word, []).append((doc, idf * tf * (_K1 + 1) / (tf + norm)))
-        self._postings = postings
-        self._vocabulary = sorted(postings)
+                impacts[word][doc] = idf[word] * tf * (_K1 + 1) / (tf + norm)
+        self._impacts = impacts
+        self._by_impact = {
+            word: sorted(((-impact, doc) for doc, impact in postings.items()))
+            for word, postings in impacts.items()
+        }
+        self._vocabulary = sorted(impacts)
         self._names = {tool.name.casefold(): doc for doc, tool in enumerate(self.tools)}
+
+    def _terms(self, query: str) -> list[tuple[str, float]]:
+        """The indexed words of ``query`` with their weights: a word that is not indexed
+        stands for the words it begins (at half weight)."""
+        terms: dict[str, float] = {}
+        for word in _words(query):
+            if word in self._impacts:
+                terms[word] = max(terms.get(word, 0.0), 1.0)
+            elif len(word) >= 3:
+                start = bisect.bisect_left(self._vocabulary, word)
+                for other in self._vocabulary[start : start + _MAX_PREFIX_MATCHES]:
+                    if not other.startswith(word):
+                        break
+                    terms[other] = max(terms.get(other, 0.0), 0.5)
+        return list(terms.items())
 
     def rank(self, query: str, limit: int) -> list[int]:
         """The positions of the best ``limit`` tools for ``query``, best first."""
-        scores: dict[int, float] = {}
-        for word in dict.fromkeys(_words(query)):
-            matches = [(word, 1.0)]
-            if len(word) >= 3:
-                start = bisect.bisect_left(self._vocabulary, word)
-                for other in self._vocabulary[start : start + _MAX_PREFIX_MATCHES + 1]:
-                    if not other.startswith(word):
-                        break
-                    if other != word:
-                        matches.append((other, 0.5))
-            for term, factor in matches:
-                for doc, impact in self._postings.get(term, ()):
-                    scores[doc] = scores.get(doc, 0.0) + impact * factor
+        lists = [(self._by_impact[t], self._impacts[t], weight) for t, weight in self._terms(query)]
+        best: list[tuple[float, int]] = []  # a min-heap of (score, -position): the worst first
+        seen: set[int] = set()
+        depth = 0
+        while True:
+            reachable = 0.0  # the most a tool not seen yet can score
+            for by_impact, _, weight in lists:
+                if depth >= len(by_impact):
+                    continue
+                negative, doc = by_impact[depth]
+                reachable -= negative * weight
+                if doc in seen:
+                    continue
+                seen.add(doc)
+                score = sum(w * impacts.get(doc, 0.0) for _, impacts, w in lists)
+                if len(best) < limit:
+                    heapq.heappush(best, (score, -doc))
+                elif (score, -doc) > best[0]:
+                    heapq.heapreplace(best, (score, -doc))
+            if reachable == 0.0 or (len(best) == limit and best[0][0] > reachable):
+                break
+            depth += 1
+        ranked = [-doc for _, doc in sorted(best, reverse=True)]
         exact = self._names.get(query.strip().casefold())
         if exact is not None:
-            scores[exact] = math.inf
-        best = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
-        return [doc for doc, _ in best]
+            ranked = [exact, *(doc for doc in ranked if doc != exact)][:limit]
+        return ranked

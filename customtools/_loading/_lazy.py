@@ -349,7 +349,7 @@ class LazyLoad:
         ):
             return entry.get("digest") if entry is not None else None
         cache: StatCache = {
-            str(item[0]): (tuple(item[2]), str(item[1]))  # type: ignore[misc]
+            str(item[0]): (tuple(item[2]), str(item[1]))
             for item in files
             if isinstance(item, list) and len(item) == 3 and isinstance(item[2], list)
         }
@@ -369,9 +369,9 @@ class LazyLoad:
         event loop as a load would; ``execute`` is sync or async as the live one is (an
         isolation proxy is async), so the adapter runs it the same way: validation, worker
         thread, signal, timeout and results are the adapter's, once."""
-        if not isinstance(data, Mapping):
-            raise TypeError("a tool entry is not an object")
-        name = data.get("name")
+        if not isinstance(data, Mapping) or not isinstance(data.get("name"), str):
+            raise TypeError("a tool entry is not an object with a name")
+        name: str = data["name"]
 
         async def prepare() -> None:
             await module.live(name)
@@ -383,7 +383,7 @@ class LazyLoad:
                 tool_call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any
             ) -> Any:
                 live = await module.live(name)
-                if type(live) is ToolResult:
+                if isinstance(live, ToolResult):
                     return live
                 return await live(tool_call_id, params, on_update, ctx, signal)
 
@@ -401,7 +401,7 @@ class LazyLoad:
                     import anyio.from_thread
 
                     live = anyio.from_thread.run(module.live, name)
-                if type(live) is ToolResult:
+                if isinstance(live, ToolResult):
                     return live
                 return live(tool_call_id, params, on_update, ctx, signal)
 

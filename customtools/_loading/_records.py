@@ -229,7 +229,7 @@ class LoadedTool:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form: the tool's definition plus its origin (``lazy`` only when true)."""
-        out = {
+        out: dict[str, Any] = {
             "name": self.tool.name,
             "label": self.tool.label,
             "path": self.path,

@@ -27,7 +27,7 @@ def vocabulary(size: int, rng: random.Random) -> list[str]:
     return sorted(words)
 
 
-def sampler(words: list[str], rng: random.Random):  # noqa: ANN201 - a local helper
+def sampler(words: list[str], rng: random.Random):
     weights = [1 / (rank + 1) for rank in range(len(words))]
 
     def draw(count: int) -> list[str]:
@@ -36,7 +36,7 @@ def sampler(words: list[str], rng: random.Random):  # noqa: ANN201 - a local hel
     return draw
 
 
-def make_tools(count: int, draw, rng: random.Random) -> list[CustomTool]:  # noqa: ANN001
+def make_tools(count: int, draw, rng: random.Random) -> list[CustomTool]:
     tools = []
     for index in range(count):
         name = "_".join(draw(2)) + f"_{index}"

@@ -13,6 +13,7 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
+from types import FunctionType
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -88,6 +89,8 @@ def is_async_callable(fn: Callable[..., Any]) -> bool:
     """Whether calling ``fn`` gives an awaitable (an ``async def``, or a marked function)."""
     if inspect.iscoroutinefunction(fn) or getattr(fn, AWAITABLE_MARKER, False) is True:
         return True
+    if type(fn) is FunctionType:
+        return False  # a plain function's __call__ is never a coroutine function
     call = getattr(fn, "__call__", None)  # noqa: B004 - callable objects with async __call__
     return call is not None and inspect.iscoroutinefunction(call)
 

@@ -137,7 +137,7 @@ class ManifestCache:
 
     def entry(self, key: str) -> dict[str, Any] | None:
         """The entry of the candidate whose resolved path is ``key``, if any."""
-        folder = os.path.dirname(key)
+        folder = _folder(key)
         entries = self._entries.get(folder)
         if entries is None:
             entries = self._entries[folder] = self._read(self._file(folder), report=True)
@@ -146,7 +146,7 @@ class ManifestCache:
 
     def put(self, key: str, entry: dict[str, Any] | None) -> None:
         """Record (or, with ``None``, drop) the entry of ``key``; :meth:`save` writes it."""
-        self._changes.setdefault(os.path.dirname(key), {})[key] = entry
+        self._changes.setdefault(_folder(key), {})[key] = entry
 
     def _ignored(self, path: str, why: str) -> None:
         self.diagnostics.append(
@@ -231,6 +231,12 @@ class ManifestCache:
                     path=self.directory,
                 )
             )
+
+
+def _folder(key: str) -> str:
+    # The directory of a resolved path (os.path.dirname, without its pure-Python overhead:
+    # this runs once per candidate of every lazy load).
+    return key.rpartition(os.sep)[0]
 
 
 def _ownership_problem(st: os.stat_result) -> str | None:

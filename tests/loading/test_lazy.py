@@ -709,3 +709,28 @@ def test_validate_always_imports(tmp_path: Path, home: Path) -> None:
 async def _lazy_twice(tools: Path, home: Path) -> None:
     await lazy_load(tools, home)
     assert (await lazy_load(tools, home)).tools[0].lazy
+
+
+async def test_a_reloader_serves_unchanged_modules_lazily_and_imports_the_edited_one(
+    tmp_path: Path, home: Path
+) -> None:
+    from customtools.loading import Reloader
+
+    mark = tmp_path / "mark"
+    tools = tmp_path / "tools"
+    module(tools / "one.py", mark, name="one")
+    edited = module(tools / "two.py", mark, name="two")
+    await lazy_load(tools, home)
+    reloader = Reloader([tools], tmp_path, explicit=True, home=home, lazy=True)
+    first = await reloader.load()
+    assert {t.tool.name: t.lazy for t in first.tools} == {"one": True, "two": True}
+    assert imports(mark) == 2
+    module(edited, mark, name="two", description="edited")
+    second = await reloader.load()
+    assert {t.tool.name: t.lazy for t in second.tools} == {"one": True, "two": False}
+    assert second.get("one").tool is first.get("one").tool  # the unchanged version, served again
+    assert imports(mark) == 3
+    out = await ToolRegistry(second).call("one", "c", {"text": "x"})
+    assert not out.is_error
+    assert imports(mark) == 4
+    reloader.close()

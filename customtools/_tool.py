@@ -13,8 +13,8 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
-from types import FunctionType
 from dataclasses import dataclass, field
+from types import FunctionType
 from typing import Any, Literal
 
 from customtools._errors import ToolDefinitionError

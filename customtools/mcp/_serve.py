@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Literal, TextIO
 
 from customtools._format import escape_control
+from customtools._loading._lazy import MANIFEST_CACHE_IGNORED, MANIFEST_CACHE_UNWRITABLE
 from customtools._loading._loader import LoadResult, discover_and_load
 from customtools._loading._reload import RELOAD_KEPT_PREVIOUS, Reloader, require_watchfiles
 from customtools.mcp._http import HttpSecurity
@@ -22,6 +23,9 @@ __all__ = ["report_load", "serve", "serve_http"]
 
 _log = logging.getLogger("customtools.mcp")
 
+# The load diagnostics a server operator should see (the others are in `customtools list`).
+_REPORTED = frozenset({RELOAD_KEPT_PREVIOUS, MANIFEST_CACHE_IGNORED, MANIFEST_CACHE_UNWRITABLE})
+
 
 def report_load(result: LoadResult, server: ToolServer, stream: TextIO | None = None) -> None:
     """Write the load's errors and the tools the server left out to ``stream`` (stderr)."""
@@ -30,7 +34,7 @@ def report_load(result: LoadResult, server: ToolServer, stream: TextIO | None = 
         path = escape_control(str(error.path))
         out.write(f"customtools serve: {path}: {escape_control(error.error)}\n")
     for diagnostic in result.diagnostics:
-        if diagnostic.code == RELOAD_KEPT_PREVIOUS:
+        if diagnostic.code in _REPORTED:
             out.write(f"customtools serve: {escape_control(diagnostic.message)}\n")
     for problem in server.diagnostics:
         out.write(f"customtools serve: {escape_control(problem.message)}\n")
@@ -40,7 +44,9 @@ def report_load(result: LoadResult, server: ToolServer, stream: TextIO | None = 
             f"customtools serve: {len(pending)} project tool source(s) are not trusted and are"
             " not served; `customtools trust` shows what they would run\n"
         )
-    out.write(f"customtools serve: serving {len(server.tool_names)} tools\n")
+    lazy = sum(loaded.lazy for loaded in result.tools)
+    later = f" ({lazy} imported on first call)" if lazy else ""
+    out.write(f"customtools serve: serving {len(server.tool_names)} tools{later}\n")
     out.flush()
 
 

@@ -734,3 +734,38 @@ async def test_a_reloader_serves_unchanged_modules_lazily_and_imports_the_edited
     assert not out.is_error
     assert imports(mark) == 4
     reloader.close()
+
+
+async def test_installed_entry_points_are_imported_at_load_and_the_report_says_so(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from customtools._loading._records import Candidate, ScanResult, ToolSource
+    from customtools.loading import load_scan
+
+    site = tmp_path / "site"
+    write(
+        site / "lazy_test_ep_tools.py",
+        """
+        from customtools import CustomTool
+
+        def factory(api):
+            return CustomTool(name="from_ep", execute=lambda *args: "ok")
+        """,
+    )
+    monkeypatch.syspath_prepend(str(site))
+    source = ToolSource(provider="entry-points", provider_name="Entry points", level="user")
+    candidate = Candidate(
+        path="lazy_test_ep_tools:factory",
+        resolved_path="lazy_test_ep_tools:factory",
+        kind="entry_point",
+        source=source,
+        entry_point="lazy_test_ep_tools:factory",
+    )
+    for _ in range(2):
+        scanned = ScanResult(candidates=(candidate,))
+        result = await load_scan(scanned, tmp_path, home=home, lazy=True)
+        assert [(t.tool.name, t.lazy) for t in result.tools] == [("from_ep", False)]
+        (note,) = [d for d in result.diagnostics if d.code == "eager-import"]
+        assert note.message.endswith("installed entry points are imported at load")
+    assert cache_files(home) == []
+    sys.modules.pop("lazy_test_ep_tools", None)

@@ -375,7 +375,7 @@ class LazyLoad:
         event loop as a load would; ``execute`` is sync or async as the live one is (an
         isolation proxy is async), so the adapter runs it the same way: validation, worker
         thread, signal, timeout and results are the adapter's, once."""
-        if not isinstance(data, Mapping) or not isinstance(data.get("name"), str):
+        if type(data) is not dict or type(data.get("name")) is not str:  # parsed JSON
             raise TypeError("a tool entry is not an object with a name")
         name: str = data["name"]
 

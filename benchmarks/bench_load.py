@@ -152,7 +152,7 @@ CHILD = textwrap.dedent(
         # code (both modes: the comparison is the per-load cost of the check).
         import customtools._loading._trust_store, customtools._loading._reviewed  # noqa
         # ... and the manifest cache's, imported once per process by a host that loads lazily.
-        import customtools._loading._lazy  # noqa
+        import customtools._loading._lazy, customtools._loading._manifests  # noqa
 
         async def _noop():
             pass

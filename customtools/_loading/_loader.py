@@ -450,7 +450,8 @@ async def run_load(
     )
     lazy = None
     if load.lazy:
-        from customtools._loading._lazy import LazyLoad, ManifestCache, manifest_dir
+        from customtools._loading._lazy import LazyLoad
+        from customtools._loading._manifests import ManifestCache, manifest_dir
 
         async def first_call(candidate: Candidate) -> ImportOutcome:
             return (await _import([candidate], state, load))[0]

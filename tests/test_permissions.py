@@ -68,6 +68,17 @@ def test_invalid_permissions_say_what_is_wrong(kwargs: dict, message: str) -> No
         Permissions(**kwargs)
 
 
+def test_a_permissions_error_is_a_customtools_error_and_a_value_error() -> None:
+    from customtools import CustomToolsError
+    from customtools.isolation import PermissionsError as public
+
+    assert public is PermissionsError
+    assert public.__module__ == "customtools.isolation"
+    with pytest.raises(CustomToolsError) as caught:
+        Permissions(net="some")
+    assert isinstance(caught.value, ValueError)
+
+
 def test_paths_resolve_against_project_home_and_temporary_directory() -> None:
     where = {"cwd": "/p", "home": "/h", "tmp": "/t"}
     assert resolve_path(".", **where) == "/p"
@@ -157,3 +168,40 @@ def test_the_tool_decorator_accepts_permissions_and_checks_their_type() -> None:
     assert fetch.name == "fetch"
     with pytest.raises(ToolDefinitionError, match="permissions must be a"):
         tool(permissions={"net": "all"})(lambda: "x")
+
+
+@pytest.mark.parametrize("path", ["$TMP/..", "~/a/../..", "/proc/../home", "data/../../x", ".."])
+def test_a_path_with_a_dot_dot_component_is_refused(path: str) -> None:
+    with pytest.raises(PermissionsError, match=r"has a '\.\.' component; declare the path it"):
+        Permissions(write=[path])
+
+
+def test_described_paths_are_the_ones_the_sandbox_grants(tmp_path: Path) -> None:
+    project, home = tmp_path / "p", tmp_path / "h"
+    (home / "real").mkdir(parents=True)
+    project.mkdir()
+    (home / "link").symlink_to(home / "real")
+    (project / "data").symlink_to(home / "real", target_is_directory=True)
+    made = Permissions(read=[".", "data", "~/link", "/etc/hosts"], write=["$TMP/x"])
+    assert made.describe(project=str(project), home=str(home)) == (
+        f"may read the project `{project}`, `~/real`, `~/real`, `/etc/hosts`, write `$TMP/x` and"
+        " its temporary directory, no network, start no programs"
+    )
+    assert made.describe().startswith("may read the project, `data`, `~/link`, `/etc/hosts`")
+
+
+def test_growth_names_only_what_was_not_granted_before() -> None:
+    before = Permissions(read=[".", "~/.config"], write=["out"], net=[443], env=["A"])
+    assert before.growth(before) == ()
+    assert Permissions(read=["data", "~/.config/x"], write=["out/sub"]).growth(before) == ()
+    wider = Permissions(read=["~/.aws"], write=["logs"], net=[443, 8443], run=True, env=["A", "B"])
+    assert wider.growth(before) == (
+        "read `~/.aws`",
+        "write `logs`",
+        "connect to TCP port(s) 8443",
+        "start programs",
+        "receive the environment variable(s) B",
+    )
+    assert Permissions(net="all").growth(before) == ("use the network",)
+    assert Permissions(net=[80]).growth(Permissions(net="all")) == ()
+    assert Permissions(net=[80]).growth(DEFAULT_PERMISSIONS) == ("connect to TCP port(s) 80",)

@@ -181,6 +181,57 @@ def test_removing_a_tool_frees_its_name() -> None:
     assert registry.add(make("echo", "again")) is None  # not a conflict with the removed one
 
 
+# -- former names ---------------------------------------------------------------------------------
+
+
+def renamed() -> CustomTool:
+    return CustomTool(
+        name="find",
+        description="Find things.",
+        parameters=Type.Object({"n": Type.Integer()}),
+        execute=lambda tool_call_id, params, on_update, ctx, signal: f"found:{params['n']}",
+        former_names=["search", "lookup"],
+    )
+
+
+async def test_a_former_name_stays_callable_as_a_deprecated_alias() -> None:
+    registry = ToolRegistry([renamed()])
+
+    assert registry.names == ("find", "search", "lookup")
+    assert (await registry.call("search", "c1", {"n": 2})).text == "found:2"
+    alias = registry["search"]
+    assert alias.meta == {"customtools/deprecated": {"renamedTo": "find"}}
+    assert alias.description == "Deprecated: renamed to 'find'; call that instead. Find things."
+    assert registry.lookup("search").alias_of == "find"  # type: ignore[union-attr]
+    assert registry.lookup("find").alias_of is None  # type: ignore[union-attr]
+
+
+def test_an_alias_gives_way_to_a_tool_that_really_has_the_name() -> None:
+    registry = ToolRegistry([renamed()])
+
+    assert registry.add(make("search"), origin="other.py") is None
+
+    assert registry["search"].description == "search tool"
+    assert registry.conflicts[0].tool_name == "search"
+    assert "former name of 'find'" in registry.conflicts[0].error
+
+
+def test_an_alias_never_takes_a_name_already_registered() -> None:
+    registry = ToolRegistry([make("search"), renamed()], reserved_names=["lookup"])
+
+    assert registry["search"].description == "search tool"
+    assert "lookup" not in registry
+    assert {conflict.tool_name for conflict in registry.conflicts} == {"search", "lookup"}
+
+
+def test_removing_a_tool_removes_its_aliases() -> None:
+    registry = ToolRegistry([renamed()])
+
+    registry.remove("find")
+
+    assert registry.names == ()
+
+
 # -- search -----------------------------------------------------------------------------------
 
 
@@ -233,3 +284,8 @@ def test_search_sees_tools_added_and_removed_after_it_ran() -> None:
 def test_search_limit_must_be_a_positive_integer(limit: object) -> None:
     with pytest.raises(ValueError, match="limit must be a positive integer"):
         ToolRegistry(SEARCHED).search("weather", limit=limit)  # type: ignore[arg-type]
+
+
+def test_search_leaves_deprecated_aliases_out() -> None:
+    registry = ToolRegistry([renamed()])
+    assert [t.name for t in registry.search("find things search lookup")] == ["find"]

@@ -440,3 +440,70 @@ def test_log_from_a_foreign_thread_calls_the_sink_there() -> None:
     worker.start()
     worker.join(5)
     assert seen == ["plain thread"]
+
+
+async def test_a_pending_question_ends_the_run_past_except_exception_and_is_contained() -> None:
+    from customtools._talkback import QuestionPending
+
+    fell_back: list[str] = []
+
+    async def pending(_request: Any) -> Any:
+        raise QuestionPending("waiting for the answer")
+
+    @tool
+    async def careful(ctx: ToolContext) -> str:
+        """Ask, with an `except Exception` fallback."""
+        try:
+            await ctx.ask("Sure?", SIMPLE)
+        except Exception:
+            fell_back.append("fallback")
+        return "done"
+
+    adapter = CustomToolAdapter(careful, context=ToolContext(input_handler=pending))
+    result = await adapter.execute("c1", {}, signal=AbortController().signal)
+    assert fell_back == []
+    assert result.is_error is True
+    assert result.details["error"] == "ToolAbortedError"
+    assert "waiting for the answer" in result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_an_approver_whose_answer_is_pending_gives_a_cancelled_result() -> None:
+    from customtools._talkback import QuestionPending
+
+    ran: list[str] = []
+
+    async def approver(_request: Any) -> bool:
+        raise QuestionPending("waiting for the approval")
+
+    @tool(requires_approval=True)
+    def wipe() -> str:
+        """Needs approval."""
+        ran.append("wipe")
+        return "wiped"
+
+    result = await CustomToolAdapter(wipe, approver=approver).execute("c1", {})
+    assert ran == []
+    assert result.is_error is True
+    assert result.details["error"] == "ToolAbortedError"
+
+
+@pytest.mark.parametrize("key", ["", 3, "k" * 129])
+async def test_a_question_key_must_be_a_short_string(key: Any) -> None:
+    async def handler(_request: InputRequest) -> InputAnswer:
+        raise AssertionError("not asked")
+
+    ctx = ToolContext(input_handler=handler)
+    with pytest.raises(ValueError, match="ask: key must be a string of 1 to 128 characters"):
+        await ctx.ask("Who?", SIMPLE, key=key)
+
+
+async def test_a_question_key_reaches_the_input_handler() -> None:
+    seen: list[InputRequest] = []
+
+    async def handler(request: InputRequest) -> InputAnswer:
+        seen.append(request)
+        return InputAnswer(action="decline")
+
+    await ToolContext(input_handler=handler).ask("Who?", SIMPLE, key="user_name")
+    await ToolContext(input_handler=handler).ask("Who?", SIMPLE)
+    assert [request.key for request in seen] == ["user_name", None]

@@ -1,34 +1,44 @@
-"""Kernel confinement of a sandboxed isolation worker (Linux), and how denials read.
+"""Kernel confinement of a sandboxed isolation worker (Linux).
 
 :func:`confine` runs in the worker right after the ``init`` message, while the worker still
-has one thread and before any tool code (or anyio) is imported: Landlock (below ABI 8) and
-a new user namespace apply to the calling thread / a single-threaded process only. In order:
+has one thread and before any tool code (or anyio) is imported: Landlock (below ABI 8),
+seccomp and a new user namespace apply to the calling thread / a single-threaded process
+only. In order:
 
-1. ``unshare(CLONE_NEWUSER | CLONE_NEWNET)`` when the pack declares no network: the worker
-   then sees only a loopback interface that is down (no host, no loopback services).
-2. ``PR_SET_NO_NEW_PRIVS``: no setuid gain, and the precondition of Landlock.
-3. Landlock, at the best ABI the kernel (or ``CUSTOMTOOLS_SANDBOX_MAX_ABI``) offers: every
+1. ``unshare(CLONE_NEWUSER | CLONE_NEWNS)``, with ``CLONE_NEWNET`` when the pack declares
+   no network, for every permission set: the user namespace keeps the worker away from
+   other processes of the same user (their ``/proc/<pid>`` files) and makes any root it
+   has worthless outside; without network it sees only a loopback interface that is down.
+2. Read-only mounts: in its own mount namespace every mount is read-only except the write
+   paths, bound over themselves writable (Landlock does not handle ``chmod``, ``utime``,
+   ``chown`` or extended attributes; a read-only mount refuses them).
+3. No capabilities (bounding, ambient and the sets themselves) and a new, empty session
+   keyring; ``PR_SET_NO_NEW_PRIVS``.
+4. seccomp: see :mod:`._seccomp`.
+5. Landlock, at the best ABI the kernel (or ``CUSTOMTOOLS_SANDBOX_MAX_ABI``) offers: every
    filesystem right is handled, and granted only beneath the declared paths, the Python
    installation and a few system files; TCP bind/connect only to declared ports (ABI >= 4);
    signals and abstract UNIX sockets scoped to the sandbox (ABI >= 6).
 
 Everything is inherited by the worker's child processes. The outcome is a report
 (``enforced``, ``partial`` with the missing rights, or ``unavailable``) that the worker sends
-to the host in its ``ready`` message. :func:`guard` turns a denial seen by a tool
-(``EACCES``/``EPERM``, or ``ENETUNREACH`` without network) into an error result naming the
-permission.
+to the host in its ``ready`` message. How a denial reads is :mod:`._denials`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-__all__ = ["ABI_ENV", "abi_cap", "confine", "denial", "guard", "landlock_abi"]
+from customtools._isolation._seccomp import SECCOMP_ARCH
+from customtools._isolation._seccomp import install as install_seccomp
+
+__all__ = ["ABI_ENV", "abi_cap", "confine", "landlock_abi", "readable_paths"]
 
 ABI_ENV: Final = "CUSTOMTOOLS_SANDBOX_MAX_ABI"
 """Environment variable capping the Landlock ABI the sandbox uses (emulates an older kernel)."""
@@ -40,8 +50,26 @@ _CREATE_RULESET_VERSION: Final = 1
 _RULE_PATH_BENEATH: Final = 1
 _RULE_NET_PORT: Final = 2
 _PR_SET_NO_NEW_PRIVS: Final = 38
+_PR_CAPBSET_DROP: Final = 24
+_PR_CAP_AMBIENT: Final = 47
+_PR_CAP_AMBIENT_CLEAR_ALL: Final = 4
+_LINUX_CAPABILITY_VERSION_3: Final = 0x20080522
+_CLONE_NEWNS: Final = 0x00020000
 _CLONE_NEWUSER: Final = 0x10000000
 _CLONE_NEWNET: Final = 0x40000000
+# The new mount API (Linux 5.12), same numbers on every architecture.
+_SYS_OPEN_TREE: Final = 428
+_SYS_MOVE_MOUNT: Final = 429
+_SYS_MOUNT_SETATTR: Final = 442
+_AT_FDCWD: Final = -100
+_AT_EMPTY_PATH: Final = 0x1000
+_AT_RECURSIVE: Final = 0x8000
+_OPEN_TREE_CLONE: Final = 1
+_OPEN_TREE_CLOEXEC: Final = 0o2000000
+_MOVE_MOUNT_F_EMPTY_PATH: Final = 0x4
+_MOUNT_ATTR_RDONLY: Final = 0x1
+_MS_REC: Final = 0x4000
+_MS_PRIVATE: Final = 1 << 18
 
 EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 REMOVE_DIR, REMOVE_FILE, MAKE_CHAR, MAKE_DIR = 1 << 4, 1 << 5, 1 << 6, 1 << 7
@@ -146,10 +174,18 @@ def abi_cap(environ: Mapping[str, str]) -> int | None:
         return None
 
 
-def _new_network_namespace(libc: Any) -> str | None:
-    """Enter a user and network namespace of our own; ``None`` on success, else why not."""
+def _namespaces(libc: Any, *, network: bool) -> str | None:
+    """Enter a user and a mount namespace of our own (and a network namespace when
+    ``network``); ``None`` on success, else why not.
+
+    The user namespace is what separates the worker from every other process of the same
+    user: without capabilities in their namespace it cannot read their ``/proc/<pid>``
+    files (environment, memory maps), and whatever it holds inside its own namespace is
+    worth nothing outside it (the host's network namespace keeps refusing raw sockets).
+    """
     uid, gid = os.getuid(), os.getgid()
-    if int(libc.unshare(ctypes.c_int(_CLONE_NEWUSER | _CLONE_NEWNET))) != 0:
+    flags = _CLONE_NEWUSER | _CLONE_NEWNS | (_CLONE_NEWNET if network else 0)
+    if int(libc.unshare(ctypes.c_int(flags))) != 0:
         return os.strerror(ctypes.get_errno())
     try:
         # Keep our identity inside: unmapped ids could not create files (EOVERFLOW).
@@ -162,6 +198,125 @@ def _new_network_namespace(libc: Any) -> str | None:
     except OSError as exc:
         return f"the id maps could not be written ({exc.strerror})"
     return None
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = (
+        ("attr_set", ctypes.c_uint64),
+        ("attr_clr", ctypes.c_uint64),
+        ("propagation", ctypes.c_uint64),
+        ("userns_fd", ctypes.c_uint64),
+    )
+
+
+def _set_read_only(libc: Any, fd: int, path: bytes, flags: int, *, read_only: bool) -> int:
+    attr = (
+        _MountAttr(_MOUNT_ATTR_RDONLY, 0, 0, 0) if read_only else _MountAttr(0, _MOUNT_ATTR_RDONLY)
+    )
+    return int(
+        libc.syscall(
+            ctypes.c_long(_SYS_MOUNT_SETATTR),
+            ctypes.c_int(fd),
+            path,
+            ctypes.c_uint(flags),
+            ctypes.byref(attr),
+            ctypes.c_size_t(ctypes.sizeof(attr)),
+        )
+    )
+
+
+def _read_only_mounts(libc: Any, writable: Sequence[str]) -> list[str] | None:
+    """In our own mount namespace: every mount read-only except the write set, bound over
+    itself writable. ``None`` when nothing was made read-only; else the write paths that
+    could not be made writable again (each with why), usually none.
+
+    Landlock (up to ABI 9) does not handle metadata changes: this is what refuses
+    ``chmod``, ``chown``, ``utime`` and extended attributes outside the write set (with
+    ``EROFS``), while they keep working inside it. The host's mounts are not touched: these
+    are our namespace's copies, made private so that nothing propagates either way.
+    """
+    if int(libc.mount(None, b"/", None, ctypes.c_ulong(_MS_REC | _MS_PRIVATE), None)) != 0:
+        return None
+    if _set_read_only(libc, _AT_FDCWD, b"/", _AT_RECURSIVE, read_only=True) != 0:
+        return None
+    stuck = []
+    for path in sorted(writable, key=len):  # a parent first: a bind inside it stays on top
+        encoded = os.fsencode(path)
+        fd = int(
+            libc.syscall(
+                ctypes.c_long(_SYS_OPEN_TREE),
+                ctypes.c_int(_AT_FDCWD),
+                encoded,
+                ctypes.c_uint(_OPEN_TREE_CLONE | _OPEN_TREE_CLOEXEC | _AT_RECURSIVE),
+            )
+        )
+        if fd < 0:
+            if ctypes.get_errno() != errno.ENOENT:  # a path that does not exist grants nothing
+                stuck.append(f"{path} ({os.strerror(ctypes.get_errno())})")
+            continue
+        try:
+            empty = _AT_EMPTY_PATH
+            # A mount below it that the host made read-only stays read-only (locked).
+            if (
+                _set_read_only(libc, fd, b"", empty | _AT_RECURSIVE, read_only=False) != 0
+                and _set_read_only(libc, fd, b"", empty, read_only=False) != 0
+            ) or int(
+                libc.syscall(
+                    ctypes.c_long(_SYS_MOVE_MOUNT),
+                    ctypes.c_int(fd),
+                    b"",
+                    ctypes.c_int(_AT_FDCWD),
+                    encoded,
+                    ctypes.c_uint(_MOVE_MOUNT_F_EMPTY_PATH),
+                )
+            ) != 0:
+                stuck.append(f"{path} ({os.strerror(ctypes.get_errno())})")
+        finally:
+            os.close(fd)
+    # The working directory still refers to the mount below a bind over it.
+    with contextlib.suppress(OSError):
+        os.chdir(os.getcwd())
+    return stuck
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = (("version", ctypes.c_uint32), ("pid", ctypes.c_int))
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = (
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    )
+
+
+def _drop_privileges(libc: Any, nr_keyctl: int | None) -> None:
+    """No capabilities, none to gain, and a session keyring of our own.
+
+    In its own user namespace the worker holds every capability *there*; dropped all the
+    same (bounding set, ambient set, then the sets themselves), so that nothing it starts
+    can use them either. Failures (no ``CAP_SETPCAP`` outside a user namespace) leave what
+    the process already had: an unprivileged user has nothing to drop.
+    """
+    if nr_keyctl is not None:
+        # KEYCTL_JOIN_SESSION_KEYRING with no name: a new, empty, anonymous one.
+        libc.syscall(ctypes.c_long(nr_keyctl), ctypes.c_int(1), None)
+    for cap in range(64):
+        if (
+            int(libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)) != 0
+            and ctypes.get_errno() == errno.EINVAL
+        ):
+            break  # past the last capability this kernel knows
+    libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)()
+    libc.capset(ctypes.byref(header), data)
+
+
+def readable_paths() -> list[str]:
+    """What every sandboxed worker may read: system files and the Python installation."""
+    return [*_SYSTEM_READ, *_python_paths()]
 
 
 def _python_paths() -> list[str]:
@@ -207,7 +362,7 @@ def _landlock(libc: Any, abi: int, policy: Mapping[str, Any]) -> None:
     )
     try:
         execute = EXECUTE if run else 0
-        for path in [*_SYSTEM_READ, *_python_paths(), *policy.get("read", ())]:
+        for path in [*readable_paths(), *policy.get("read", ())]:
             _add_path(libc, ruleset, path, _READ | execute, handled_fs)
         for path in policy.get("write", ()):
             _add_path(libc, ruleset, path, _WRITE | execute | IOCTL_DEV, handled_fs)
@@ -245,39 +400,54 @@ def confine(policy: Mapping[str, Any]) -> dict[str, Any]:
     libc = _libc()
     missing: list[str] = []
     net = policy.get("net", "none")
-    namespace = False
-    if net == "none":
-        failure = _new_network_namespace(libc)
-        namespace = failure is None
-        if failure is not None:
-            missing.append(f"network namespace ({failure}): UDP and other non-TCP sockets")
+    failure = _namespaces(libc, network=net == "none")
+    namespace = failure is None
+    mounts = False
+    if failure is not None:
+        missing.append(
+            f"user namespace ({failure}): other processes' /proc files (environment, memory"
+            " maps) of the same user"
+            + (
+                ", and the network namespace: UDP and other non-TCP sockets"
+                if net == "none"
+                else ""
+            )
+        )
+    else:
+        stuck = _read_only_mounts(libc, policy.get("write", ()))
+        mounts = stuck is not None
+        if stuck:
+            missing.append("writing to " + ", ".join(stuck) + ": it stayed read-only")
+    arch = SECCOMP_ARCH.get(os.uname().machine)
+    _drop_privileges(libc, arch.keyctl if arch is not None else None)
     if int(libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) != 0:
         missing.append("no_new_privs")
-    elif net != "all":
-        failure = _seccomp(libc)
+    else:
+        failure = install_seccomp(libc, sockets=net != "all", metadata_paths=not mounts)
         if failure is not None:
-            missing.append(f"seccomp ({failure}): pathname UNIX sockets and io_uring")
+            missing.append(
+                f"seccomp ({failure}): pathname UNIX sockets, other socket protocols,"
+                " metadata changes (chmod, utime, xattrs), keyrings and io_uring"
+            )
     cap = policy.get("maxAbi")
     abi = landlock_abi(int(cap) if cap is not None else None)
+    base = {"abi": abi, "netns": namespace and net == "none", "userns": namespace}
     if abi < 1:
         missing.insert(0, "Landlock (filesystem, TCP ports): the kernel has none")
-        if net == "none" and not namespace:
-            missing.append("network")
-        return {"status": "unavailable", "abi": abi, "missing": missing, "netns": namespace}
+        return {"status": "unavailable", "missing": missing, **base}
     try:
         _landlock(libc, abi, policy)
     except OSError as exc:
         return {
             "status": "unavailable",
-            "abi": abi,
             "missing": [f"Landlock could not be enforced ({exc.strerror})", *missing],
-            "netns": namespace,
+            **base,
         }
     if abi < 2:
         missing.append("controlled rename and link between directories (Landlock ABI 2)")
     if abi < 3:
         missing.append("file truncation (Landlock ABI 3)")
-    if abi < 4 and net != "all" and not namespace:
+    if abi < 4 and net != "all" and not base["netns"]:
         missing.append("TCP port rules (Landlock ABI 4)")
     elif abi < 4 and isinstance(net, (list, tuple)):
         missing.append("TCP port rules (Landlock ABI 4): every port is allowed")
@@ -287,173 +457,4 @@ def confine(policy: Mapping[str, Any]) -> dict[str, Any]:
         missing.append("ioctl on device files (Landlock ABI 5)")
     if abi < 6:
         missing.append("signal and abstract UNIX socket scoping (Landlock ABI 6)")
-    return {
-        "status": "partial" if missing else "enforced",
-        "abi": abi,
-        "missing": missing,
-        "netns": namespace,
-    }
-
-
-# -- seccomp: no new UNIX sockets, no io_uring ------------------------------------------------
-
-_SECCOMP_ARCH: Final = {  # machine: (AUDIT_ARCH_*, __NR_socket, __NR_io_uring_setup)
-    "x86_64": (0xC000003E, 41, 425),
-    "aarch64": (0xC00000B7, 198, 425),
-}
-_PR_SET_SECCOMP: Final = 22
-_SECCOMP_MODE_FILTER: Final = 2
-_RET_ALLOW: Final = 0x7FFF0000
-_RET_EPERM: Final = 0x00050000 | errno.EPERM
-_LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
-
-
-class _SockFilter(ctypes.Structure):
-    _fields_ = (
-        ("code", ctypes.c_uint16),
-        ("jt", ctypes.c_uint8),
-        ("jf", ctypes.c_uint8),
-        ("k", ctypes.c_uint32),
-    )
-
-
-class _SockFprog(ctypes.Structure):
-    _fields_ = (("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter)))
-
-
-def _seccomp(libc: Any) -> str | None:
-    """Refuse ``socket(AF_UNIX, ...)`` and ``io_uring_setup`` (and every syscall of a foreign
-    ABI) with ``EPERM``; ``None`` on success, else why not.
-
-    Landlock before ABI 9 does not restrict connecting to pathname UNIX sockets (a Docker or
-    D-Bus socket would be a way out), and io_uring can open sockets without ``socket()``.
-    ``socketpair`` stays allowed: event loops need it.
-    """
-    machine = os.uname().machine
-    if machine not in _SECCOMP_ARCH:
-        return f"no seccomp filter for {machine}"
-    arch, nr_socket, nr_uring = _SECCOMP_ARCH[machine]
-    program = [
-        (_LD_W_ABS, 0, 0, 4),  # seccomp_data.arch
-        (_JEQ_K, 1, 0, arch),
-        (_RET_K, 0, 0, _RET_EPERM),  # i386 or x32 entry points: refused
-        (_LD_W_ABS, 0, 0, 0),  # seccomp_data.nr
-        (_JGE_K, 5, 0, 0x40000000),  # x32 system call numbers: refused
-        (_JEQ_K, 4, 0, nr_uring),
-        (_JEQ_K, 0, 2, nr_socket),
-        (_LD_W_ABS, 0, 0, 16),  # seccomp_data.args[0], low half: the address family
-        (_JEQ_K, 1, 0, 1),  # AF_UNIX
-        (_RET_K, 0, 0, _RET_ALLOW),
-        (_RET_K, 0, 0, _RET_EPERM),
-    ]
-    filters = (_SockFilter * len(program))(*(_SockFilter(*item) for item in program))
-    prog = _SockFprog(len(program), filters)
-    if int(libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0)) != 0:
-        return os.strerror(ctypes.get_errno())
-    return None
-
-
-# -- denials as results ----------------------------------------------------------------------
-
-
-def _shown(path: str, home: str | None) -> str:
-    from customtools._format import escape_control
-
-    if home and (path == home or path.startswith(home.rstrip("/") + "/")):
-        path = "~" + path[len(home.rstrip("/")) :]
-    return escape_control(path).replace("`", "'")
-
-
-def _beneath(path: str, roots: Sequence[str]) -> bool:
-    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
-
-
-def denial(exc: BaseException, policy: Mapping[str, Any]) -> tuple[str, str, str | None] | None:
-    """``(message, permission, path)`` when ``exc`` is a sandbox denial, else ``None``."""
-    if not isinstance(exc, OSError):
-        return None
-    code = exc.errno
-    declared = policy.get("declaredIn")
-    where = f"declared in {declared}" if declared else "the default: no PERMISSIONS declared"
-    allowed = policy.get("describe") or "the defaults"
-    net = policy.get("net", "none")
-    if code == errno.ENETUNREACH and net == "none":
-        return (f"denied a network connection: this pack has no network ({where})", "net", None)
-    if code not in (errno.EACCES, errno.EPERM):
-        return None
-    filename = exc.filename if isinstance(exc.filename, str) else None
-    if filename is None and code == errno.EPERM:
-        return (
-            "denied an operation outside the sandbox (Operation not permitted: a new UNIX"
-            f" socket, or a signal to a process outside it): this pack {allowed} ({where})",
-            "scope",
-            None,
-        )
-    if filename is None:
-        if net != "all":
-            return (
-                f"denied a network connection ({os.strerror(code)}): this pack {allowed} ({where})",
-                "net",
-                None,
-            )
-        return None
-    path = os.path.abspath(filename)
-    shown = _shown(path, policy.get("home"))
-    program = "/" not in filename or os.access(path, os.X_OK)
-    if not policy.get("run") and program and not os.path.isdir(path):
-        return (
-            f"denied starting `{shown}`: this pack may not start programs ({where})",
-            "run",
-            path,
-        )
-    readable = [*policy.get("read", ()), *policy.get("write", ())]
-    if _beneath(path, readable) and not _beneath(path, policy.get("write", ())):
-        return (f"denied writing `{shown}`: this pack {allowed} ({where})", "write", path)
-    if _beneath(path, readable):
-        return None  # allowed by the policy: an ordinary permission error
-    return (f"denied reading `{shown}`: this pack {allowed} ({where})", "read", path)
-
-
-def guard(
-    execute: Callable[..., Any], policy: Mapping[str, Any], *, is_async: bool
-) -> Callable[..., Any]:
-    """``execute`` wrapped so that a sandbox denial becomes an error result naming it."""
-    from customtools._content import text_result
-
-    def result_for(exc: BaseException) -> Any:
-        found = denial(exc, policy)
-        if found is None:
-            return None
-        message, permission, path = found
-        details: dict[str, Any] = {
-            "error": "SandboxDenied",
-            "code": "sandbox-denied",
-            "permission": permission,
-        }
-        if path is not None:
-            details["path"] = path
-        return text_result(message, details, True)
-
-    if is_async:
-
-        async def run_async(*args: Any) -> Any:
-            try:
-                return await execute(*args)
-            except OSError as exc:
-                result = result_for(exc)
-                if result is None:
-                    raise
-                return result
-
-        return run_async
-
-    def run(*args: Any) -> Any:
-        try:
-            return execute(*args)
-        except OSError as exc:
-            result = result_for(exc)
-            if result is None:
-                raise
-            return result
-
-    return run
+    return {"status": "partial" if missing else "enforced", "missing": missing, **base}

@@ -44,23 +44,17 @@ import os
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from customtools._content import ToolResult, text_result
+from customtools._content import ToolResult
+from customtools._error_results import Code, Kind, LoadCode, error_result
 from customtools._loading._import import ImportOutcome, release_modules
-from customtools._loading._manifests import MANIFEST_CACHE_IGNORED, ManifestCache
+from customtools._loading._manifests import ManifestCache
 from customtools._loading._paths import display_path
 from customtools._loading._records import Candidate, Diagnostic
 from customtools._loading._trust import ProjectSource, StatCache, candidate_source
 from customtools._runtime import PREPARE, STOPS_ITSELF
 from customtools._tool import CustomTool
 
-__all__ = ["EAGER_IMPORT", "LAZY_DEFINITION_CHANGED", "LAZY_IMPORT_FAILED", "LazyLoad"]
-
-EAGER_IMPORT = "eager-import"
-"""Diagnostic code: a lazy load imported this module at load, and why."""
-LAZY_IMPORT_FAILED = "lazy-import-failed"
-"""Diagnostic code: a lazy module failed to import on its first call."""
-LAZY_DEFINITION_CHANGED = "lazy-definition-changed"
-"""Diagnostic code: a lazy module's live tools differ from its manifest."""
+__all__ = ["LazyLoad"]
 
 _HOOKS = ("on_session", "render_call", "render_result")
 _log = logging.getLogger("customtools.loading")
@@ -129,7 +123,7 @@ class LazyLoad:
         except Exception as exc:  # a manifest that passed its checksum but not the tool rules
             self.cache.diagnostics.append(
                 Diagnostic(
-                    code=MANIFEST_CACHE_IGNORED,
+                    code=LoadCode.MANIFEST_CACHE_IGNORED,
                     message=f"the manifest of {display_path(candidate.path)} was ignored: {exc};"
                     " the module is imported at load",
                     path=candidate.path,
@@ -250,7 +244,7 @@ class LazyLoad:
         if reason:
             outcome.diagnostics.append(
                 Diagnostic(
-                    code=EAGER_IMPORT,
+                    code=LoadCode.EAGER_IMPORT,
                     message=f"{display_path(candidate.path)} was imported at load, not lazily:"
                     f" {reason}",
                     path=candidate.path,
@@ -345,8 +339,7 @@ class LazyModule:
     def _error_result(self) -> ToolResult:
         assert self._error is not None
         code, message = self._error
-        details = {"error": "LazyLoadFailed", "code": code, "path": self.candidate.path}
-        return text_result(message, details, True)
+        return error_result(Kind.LAZY_LOAD_FAILED, code, message, path=self.candidate.path)
 
     async def live(self, name: str) -> Callable[..., Any] | ToolResult:
         """The live tool's ``execute``, importing the module first; or the error result.
@@ -379,8 +372,8 @@ class LazyModule:
         if outcome.errors:
             first = outcome.errors[0]
             self._fail(
-                LAZY_IMPORT_FAILED,
-                "import-failed",
+                LoadCode.LAZY_IMPORT_FAILED,
+                Code.IMPORT_FAILED,
                 f"{where}: the module of this lazily loaded tool failed to import on its first"
                 f" call: {first.error}",
             )
@@ -396,8 +389,8 @@ class LazyModule:
             }
         if changed or len(live) != len(self.wire):
             self._fail(
-                LAZY_DEFINITION_CHANGED,
-                "definition-changed",
+                LoadCode.LAZY_DEFINITION_CHANGED,
+                Code.DEFINITION_CHANGED,
                 f"{where}: the module no longer defines its tools as the manifest cache says"
                 f" ({', '.join(map(repr, sorted(changed)))} differ); load the tools again",
             )

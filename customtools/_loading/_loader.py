@@ -26,6 +26,7 @@ from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from customtools._context import ToolContext
+from customtools._error_results import LoadCode
 from customtools._errors import LoadFailedError
 from customtools._loading._api import (
     NO_OP_UI,
@@ -350,7 +351,7 @@ async def import_here(
                 )
                 step.set("customtools.tools", len(outcome.tools))
                 if outcome.errors:
-                    step.failed(outcome.errors[0].code or "load-error", outcome.errors[0].error)
+                    step.failed(outcome.errors[0].code or LoadCode.LOAD_ERROR)
             outcomes.append(outcome)
     finally:
         std_fds.close()
@@ -437,7 +438,7 @@ async def run_load(
 
         policy = options.trust if isinstance(options.trust, str) else "callback"
         with load_step(STEP_TRUST, {"customtools.trust.policy": policy}) as step:
-            gate = await apply_trust(scanned, options.trust, store)
+            gate = await apply_trust(scanned, options.trust, store, project=cwd)
             step.set("customtools.trust.pending", len(gate.pending))
         scanned = gate.scanned  # its errors and diagnostics are the scan's, already collected
         collected.errors += gate.errors
@@ -562,7 +563,7 @@ async def discover_and_load(
     isolation: ModuleIsolation | None = None,
     sandbox: bool = False,
     require_sandbox: bool = False,
-    lazy: bool = False,
+    lazy: bool | Unset = UNSET,
 ) -> LoadResult:
     """Find tool modules in every source, import them and call their factories.
 
@@ -629,7 +630,7 @@ async def load_custom_tools(
     isolation: ModuleIsolation | None = None,
     sandbox: bool = False,
     require_sandbox: bool = False,
-    lazy: bool = False,
+    lazy: bool | Unset = UNSET,
 ) -> LoadResult:
     """Load exactly the given files and directories, nothing discovered.
 
@@ -667,7 +668,7 @@ async def load_scan(
     sandbox: bool = False,
     require_sandbox: bool = False,
     home: PathArg | None = None,
-    lazy: bool = False,
+    lazy: bool | Unset = UNSET,
 ) -> LoadResult:
     """Import the candidates of a :func:`scan` result and call their factories.
 

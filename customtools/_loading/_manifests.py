@@ -26,20 +26,11 @@ import sys
 import tempfile
 from typing import Any
 
+from customtools._error_results import LoadCode
 from customtools._loading._paths import display_path
 from customtools._loading._records import Diagnostic
 
-__all__ = [
-    "MANIFEST_CACHE_IGNORED",
-    "MANIFEST_CACHE_UNWRITABLE",
-    "ManifestCache",
-    "manifest_dir",
-]
-
-MANIFEST_CACHE_IGNORED = "manifest-cache-ignored"
-"""Diagnostic code: a manifest cache file was unusable (truncated, tampered, not ours)."""
-MANIFEST_CACHE_UNWRITABLE = "manifest-cache-unwritable"
-"""Diagnostic code: the manifest cache could not be written."""
+__all__ = ["ManifestCache", "manifest_dir"]
 
 _FORMAT = 1
 _MAGIC = b"customtools-manifests"
@@ -104,7 +95,7 @@ class ManifestCache:
     def _ignored(self, path: str, why: str) -> None:
         self.diagnostics.append(
             Diagnostic(
-                code=MANIFEST_CACHE_IGNORED,
+                code=LoadCode.MANIFEST_CACHE_IGNORED,
                 message=f"the manifest cache file {display_path(path)} was ignored: {why}; its"
                 " modules are imported at load and the file is written again",
                 path=path,
@@ -177,7 +168,7 @@ class ManifestCache:
         except OSError as exc:
             self.diagnostics.append(
                 Diagnostic(
-                    code=MANIFEST_CACHE_UNWRITABLE,
+                    code=LoadCode.MANIFEST_CACHE_UNWRITABLE,
                     message=f"the manifest cache {display_path(self.directory)} cannot be"
                     f" written ({exc.strerror or type(exc).__name__}); modules missing from it"
                     " are imported at load",

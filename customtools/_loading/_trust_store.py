@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
+from customtools._error_results import LoadCode
 from customtools._errors import TrustStoreError
 from customtools._loading._paths import display_path
 from customtools._loading._records import (
@@ -81,6 +82,10 @@ class TrustGrant:
         granted: when (ISO 8601, UTC).
         files: the trusted files: name -> (real path, sha256).
         stats: the stat cache entries: real path -> stat key (see :class:`TrustStore`).
+        permissions: what each module (and each tool with its own declaration) was trusted
+            to do when sandboxed, as ``Permissions.to_dict()``, for those that differ from
+            the default (see ``ProjectSource.held``): a later change names what grew.
+            ``None``: not recorded (a grant made before customtools recorded it).
     """
 
     root: str
@@ -90,6 +95,7 @@ class TrustGrant:
     granted: str
     files: dict[str, tuple[str, str]] = field(default_factory=dict)
     stats: dict[str, StatKey] = field(default_factory=dict)
+    permissions: dict[str, dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (the store's own record shape, plus ``root``)."""
@@ -97,7 +103,7 @@ class TrustGrant:
 
 
 def _record(grant: TrustGrant) -> dict[str, Any]:
-    return {
+    out = {
         "path": grant.path,
         "provider": grant.provider,
         "digest": grant.digest,
@@ -107,6 +113,9 @@ def _record(grant: TrustGrant) -> dict[str, Any]:
             for name, (real, sha) in grant.files.items()
         },
     }
+    if grant.permissions is not None:
+        out["permissions"] = grant.permissions
+    return out
 
 
 def _default_real(root: str, name: str) -> str:
@@ -255,6 +264,7 @@ class TrustStore:
                         stats[real] = (a, b, c, d, e)
         if not ok:
             raise self._fail(f"has a malformed entry for {root!r}")
+        held = entry.get("permissions")
         return TrustGrant(
             root=root,
             path=str(entry.get("path", root)),
@@ -263,6 +273,11 @@ class TrustStore:
             granted=str(entry.get("granted", "")),
             files=files,
             stats=stats,
+            permissions={
+                str(label): value for label, value in held.items() if isinstance(value, dict)
+            }
+            if isinstance(held, dict)
+            else None,
         )
 
     def grants(self) -> tuple[TrustGrant, ...]:
@@ -338,12 +353,13 @@ class TrustStore:
         scanned: ScanResult | Iterable[ProjectSource],
         *,
         metadata: Iterable[MetadataFile] = (),
+        project: str | None = None,
     ) -> tuple[tuple[ProjectSource, ...], tuple[PendingSource, ...]]:
         """Every project source as hashed, and those that are pending."""
         grants = self._read()
         if isinstance(scanned, ScanResult):
             cache = self._cache_from(grants)
-            sources = project_sources(scanned, cache=cache)
+            sources = project_sources(scanned, cache=cache, project=project)
             metadata = scanned.metadata
         else:
             sources = tuple(scanned)
@@ -393,6 +409,7 @@ class TrustStore:
             granted=now.isoformat().replace("+00:00", "Z"),
             files={item.name: (item.real_path, item.sha256) for item in project.files},
             stats={item.real_path: item.stat for item in project.files if item.stat is not None},
+            permissions=_recorded(project),
         )
         grants[grant.root] = grant
         self._write(grants)
@@ -460,8 +477,37 @@ def _changes(grant: TrustGrant, source: ProjectSource) -> tuple[str, ...]:
             out.append(f"{printable(name)} now points to {display_path(real)} (was {was})")
         elif sha != was_sha:
             out.append(f"{printable(name)} was edited")
+    out.extend(_grown(grant, source))
     out.extend(source.problems)
     return tuple(out) or ("content changed",)
+
+
+def _recorded(source: ProjectSource) -> dict[str, dict[str, Any]]:
+    """What a grant records of ``source.held``: the permissions that are not the default."""
+    from customtools._permissions import DEFAULT_PERMISSIONS
+
+    return {label: held.to_dict() for label, held in source.held if held != DEFAULT_PERMISSIONS}
+
+
+def _grown(grant: TrustGrant, source: ProjectSource) -> list[str]:
+    """What each module may do now that it was not trusted to (for grants that recorded
+    it): "x.py now may also connect to TCP port(s) 443"."""
+    from customtools._permissions import DEFAULT_PERMISSIONS, Permissions, PermissionsError
+
+    if grant.permissions is None:
+        return []
+    out = []
+    for label, now in source.held:
+        # Not recorded: the default, or for a tool, what its module held.
+        was = grant.permissions.get(label) or grant.permissions.get(label.split(", tool ")[0])
+        try:
+            before = DEFAULT_PERMISSIONS if was is None else Permissions.from_dict(was)
+        except (PermissionsError, TypeError, ValueError):
+            continue
+        grown = now.growth(before, project=source.project)
+        if grown:
+            out.append(f"{label} now may also {printable('; '.join(grown))}")
+    return out
 
 
 # -- the gate -------------------------------------------------------------------------------------
@@ -480,13 +526,18 @@ class GateOutcome:
 
 
 async def apply_trust(
-    scanned: ScanResult, policy: TrustPolicy, store: TrustStore | None
+    scanned: ScanResult,
+    policy: TrustPolicy,
+    store: TrustStore | None,
+    *,
+    project: str | None = None,
 ) -> GateOutcome:
     """Drop the candidates of untrusted project sources from ``scanned``.
 
     Nothing is read or hashed when the scan holds no project candidate or ``policy`` is
     ``"all"``. A store that cannot be read is a ``"trust-store-error"`` LoadError and every
-    project source is then blocked.
+    project source is then blocked. ``project`` (the load's ``cwd``) is where the listing
+    resolves project-relative permissions.
     """
     if policy == "all" or not any(c.source.level == "project" for c in scanned.candidates):
         return GateOutcome(scanned=scanned)
@@ -496,15 +547,15 @@ async def apply_trust(
     if policy != "none":
         store = store if store is not None else TrustStore()
         try:
-            sources, found = store._pending(scanned)
+            sources, found = store._pending(scanned, project=project)
             pending = list(found)
             if callable(policy):
                 pending = await _ask(policy, pending, store)
             _register_trusted(sources, pending)
         except TrustStoreError as exc:
-            errors.append(LoadError(path=exc.path, error=str(exc), code="trust-store-error"))
+            errors.append(LoadError(path=exc.path, error=str(exc), code=LoadCode.TRUST_STORE_ERROR))
     if policy == "none" or errors:
-        sources = project_sources(scanned)
+        sources = project_sources(scanned, project=project)
         why = (
             f"the trust store {display_path(errors[0].path)} cannot be used"
             if errors
@@ -520,7 +571,7 @@ async def apply_trust(
     kept = tuple(c for c in scanned.candidates if id(c) not in blocked)
     diagnostics = tuple(
         Diagnostic(
-            code="pending-trust",
+            code=LoadCode.PENDING_TRUST,
             message=item.message(),
             path=item.root,
             source=item.source.source,

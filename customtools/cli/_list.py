@@ -13,6 +13,7 @@ import os
 import sys
 from typing import Any
 
+from customtools._error_results import LoadCode
 from customtools._format import escape_control
 from customtools.cli._common import (
     EXIT_FINDINGS,
@@ -81,7 +82,7 @@ def command(args: argparse.Namespace) -> int:
         try:
             pending = store.pending(scanned)
         except TrustStoreError as exc:
-            errors += (LoadError(path=exc.path, error=str(exc), code="trust-store-error"),)
+            errors += (LoadError(path=exc.path, error=str(exc), code=LoadCode.TRUST_STORE_ERROR),)
             pending = ()
             blocked = {id(c) for c in scanned.candidates if c.source.level == "project"}
         else:
@@ -151,6 +152,7 @@ def _tool(loaded: Any, here: str) -> dict[str, Any]:
         "hidden": tool.hidden,
         "strict": tool.strict,
         "lazy": loaded.lazy,
+        "formerNames": list(tool.former_names),
     }
 
 
@@ -181,12 +183,17 @@ def _text(report: dict[str, Any]) -> str:
     report = _escaped(report)
     if report["tools"] is not None:
         header = ["NAME", "LABEL", "PROVIDER", "LEVEL", "TRUST", "PATH"]
-        keys = ["name", "label", "provider", "level", "trust", "path"]
-        rows = [[tool[key] for key in keys] for tool in report["tools"]]
-        if report.get("lazy"):  # with --lazy: how each tool's module was loaded
+        lazy = report.get("lazy")  # with --lazy: how each tool's module was loaded
+        if lazy:
             header.insert(5, "LOAD")
-            for row, tool in zip(rows, report["tools"], strict=True):
-                row.insert(5, "lazy" if tool["lazy"] else "eager")
+        rows = []
+        for tool in report["tools"]:
+            cells = [tool["provider"], tool["level"], tool["trust"], tool["path"]]
+            if lazy:
+                cells.insert(3, "lazy" if tool["lazy"] else "eager")
+            rows.append([tool["name"], tool["label"], *cells])
+            for former in tool["formerNames"]:  # deprecated aliases: still callable
+                rows.append([former, f"(deprecated: renamed to {tool['name']})", *cells])
         if rows:
             lines += _table(rows, header)
         else:
@@ -224,7 +231,7 @@ def _text(report: dict[str, Any]) -> str:
         for item in report["errors"]:
             lines.append(f"  {item['path']}: [{item['code']}] {item['error']}")
     # Pending trust has its own section above.
-    shown = [item for item in report["diagnostics"] if item["code"] != "pending-trust"]
+    shown = [item for item in report["diagnostics"] if item["code"] != LoadCode.PENDING_TRUST]
     if shown:
         lines += ["", "diagnostics:"]
         for item in shown:

@@ -149,7 +149,7 @@ def _grant(store: Any, project: str, args: argparse.Namespace) -> int:
         disabled_providers=frozenset(args.disabled),
         entry_points=False,
     )
-    sources = project_sources(scanned)
+    sources = project_sources(scanned, project=project)
     pending = store.pending(sources, metadata=scanned.metadata)
     waiting = {item.source.real_root: item for item in pending}
     trustable = [item for item in pending if item.source.trustable]

@@ -10,6 +10,10 @@ Three rules, applied by :meth:`ToolServer.streamable_http_app` and :func:`serve_
   least one allowed host; without them the server refuses to start and says what to add.
 * A bearer token is compared in constant time (:func:`hmac.compare_digest`); a request
   without it, or with another, is answered ``401`` before it reaches the protocol.
+* Nothing is checked before a request's headers are complete, so connections that never
+  finish them are bounded (:func:`guarded_protocol`): each has :data:`HEADER_TIMEOUT`
+  seconds, and past a cap set by the open-file limit (raised to its hard limit) the oldest
+  is closed for a new one.
 """
 
 from __future__ import annotations
@@ -22,7 +26,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["MIN_TOKEN_LENGTH", "BearerMiddleware", "HttpSecurity", "is_loopback", "read_token"]
+__all__ = [
+    "HEADER_TIMEOUT",
+    "MIN_TOKEN_LENGTH",
+    "BearerMiddleware",
+    "HttpSecurity",
+    "guarded_protocol",
+    "is_loopback",
+    "read_token",
+]
+
+HEADER_TIMEOUT = 10.0
+"""Seconds a connection has to send a request's headers (also between keep-alive requests)."""
 
 MIN_TOKEN_LENGTH = 16
 """The fewest characters a bearer token may have (``secrets.token_urlsafe(32)`` has 43)."""
@@ -59,7 +74,11 @@ def read_token(*, file: str | os.PathLike[str] | None = None, env: str | None = 
     Args:
         file: a file holding the token (surrounding whitespace is ignored). It must be a
             regular file no larger than 4 KiB that other users cannot read or write.
-        env: the name of an environment variable holding the token.
+        env: the name of an environment variable holding the token. The variable is
+            removed from this process's environment once read, so tool code and the
+            processes it starts (isolation workers, ``exec`` children) do not see the token.
+            The process's initial environment stays readable in ``/proc/<pid>/environ``:
+            prefer ``file`` where tools run in the serving process.
 
     Raises:
         ValueError: neither or both were given, the source is missing, unreadable or
@@ -93,7 +112,7 @@ def read_token(*, file: str | os.PathLike[str] | None = None, env: str | None = 
     else:
         assert env is not None
         where = f"environment variable {env!r}"
-        value = os.environ.get(env)
+        value = os.environ.pop(env, None)
         if value is None:
             raise ValueError(f"{where} is not set; export the token in it")
         token = value.strip()
@@ -266,3 +285,85 @@ class BearerMiddleware:
         # Compare even when the scheme is wrong, so the time taken says nothing either way.
         matches = hmac.compare_digest(token.strip(), self._token)
         return matches and scheme.lower() == b"bearer"
+
+
+def _file_budget() -> int | None:
+    """Raise this process's soft open-file limit to its hard limit (a server needs one
+    descriptor per connection); the limit now in force, ``None`` when there is none."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft != hard:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+            soft = hard
+    except (ImportError, OSError, ValueError):  # no such limit here, or it cannot be raised
+        return None
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def guarded_protocol(*, header_timeout: float = HEADER_TIMEOUT) -> type[Any]:
+    """uvicorn's HTTP protocol, with the connections that have not sent a complete request
+    (new ones, and kept-alive ones between requests) bounded: each is closed after
+    ``header_timeout`` seconds, and past a cap (an eighth of the open-file limit, at most
+    256; the class's ``max_waiting``, also the listen backlog to use) the oldest of them is
+    closed for each new one. So connections that never finish their
+    headers cannot hold every file descriptor, as they did before any token was checked.
+    The soft open-file limit is raised to the hard one first.
+
+    One class per server: the waiting connections are counted per server.
+    """
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    budget = _file_budget()
+    limit = 256 if budget is None else max(8, min(256, budget // 8))
+    waiting: dict[Any, Any] = {}  # connection -> its timer, oldest first
+
+    class GuardedProtocol(AutoHTTPProtocol):  # type: ignore[misc,valid-type]
+        # Also the listen backlog: asyncio accepts up to a backlog of connections at once,
+        # before any of them is counted here, so a larger one could still exhaust the limit.
+        max_waiting = limit
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._finished_cycle: Any = None
+            self._wait()
+
+        def _wait(self) -> None:
+            waiting[self] = self.loop.call_later(header_timeout, self._close_waiting)
+            while len(waiting) > limit:
+                next(iter(waiting))._close_waiting()
+
+        def _stop_waiting(self) -> None:
+            timer = waiting.pop(self, None)
+            if timer is not None:
+                timer.cancel()
+
+        def _close_waiting(self) -> None:
+            self._stop_waiting()
+            self.transport.close()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self in waiting and self._started():
+                self._stop_waiting()
+
+        def _started(self) -> bool:
+            # A request's headers are in once the protocol made a new request cycle for it.
+            cycle = self.cycle
+            return cycle is not None and cycle is not self._finished_cycle
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if self.transport.is_closing():
+                return
+            if self.cycle is not None and not self.cycle.response_complete:
+                return  # a pipelined request already started
+            self._finished_cycle = self.cycle
+            self._wait()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._stop_waiting()
+            super().connection_lost(exc)
+
+    return GuardedProtocol

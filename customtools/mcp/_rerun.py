@@ -93,8 +93,12 @@ class StateSeal:
             raise refuse("it is too large")
         body, _, mac = state.partition(".")
         try:
-            expected = hmac.new(self._key, body.encode(), hashlib.sha256).digest()
-            if not hmac.compare_digest(expected, base64.urlsafe_b64decode(mac.encode())):
+            # The exact text is compared, never a decoding of it: base64 decoders skip what
+            # follows the padding, so a state with anything appended would still verify.
+            expected = base64.urlsafe_b64encode(
+                hmac.new(self._key, body.encode(), hashlib.sha256).digest()
+            )
+            if not hmac.compare_digest(expected, mac.encode()):
                 raise refuse("its integrity check failed")
             payload = json.loads(base64.urlsafe_b64decode(body.encode()))
         except MCPError:
@@ -151,8 +155,9 @@ def resume(seal: StateSeal, params: Any, *, tool: str, digest: str) -> list[Any]
     payload = seal.open(state, tool=tool, digest=digest)
     answers = list(payload["a"])
     pending = payload.get("p")
+    key = payload.get("k")
     responses = params.input_responses or {}
-    response = responses.get(f"q{len(answers)}")
+    response = responses.get(key) if isinstance(key, str) else None
     if isinstance(pending, str) and response is not None:
         dumped = (
             response.model_dump(by_alias=True, mode="json", exclude_none=True)
@@ -168,6 +173,7 @@ def input_required(seal: StateSeal, bridge: Any, *, digest: str) -> Any:
     state would be too large (the caller answers with an error result)."""
     pending = bridge.pending
     assert pending is not None
+    key = pending.key if pending.key is not None else f"q{len(bridge.answers)}"
     state = seal.seal(
         {
             "t": bridge.tool,
@@ -175,10 +181,9 @@ def input_required(seal: StateSeal, bridge: Any, *, digest: str) -> Any:
             "e": time.time() + STATE_TTL,
             "a": bridge.answers,
             "p": pending.digest,
+            "k": key,
         }
     )
     if len(state) > MAX_STATE_BYTES:
         return None
-    return types.InputRequiredResult(
-        input_requests={f"q{len(bridge.answers)}": pending.request}, request_state=state
-    )
+    return types.InputRequiredResult(input_requests={key: pending.request}, request_state=state)

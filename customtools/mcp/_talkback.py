@@ -3,17 +3,20 @@
 Each call gets a :class:`CallBridge` holding the call's session and what its client declared:
 
 * ``ctx.ask`` and ``ctx.ui.confirm/select/input`` become form-mode elicitation, but only for a
-  client that declared ``elicitation``; otherwise ``ctx.ask`` raises
-  :class:`~customtools.talkback.TalkBackError` (``no-input-handler``) saying so, and ``ctx.ui``
-  is the no-op UI with ``has_ui`` false;
-* ``ctx.sample`` becomes ``sampling/createMessage`` for a client that declared ``sampling``;
+  client that declared ``elicitation``; otherwise ``ctx.can_ask`` is false, ``ctx.ui`` is the
+  no-op UI with ``has_ui`` false, and ``ctx.ask`` raises
+  :class:`~customtools.talkback.TalkBackError` (``no-input-handler``) saying so, or in the
+  2026-07-28 era ends the run and the call answers ``-32021`` (SEP-2575);
+* ``ctx.sample`` becomes ``sampling/createMessage`` for a client that declared ``sampling``
+  (likewise ``ctx.can_sample``, ``no-sampler`` or ``-32021``);
 * ``ctx.log`` and ``ctx.ui.notify`` become ``notifications/message``, at or above the level the
   client set with ``logging/setLevel`` (handshake era) or asked for in the request's ``_meta``
   (2026-07-28), sent in order by one pump task that starts on the first message;
 * approval (``requires_approval``, ``destructiveHint``) is one more form, asked of the client.
 
 In the 2026-07-28 era a server cannot send requests in the middle of a call: a question
-aborts the run, the call answers ``input_required``, and the retry re-runs the tool with the
+ends the run (:class:`~customtools._talkback.QuestionPending`, which ``except Exception``
+does not catch), the call answers ``input_required``, and the retry re-runs the tool with the
 answers so far (:mod:`customtools.mcp._rerun`). A tool must therefore ask the same questions
 in the same order when re-run, and make its changes only after its last question.
 """
@@ -22,12 +25,13 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 import warnings
 import weakref
 from collections import deque
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import anyio
 import mcp_types as types
@@ -41,19 +45,24 @@ from customtools._talkback import (
     InputAnswer,
     InputRequest,
     LogLevel,
+    QuestionPending,
     SampleRequest,
     SampleResult,
     TalkBackError,
+    Unanswerable,
     check_form_schema,
     run_on_loop,
 )
 from customtools.mcp._rerun import MAX_ROUNDS, question_digest
 
-__all__ = ["CallBridge", "LogLevels"]
+__all__ = ["MAX_APPROVAL_TEXT", "CallBridge", "LogLevels", "approval_text"]
 
 _log = logging.getLogger("customtools.mcp")
 
 _MAX_QUEUED_LOGS = 1000
+MAX_APPROVAL_TEXT = 8000
+"""The most characters of arguments an approval form shows (all of them, or no form)."""
+_INVISIBLE = re.compile("[\x7f-\x9f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
 _CAPS_KEY = "io.modelcontextprotocol/clientCapabilities"
 _APPROVE = {
     "type": "object",
@@ -88,13 +97,15 @@ def _connection(session: Any) -> Any:
 
 
 class _NeedInput:
-    """What a re-run call still needs: the question to send in ``input_required``."""
+    """What a re-run call still needs: the question to send in ``input_required``, and its
+    key there (``None``: the bridge names it)."""
 
-    __slots__ = ("digest", "request")
+    __slots__ = ("digest", "key", "request")
 
-    def __init__(self, digest: str, request: Any) -> None:
+    def __init__(self, digest: str, request: Any, key: str | None) -> None:
         self.digest = digest
         self.request = request
+        self.key = key
 
 
 class _LogPump:
@@ -232,6 +243,7 @@ class CallBridge:
         self.answers = answers if answers is not None else []
         self._asked = 0
         self.pending: _NeedInput | None = None
+        self.missing: MCPError | None = None  # 2026-07-28: a capability the call needs
         elicit, sample = self._capabilities()
         # Stateless HTTP in the handshake era: no initialize on this connection, no channel
         # for requests to the client.
@@ -264,6 +276,18 @@ class CallBridge:
         """``ctx.ui``: the MCP UI for a client that can answer forms, else the no-op UI."""
         return _McpUI(self) if self.can_elicit else NO_OP_UI
 
+    @property
+    def asks(self) -> Any:
+        """``ctx.input_handler``: :meth:`input_handler`, marked unanswerable for a client that
+        cannot answer forms (``ctx.can_ask`` is then false)."""
+        return self.input_handler if self.can_elicit else Unanswerable(self.input_handler)
+
+    @property
+    def samples(self) -> Any:
+        """``ctx.sampler``: :meth:`sampler`, marked unanswerable for a client that cannot
+        sample (``ctx.can_sample`` is then false)."""
+        return self.sampler if self.can_sample else Unanswerable(self.sampler)
+
     def _cut_off(self, what: str) -> TalkBackError:
         return TalkBackError(
             f"tool {self._tool!r} {what} but this connection cannot carry requests to the client"
@@ -277,6 +301,8 @@ class CallBridge:
         if self.cut_off:
             raise self._cut_off(f"asked the user ({request.message!r})")
         if not self.can_elicit:
+            if self.modern:
+                self._missing("elicitation", "make the tool check ctx.can_ask before asking")
             raise TalkBackError(
                 f"tool {self._tool!r} asked the user ({request.message!r}) but the MCP client"
                 " did not declare the elicitation capability, so it cannot be asked; use a"
@@ -284,7 +310,7 @@ class CallBridge:
                 code="no-input-handler",
             )
         if self.modern:
-            raw = self._replay("elicit", {"message": request.message, "schema": request.schema})
+            raw = self._replay("elicit", _elicit_body(request.message, request.schema, request.key))
             if raw is None:
                 self._need(
                     "elicit",
@@ -293,6 +319,7 @@ class CallBridge:
                             message=request.message, requested_schema=dict(request.schema)
                         )
                     ),
+                    key=request.key,
                 )
             action = raw.get("action") if isinstance(raw, Mapping) else None
             if action not in ("accept", "decline", "cancel"):
@@ -351,6 +378,8 @@ class CallBridge:
         if self.cut_off:
             raise self._cut_off("asked the host's model")
         if not self.can_sample:
+            if self.modern:
+                self._missing("sampling", "make the tool check ctx.can_sample before sampling")
             raise TalkBackError(
                 f"tool {self._tool!r} asked the host's model but the MCP client did not declare"
                 " the sampling capability; use a client that supports sampling, or call a"
@@ -423,23 +452,24 @@ class CallBridge:
         self._pump.put(level, payload)
 
     async def approver(self, request: ApprovalRequest) -> bool:
-        """Approval as a form: run the tool only on an explicit yes."""
+        """Approval as a form showing every argument: run the tool only on an explicit yes.
+
+        Raises:
+            ValueError: the arguments are too long to show in full (the call is refused).
+        """
+        message = approval_text(self._tool, request)
         if self.cut_off:
             raise self._cut_off("asked the user for approval")
         if not self.can_elicit:
+            if self.modern:
+                self._missing("elicitation", "serve with an approver (ToolServer(approver=...))")
             raise TalkBackError(
                 "the MCP client did not declare the elicitation capability, so nobody can be"
                 " asked; connect with a client that supports elicitation, or serve with an"
                 " approver (ToolServer(approver=...))",
                 code="no-input-handler",
             )
-        shown = json.dumps(dict(request.arguments), default=repr)[:2000]
-        answer = await self.input_handler(
-            InputRequest(
-                message=f"Allow tool {self._tool!r} to run with these arguments?\n{shown}",
-                schema=_APPROVE,
-            )
-        )
+        answer = await self.input_handler(InputRequest(message=message, schema=_APPROVE))
         return answer.action == "accept" and answer.values.get("approve") is True
 
     async def aclose(self, grace: float) -> None:
@@ -464,25 +494,82 @@ class CallBridge:
             return entry.get("r")
         return None
 
-    def _need(self, kind: str, request: Any) -> None:
+    def _missing(self, capability: str, advice: str) -> NoReturn:
+        """The call needs a capability this request did not declare (SEP-2575).
+
+        The run ends at the question (nothing the tool would do without an answer runs), and
+        the call answers ``-32021`` naming the capability instead of a result.
+        """
+        if self.missing is None:
+            self.missing = MCPError(
+                code=types.MISSING_REQUIRED_CLIENT_CAPABILITY,
+                message=f"tool {self._tool!r} needs the client's {capability} capability, which"
+                f" this request did not declare; use a client that supports {capability}, or"
+                f" {advice}",
+                data=types.MissingRequiredClientCapabilityErrorData(
+                    required_capabilities=types.ClientCapabilities.model_validate({capability: {}})
+                ).model_dump(by_alias=True, mode="json", exclude_none=True),
+            )
+        reason = f"the client did not declare the {capability} capability"
+        self._abort(reason)
+        raise QuestionPending(reason)
+
+    def _need(self, kind: str, request: Any, *, key: str | None = None) -> NoReturn:
         if self._asked > MAX_ROUNDS:
             raise TalkBackError(
                 f"tool {self._tool!r} asked more than {MAX_ROUNDS} questions in one call",
                 code="talkback-failed",
             )
-        body = _body_of(kind, request)
-        self.pending = _NeedInput(question_digest(kind, body), request)
-        self._abort("waiting for the client's answer (input_required)")
-        # The run is over: ToolAbortedError, not TalkBackError, so that a tool handling
-        # "nobody can answer" does not take this for it and act on a fallback.
-        self._signal.raise_if_aborted()
-        raise AssertionError("unreachable: the signal was just aborted")  # pragma: no cover
+        if self.pending is None:  # a tool that swallowed the first one asks again: keep it
+            body = _body_of(kind, request, key)
+            self.pending = _NeedInput(question_digest(kind, body), request, key)
+        reason = "waiting for the client's answer (input_required)"
+        self._abort(reason)
+        # The run is over, and no `except Exception` fallback may act before the answer.
+        raise QuestionPending(reason)
 
 
-def _body_of(kind: str, request: Any) -> Any:
+def approval_text(tool: str, request: ApprovalRequest) -> str:
+    """The approval form's text: every argument on its own line, in full, in the order of the
+    tool's schema (then any others, sorted), as JSON with invisible characters escaped.
+
+    Raises:
+        ValueError: the arguments take more than :data:`MAX_APPROVAL_TEXT` characters; what
+            the person approves must all be shown, so such a call cannot be approved here.
+    """
+    arguments = request.arguments
+    declared = request.tool.parameters.get("properties") or {}
+    names = [name for name in declared if name in arguments]
+    names += sorted((name for name in arguments if name not in declared), key=str)
+    lines = [f"Allow tool {tool!r} to run with these arguments?"]
+    size = 0
+    for name in names:
+        value = json.dumps(arguments[name], ensure_ascii=False, sort_keys=True, default=repr)
+        size += len(value) + len(str(name))
+        if size > MAX_APPROVAL_TEXT:
+            raise ValueError(
+                f"its arguments are longer than the {MAX_APPROVAL_TEXT} characters an approval"
+                " form shows in full, so it cannot be approved over MCP; pass shorter"
+                " arguments, or serve with an approver (ToolServer(approver=...))"
+            )
+        lines.append(f"- {_visible(json.dumps(str(name), ensure_ascii=False))}: {_visible(value)}")
+    return "\n".join(lines)
+
+
+def _visible(text: str) -> str:
+    # JSON escapes C0 controls; these are the characters that still hide or reorder text.
+    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _elicit_body(message: str, schema: Any, key: str | None) -> dict[str, Any]:
+    body = {"message": message, "schema": schema}
+    return body if key is None else {**body, "key": key}
+
+
+def _body_of(kind: str, request: Any, key: str | None) -> Any:
     params = request.params
     if kind == "elicit":
-        return {"message": params.message, "schema": params.requested_schema}
+        return _elicit_body(params.message, params.requested_schema, key)
     return {
         "messages": [
             {"role": m.role, "content": m.content.text if hasattr(m.content, "text") else ""}

@@ -127,8 +127,35 @@ def test_trust_lists_the_declared_permissions(cli, checkout):
     result = cli("trust", str(checkout))
     assert result.code == 1
     assert (
-        "    when sandboxed: fetch.py may read the project, write only its temporary directory,"
-        " connect to TCP port(s) 443, start no programs, receive the environment variable(s)"
-        " TOKEN\n"
+        f"    when sandboxed: fetch.py may read the project `{checkout}`, write only its temporary"
+        " directory, connect to TCP port(s) 443, start no programs, receive the environment"
+        " variable(s) TOKEN\n"
     ) in result.out
     assert not (checkout / "MARKER").exists()
+
+
+def test_a_widened_declaration_lists_what_grew(cli, checkout):
+    tools = checkout / ".claude" / "tools"
+    fetch = tools / "fetch.py"
+    header = "from customtools import tool\nfrom customtools.isolation import Permissions\n"
+    fetch.write_text(
+        header + "PERMISSIONS = Permissions(net=[443])\n"
+        "@tool\ndef fetch() -> str:\n    'Fetch.'\n    return 'ok'\n"
+    )
+    plain = tools / "plain.py"
+    plain.write_text(header + "@tool\ndef plain() -> str:\n    'Plain.'\n    return ''\n")
+    assert cli("trust", str(checkout), "--yes").code == 0
+    fetch.write_text(
+        fetch.read_text().replace(
+            "Permissions(net=[443])",
+            "Permissions(net=[443, 8443], read=['.', '~/.aws'], env=['TOKEN'], run=True)",
+        )
+    )
+    plain.write_text(header + "PERMISSIONS = Permissions(write=['out'])\n" + plain.read_text())
+    result = cli("trust", str(checkout))
+    assert result.code == 1
+    assert (
+        "    changed: fetch.py now may also read `~/.aws`; connect to TCP port(s) 8443; start"
+        " programs; receive the environment variable(s) TOKEN\n"
+    ) in result.out
+    assert f"    changed: plain.py now may also write `{checkout / 'out'}`\n" in result.out

@@ -270,13 +270,13 @@ async def test_the_stat_cache_skips_unchanged_files_and_sees_same_size_edits(
     store = TrustStore(home=home)
     store.grant(sources(project, home)[0])
     reads: list[str] = []
-    real_hash = trust_module._hash_file
+    real_hash = trust_module.hash_file
 
     def counting(path: str, budget: int) -> tuple[str, int, os.stat_result]:
         reads.append(path)
         return real_hash(path, budget)
 
-    monkeypatch.setattr(trust_module, "_hash_file", counting)
+    monkeypatch.setattr(trust_module, "hash_file", counting)
     scanned = scan((), project, home=home, entry_points=False)
     assert store.pending(scanned) == ()
     assert reads == []  # trusted by stat, not read
@@ -339,3 +339,34 @@ async def test_options_are_explicit_keywords_so_a_misspelling_fails(
         trust_store=None,
     )
     assert [d.code for d in result.diagnostics] == ["provider-disabled"]
+
+
+async def test_a_grant_records_the_permissions_and_a_widening_names_what_grew(
+    home: Path, project: Path, tools: Path
+) -> None:
+    declared = "from customtools.isolation import Permissions\nPERMISSIONS = Permissions({})\n"
+    write(tools / "net.py", declared.format("net=[443]") + tool_module("net"))
+    store = TrustStore(home=home)
+    (source,) = sources(project, home)
+    store.grant(source)
+    record = json.loads(Path(store.path).read_text())["sources"][str(tools.resolve())]
+    # Only what differs from the default is recorded (one.py declares nothing).
+    assert record["permissions"] == {
+        "net.py": {"read": ["."], "write": [], "net": [443], "run": False, "env": []}
+    }
+    write(tools / "net.py", declared.format("net='all'") + tool_module("net"))
+    write(tools / "one.py", declared.format("run=True") + tool_module("one"))
+    (widened,) = store.pending(sources(project, home))
+    assert widened.changes == (
+        "net.py was edited",
+        "one.py was edited",
+        "net.py now may also use the network",
+        "one.py now may also start programs",
+    )
+    # A grant recorded before the permissions were: only what was edited.
+    del record["permissions"]
+    Path(store.path).write_text(
+        json.dumps({"version": 1, "sources": {str(tools.resolve()): record}})
+    )
+    (edited,) = store.pending(sources(project, home))
+    assert edited.changes == ("net.py was edited", "one.py was edited")

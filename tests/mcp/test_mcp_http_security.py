@@ -7,6 +7,7 @@ non-loopback address: the refusals happen before any socket is opened.
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 import socket
@@ -20,7 +21,7 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_helpers import PACK, ROOT, child_env, serve_argv
+from mcp_helpers import PACK, http_server
 
 from customtools.cli import run
 from customtools.mcp import HttpSecurity, ToolServer, is_loopback, read_token
@@ -47,48 +48,18 @@ def collect_garbage() -> Iterator[None]:
     gc.collect()
 
 
-def free_port(host: str) -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
-
-
 @asynccontextmanager
-async def served(host: str, *args: str, env: dict[str, str] | None = None) -> AsyncIterator[str]:
-    """``customtools serve --http host:port`` on loopback; yields the URL; always stopped."""
-    port = free_port(host)
-    argv = serve_argv(str(PACK), "--http", f"{host}:{port}", *args)
-    process = await anyio.open_process(
-        argv,
-        stdin=None,
-        stdout=None,
-        stderr=None,
-        cwd=str(ROOT),
-        env={**child_env(), **(env or {})},
-    )
-    try:
-        with anyio.fail_after(30):
-            while True:
-                try:
-                    stream = await anyio.connect_tcp(host, port)
-                except OSError:
-                    if process.returncode is not None:
-                        raise RuntimeError(f"the server exited with {process.returncode}") from None
-                    await anyio.sleep(0.05)
-                else:
-                    await stream.aclose()
-                    break
-        yield f"http://{host}:{port}/mcp"
-    finally:
-        with anyio.CancelScope(shield=True):
-            if process.returncode is None:
-                process.terminate()
-            with anyio.move_on_after(5):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
-            await process.aclose()
+async def served(
+    host: str,
+    *args: str,
+    pack: Path = PACK,
+    env: dict[str, str] | None = None,
+    max_files: tuple[int, int] | None = None,
+) -> AsyncIterator[str]:
+    """``customtools serve --http`` on a loopback ``host`` (with the soft and hard open-file
+    limits ``max_files`` when given); yields the URL; always stopped."""
+    async with http_server(str(pack), *args, host=host, env=env, max_files=max_files) as url:
+        yield url
 
 
 async def post(url: str, headers: dict[str, str]) -> httpx2.Response:
@@ -237,7 +208,7 @@ def test_tokens_are_read_from_a_private_file_or_the_environment(
         read_token(file=fifo)  # never blocks on the pipe
     monkeypatch.setenv("CT_TEST_TOKEN", TOKEN)
     assert read_token(env="CT_TEST_TOKEN") == TOKEN
-    monkeypatch.delenv("CT_TEST_TOKEN")
+    assert "CT_TEST_TOKEN" not in os.environ  # read once, then gone from the environment
     with pytest.raises(ValueError, match="is not set"):
         read_token(env="CT_TEST_TOKEN")
     with pytest.raises(ValueError, match="exactly one"):
@@ -308,3 +279,84 @@ async def test_an_oauth_token_verifier_guards_the_endpoint_in_process() -> None:
     assert wrong.status_code == 401
     assert right.status_code == 200
     assert rebinding.status_code == 421
+
+
+ENV_TOOL = """
+import os, subprocess, sys
+from customtools import tool
+
+@tool
+def show_env(name: str) -> str:
+    \"\"\"What this process and a child it starts see of a variable.\"\"\"
+    child = subprocess.run(
+        [sys.executable, "-c", f"import os; print(os.environ.get({name!r}))"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()
+    return f"{os.environ.get(name)}/{child}"
+"""
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+@pytest.mark.usefixtures("collect_garbage")
+async def test_a_token_from_the_environment_is_not_left_for_tools(tmp_path: Path) -> None:
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "show_env.py").write_text(ENV_TOOL)
+    env = {"CT_TEST_TOKEN": TOKEN}
+    async with served("127.0.0.1", "--token-env", "CT_TEST_TOKEN", pack=pack, env=env) as url:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10)
+        async with http, Client(streamable_http_client(url, http_client=http)) as client:
+            with anyio.fail_after(15):
+                result = await client.call_tool("show_env", {"name": "CT_TEST_TOKEN"})
+    assert result.content[0].text == "None/None"  # type: ignore[union-attr]
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+@pytest.mark.usefixtures("collect_garbage")
+async def test_connections_that_never_finish_their_headers_do_not_lock_clients_out() -> None:
+    # 700 connections that stop in the middle of their headers, against a server started with
+    # 128 open files allowed (512 at most): they used to take every descriptor before any
+    # token was checked, and the authenticated client then got nothing (accept failed with
+    # EMFILE). Raising the limit alone would not do: 700 > 512.
+    env = {"CT_TEST_TOKEN": TOKEN}
+    slow: list[socket.socket] = []
+    async with served(
+        "127.0.0.1", "--token-env", "CT_TEST_TOKEN", env=env, max_files=(128, 512)
+    ) as url:
+        port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
+        try:
+            for _ in range(700):
+                sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+                slow.append(sock)
+                sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            right = await post(url, {"Authorization": f"Bearer {TOKEN}"})
+        finally:
+            for sock in slow:
+                sock.close()
+    assert right.status_code == 200
+    assert "serverInfo" in right.text
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # uvicorn runs on asyncio only
+async def test_a_connection_that_stalls_in_its_headers_is_closed(anyio_backend: str) -> None:
+    from customtools.mcp import serve_http
+
+    urls: list[str] = []
+    async with anyio.create_task_group() as group:
+        group.start_soon(
+            functools.partial(
+                serve_http, ToolServer(), port=0, header_timeout=0.2, on_ready=urls.append
+            )
+        )
+        try:
+            with anyio.fail_after(20):
+                while not urls:
+                    await anyio.sleep(0.01)
+                port = int(urls[0].rsplit(":", 1)[1].split("/", 1)[0])
+                stream = await anyio.connect_tcp("127.0.0.1", port)
+                async with stream:
+                    await stream.send(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+                    with pytest.raises(anyio.EndOfStream):
+                        await stream.receive()  # the server closed it, with no response
+        finally:
+            group.cancel_scope.cancel()

@@ -13,6 +13,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 from mcp_helpers import ROOT, child_env, http_server, serve_argv
 
 pytestmark = [
@@ -107,14 +108,23 @@ async def test_stdio_client_without_capabilities_gets_typed_outcomes(
 ) -> None:
     argv = serve_argv(str(TALKPACK), "--stdio")
     params = StdioServerParameters(command=argv[0], args=argv[1:], env=child_env(), cwd=str(ROOT))
+    mode = era(anyio_backend)
     with (tmp_path / "stderr.txt").open("w") as errlog:
-        async with Client(stdio_client(params, errlog=errlog), mode=era(anyio_backend)) as client:
+        async with Client(stdio_client(params, errlog=errlog), mode=mode) as client:
             with anyio.fail_after(20):
                 explained = await client.call_tool("test_ask_or_explain", {})
-                sampled = await client.call_tool("test_sampling", {"prompt": "x"})
-    assert explained.content[0].text == "cannot ask: no-input-handler"  # type: ignore[union-attr]
-    assert sampled.is_error is True
-    assert "did not declare the sampling capability" in sampled.content[0].text  # type: ignore[union-attr]
+                if mode == "auto":  # 2026-07-28: the capability is missing (SEP-2575)
+                    with pytest.raises(MCPError) as refused:
+                        await client.call_tool("test_sampling", {"prompt": "x"})
+                else:
+                    sampled = await client.call_tool("test_sampling", {"prompt": "x"})
+    text = explained.content[0].text  # type: ignore[union-attr]
+    assert text == "cannot ask: the client does not support elicitation"
+    if mode == "auto":
+        assert refused.value.error.code == types.MISSING_REQUIRED_CLIENT_CAPABILITY
+    else:
+        assert sampled.is_error is True
+        assert "did not declare the sampling capability" in sampled.content[0].text  # type: ignore[union-attr]
 
 
 async def test_http_asks_samples_and_logs(anyio_backend: str) -> None:
@@ -137,3 +147,38 @@ async def test_stateless_http_handshake_era_says_why_it_cannot_ask() -> None:
             result = await client.call_tool("test_elicitation", {"message": "Who?"})
     assert result.is_error is True
     assert "stateless HTTP in the handshake era" in result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_http_answers_a_missing_capability_with_400(anyio_backend: str) -> None:
+    # A 2026-07-28 request that declares no capabilities calls a tool that samples: the
+    # JSON-RPC error -32021 names the capability, and the HTTP status is 400 (SEP-2575).
+    import httpx2
+
+    request = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {
+            "name": "test_sampling",
+            "arguments": {"prompt": "x"},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    }
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "test_sampling",
+    }
+    async with http_server(str(TALKPACK)) as url, httpx2.AsyncClient(timeout=15) as http:
+        with anyio.fail_after(20):
+            response = await http.post(url, json=request, headers=headers)
+    assert response.status_code == 400, response.text
+    body = response.json()
+    assert body["id"] == 7
+    assert body["error"]["code"] == types.MISSING_REQUIRED_CLIENT_CAPABILITY
+    assert body["error"]["data"] == {"requiredCapabilities": {"sampling": {}}}

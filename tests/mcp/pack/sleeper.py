@@ -28,7 +28,10 @@ def factory(api: Any) -> CustomTool:
                     await anyio.sleep(0.01)
                 on_update(ToolResult.from_text(f"child {pidfile.read_text().strip()} started"))
         finally:
-            markfile.write_text(str(signal.aborted))
+            # Written whole, then renamed: a test that sees the file sees its content.
+            partial = markfile.with_suffix(".partial")
+            partial.write_text(str(signal.aborted))
+            partial.replace(markfile)
         return ToolResult.from_text("the child exited")
 
     return CustomTool(

@@ -9,7 +9,6 @@ from __future__ import annotations
 import anyio
 
 from customtools import ToolContext, tool
-from customtools.talkback import TalkBackError
 
 USER = {
     "type": "object",
@@ -118,10 +117,79 @@ async def test_elicitation_sep1330_enums(ctx: ToolContext) -> str:
 @tool
 async def test_ask_or_explain(ctx: ToolContext) -> str:
     """Ask, and say so when the client cannot answer (a typed outcome, not a crash)."""
-    try:
-        answer = await ctx.ask(
-            "Proceed?", {"type": "object", "properties": {"ok": {"type": "boolean"}}}
-        )
-    except TalkBackError as exc:
-        return f"cannot ask: {exc.code}"
+    if not ctx.can_ask:
+        return "cannot ask: the client does not support elicitation"
+    answer = await ctx.ask(
+        "Proceed?", {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+    )
     return answer.action
+
+
+# -- the 2026-07-28 scenarios: input_required (SEP-2322) and per-request capabilities (SEP-2575)
+
+NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+COLOR = {"type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]}
+CONFIRM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+
+
+@tool
+async def test_input_required_result_elicitation(ctx: ToolContext) -> str:
+    """Ask for a name under the key ``user_name``."""
+    answer = await ctx.ask("What is your name?", NAME, key="user_name")
+    return f"Hello, {answer.values['name']}!" if answer.accepted else f"No name: {answer.action}"
+
+
+@tool
+async def test_input_required_result_sampling(ctx: ToolContext) -> str:
+    """Ask the client's model a question."""
+    result = await ctx.sample("What is the capital of France?", max_tokens=100)
+    return f"LLM response: {result.text}"
+
+
+@tool
+async def test_input_required_result_request_state(ctx: ToolContext) -> str:
+    """Ask for a confirmation; the answer comes back with the sealed requestState."""
+    answer = await ctx.ask("Please confirm", CONFIRM, key="confirm")
+    return f"state-ok: {answer.action}"
+
+
+@tool
+async def test_input_required_result_tampered_state(ctx: ToolContext) -> str:
+    """Ask for a confirmation (a changed requestState is refused)."""
+    answer = await ctx.ask("Please confirm", CONFIRM, key="confirm")
+    return f"confirmed: {answer.action}"
+
+
+@tool
+async def test_input_required_result_multi_round(ctx: ToolContext) -> str:
+    """Ask two questions, one round each."""
+    name = await ctx.ask("Step 1: What is your name?", NAME, key="step1")
+    color = await ctx.ask("Step 2: What is your favorite color?", COLOR, key="step2")
+    return f"{name.values.get('name')} likes {color.values.get('color')}"
+
+
+@tool
+async def test_input_required_result_capabilities(ctx: ToolContext) -> str:
+    """Ask only what the client declared it can answer."""
+    asked = (await ctx.ask("Proceed?", CONFIRM)).action if ctx.can_ask else "not asked"
+    sampled = (await ctx.sample("Say hi", max_tokens=10)).text if ctx.can_sample else "-"
+    return f"{asked}/{sampled}"
+
+
+@tool
+async def test_missing_capability(ctx: ToolContext) -> str:
+    """Sample without checking: a client without sampling gets -32021."""
+    return (await ctx.sample("Say hi", max_tokens=10)).text
+
+
+@tool
+async def test_streaming_elicitation(ctx: ToolContext) -> str:
+    """Ask: in the 2026-07-28 era the question travels in the result, never on the stream."""
+    return (await ctx.ask("Continue?", CONFIRM)).action
+
+
+@tool
+async def test_logging_tool(ctx: ToolContext) -> str:
+    """Log once: sent only when the request asked for a log level."""
+    ctx.log("info", "a log message")
+    return "logged"

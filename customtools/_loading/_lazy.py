@@ -13,9 +13,11 @@ Keys
     as the trust gate computes it (project scope: the gate's digest of the whole source root
     the grant covers; otherwise the module file, or every file below the package directory,
     through :func:`~customtools._loading._trust.candidate_source`); the directory the factory
-    was given (``api.cwd``); the customtools and Python versions. Declared permissions are
-    read from the module's own source (``PERMISSIONS``, ``@tool(permissions=...)``), so the
-    digest covers them.
+    was given (``api.cwd``); how the load imports (here, isolated, sandboxed, sandbox
+    required); the customtools and Python versions. Declared permissions are read from the
+    module's own source (``PERMISSIONS``, ``@tool(permissions=...)``), so the digest covers
+    them. A sandboxed module's record (``"sandbox-enforced"``/``"sandbox-partial"``) comes
+    from its worker, so it is added to the load's diagnostics on the first call.
 
 Eager all the same
     A module is imported at load, with an ``"eager-import"`` diagnostic saying why, when a
@@ -47,6 +49,7 @@ from typing import Any
 from customtools._content import ToolResult
 from customtools._error_results import Code, Kind, LoadCode, error_result
 from customtools._loading._import import ImportOutcome, release_modules
+from customtools._loading._isolating import IsolationRequest
 from customtools._loading._manifests import ManifestCache
 from customtools._loading._paths import display_path
 from customtools._loading._records import Candidate, Diagnostic
@@ -75,7 +78,8 @@ class LazyLoad:
         digests: the trust gate's source digests, by candidate resolved path (project scope).
         importer: imports one candidate through the load's own path (a first call uses it).
         late: where diagnostics of first calls go (the load result shows them).
-        isolated: the load imports in isolation workers (the proxies stop themselves).
+        isolation: the load's isolation request, if any: an entry is used only by loads that
+            import as the one that wrote it did (here, isolated, sandboxed, sandbox required).
     """
 
     def __init__(
@@ -86,14 +90,23 @@ class LazyLoad:
         digests: Mapping[str, str],
         importer: Importer,
         late: list[Diagnostic],
-        isolated: bool,
+        isolation: IsolationRequest | None,
     ) -> None:
         self.cache = cache
         self.cwd = cwd
         self.digests = digests
         self.importer = importer
         self.late = late
-        self.isolated = isolated
+        self.isolated = isolation is not None  # the proxies stop themselves
+        self.mode = (
+            "here"
+            if isolation is None
+            else "required"
+            if isolation.require
+            else "sandboxed"
+            if isolation.sandbox
+            else "isolated"
+        )
         self._sources: dict[str, ProjectSource] = {}
 
     def serve(self, candidate: Candidate) -> ImportOutcome | None:
@@ -109,7 +122,7 @@ class LazyLoad:
             or entry.get("digest") != digest
             or entry.get("cwd") != self.cwd
             or entry.get("kind") != candidate.kind
-            or entry.get("isolated") != self.isolated
+            or entry.get("mode") != self.mode
         ):
             if key not in self._sources and key not in self.digests:
                 self._digest(candidate, None)  # hashed before the import: what will run
@@ -233,7 +246,7 @@ class LazyLoad:
                     "cwd": self.cwd,
                     "digest": source.digest if source else self.digests[key],
                     "files": _files(source) if source is not None else [],
-                    "isolated": self.isolated,
+                    "mode": self.mode,
                     "tools": [tool.to_dict() for tool in outcome.tools],
                     "async": [tool.execute_is_async for tool in outcome.tools],
                 },

@@ -463,7 +463,7 @@ async def run_load(
             digests=digests,
             importer=first_call,
             late=state.late_diagnostics,
-            isolated=load.isolation is not None,
+            isolation=load.isolation,
         )
     outcomes = await _outcomes(scanned.candidates, state, load, previous, lazy)
     if lazy is not None:

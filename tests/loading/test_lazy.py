@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import customtools
 from customtools import ToolRegistry
+from customtools._isolation._confine import landlock_abi
 from customtools._loading._loader import LoadResult, discover_and_load, load_custom_tools
 from customtools._loading._manifests import manifest_dir
 
@@ -637,6 +638,10 @@ async def _load_all(paths: list[Path], cwd: Path, home: Path) -> LoadResult:
 
 # -- the same trust, isolation and sandbox as an eager load ----------------------------------
 
+# Worker plumbing is the same on both backends (tests/isolation runs it on both); the first
+# call's own path runs on both in the in-process tests above.
+WORKERS_ONCE = pytest.mark.parametrize("anyio_backend", ["asyncio"])
+
 
 async def test_project_code_changed_after_the_load_does_not_run_on_the_first_call(
     tmp_path: Path, home: Path
@@ -669,6 +674,7 @@ async def test_project_code_changed_after_the_load_does_not_run_on_the_first_cal
     assert (await load()).pending_trust  # and the next load asks again
 
 
+@WORKERS_ONCE
 async def test_an_isolated_lazy_load_imports_on_first_call_in_a_worker(
     tmp_path: Path, home: Path
 ) -> None:
@@ -687,6 +693,75 @@ async def test_an_isolated_lazy_load_imports_on_first_call_in_a_worker(
     assert text.startswith("x from pid ")
     assert text != f"x from pid {os.getpid()}"  # ran in the worker
     assert imports(mark) == 2
+
+
+@WORKERS_ONCE
+async def test_an_isolated_first_call_runs_only_the_bytes_the_load_checked(
+    tmp_path: Path, home: Path
+) -> None:
+    from customtools._loading._trust import project_sources
+    from customtools._loading._trust_store import TrustStore
+    from customtools.isolation import IsolationPool
+    from customtools.loading import scan
+
+    project = tmp_path / "project"
+    mark = tmp_path / "mark"
+    path = module(project / ".customtools" / "tools" / "echo.py", mark)
+    store = TrustStore(home=home)
+    for source in project_sources(scan((), project, home=home, entry_points=False)):
+        store.grant(source)
+    async with IsolationPool(grace=0.3) as pool:
+        for _ in range(2):
+            result = await discover_and_load(
+                (), project, home=home, entry_points=False, trust_store=store, lazy=True,
+                isolation=pool,
+            )  # fmt: skip
+        assert [t.lazy for t in result.tools] == [True]
+        path.write_text(path.read_text() + "\nraise SystemExit('not reviewed')\n")
+        out = await ToolRegistry(result).call("echo", "c", {"text": "x"})
+    assert out.details["code"] == "import-failed", out  # type: ignore[index]
+    assert "changed after it was reviewed and trusted" in out.content[0].text  # type: ignore[union-attr]
+    assert imports(mark) == 1  # the worker refused the edited file: the grant's hashes
+
+
+PEEK = """
+from customtools import tool
+
+@tool
+def peek(path: str) -> str:
+    \"\"\"Read a file.\"\"\"
+    with open(path) as handle:
+        return handle.read()
+"""
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or landlock_abi() < 6,
+    reason="needs Linux with Landlock ABI >= 6",
+)
+@WORKERS_ONCE
+async def test_a_sandboxed_first_call_is_confined_and_reports_its_sandbox(
+    tmp_path: Path, home: Path
+) -> None:
+    from customtools.isolation import IsolationPool
+
+    secret = home / ".ssh" / "id_rsa"
+    write(secret, "SECRET KEY")
+    tools = tmp_path / "tools"
+    write(tools / "peek.py", PEEK)
+    async with IsolationPool(grace=0.3) as pool:
+        await lazy_load(tools, home, isolation=pool)
+        # An entry written by an unconfined load is not used by a sandboxed one.
+        first = await lazy_load(tools, home, isolation=pool, sandbox=True)
+        assert [t.lazy for t in first.tools] == [False]
+        result = await lazy_load(tools, home, isolation=pool, sandbox=True)
+        assert [t.lazy for t in result.tools] == [True]
+        assert not [d for d in result.diagnostics if d.code.startswith("sandbox-")]
+        out = await ToolRegistry(result).call("peek", "c", {"path": str(secret)})
+    assert out.details["error"] == "SandboxDenied", out  # type: ignore[index]
+    assert [d.code for d in result.diagnostics if d.code.startswith("sandbox-")] == [
+        d.code for d in first.diagnostics if d.code.startswith("sandbox-")
+    ]
 
 
 def test_validate_always_imports(tmp_path: Path, home: Path) -> None:

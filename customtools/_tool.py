@@ -32,6 +32,7 @@ TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 """Tool names accepted everywhere: what both OpenAI and Anthropic accept for function names."""
 
 _NAME_RE = re.compile(TOOL_NAME_PATTERN)
+_CO_COROUTINE = inspect.CO_COROUTINE
 
 # Set while :meth:`CustomTool.from_dict` builds a tool from schemas already checked.
 _SCHEMAS_CHECKED: ContextVar[bool] = ContextVar("customtools_schemas_checked", default=False)
@@ -91,10 +92,13 @@ extra frame in between; the adapter then awaits what the function returns.
 
 def is_async_callable(fn: Callable[..., Any]) -> bool:
     """Whether calling ``fn`` gives an awaitable (an ``async def``, or a marked function)."""
+    if type(fn) is FunctionType:
+        if not fn.__dict__:  # no marker: its code says (what inspect would read, quicker)
+            return bool(fn.__code__.co_flags & _CO_COROUTINE)
+        # a plain function's __call__ is never a coroutine function
+        return inspect.iscoroutinefunction(fn) or getattr(fn, AWAITABLE_MARKER, False) is True
     if inspect.iscoroutinefunction(fn) or getattr(fn, AWAITABLE_MARKER, False) is True:
         return True
-    if type(fn) is FunctionType:
-        return False  # a plain function's __call__ is never a coroutine function
     call = getattr(fn, "__call__", None)  # noqa: B004 - callable objects with async __call__
     return call is not None and inspect.iscoroutinefunction(call)
 

@@ -208,8 +208,6 @@ class LazyLoad:
                     return live
                 return await live(tool_call_id, params, on_update, ctx, signal)
 
-            if self.isolated:
-                setattr(execute, STOPS_ITSELF, True)  # a proxy's does (docs/cancellation.md)
         elif is_async is False:
 
             def execute(
@@ -228,10 +226,15 @@ class LazyLoad:
 
         else:
             raise TypeError("a tool entry does not say how it runs")
+        tool = CustomTool.from_dict(data, execute=execute, checked=True)
         # The adapter imports on the event loop before the call (outside its timeout, as
-        # an eager load's import is), then runs execute as it would run the live tool.
+        # an eager load's import is), then runs execute as it would run the live tool. (Set
+        # after the tool is built: a plain function without attributes is told apart
+        # quickest.)
         setattr(execute, PREPARE, prepare)
-        return CustomTool.from_dict(data, execute=execute, checked=True)
+        if self.isolated:
+            setattr(execute, STOPS_ITSELF, True)  # a proxy's does (docs/cancellation.md)
+        return tool
 
     def keep(self, candidate: Candidate, outcome: ImportOutcome) -> None:
         """Record what importing ``candidate`` at load produced (or say why it stays eager)."""

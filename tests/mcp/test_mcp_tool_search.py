@@ -166,6 +166,7 @@ def collect_garbage() -> Iterator[None]:
 # (as in test_mcp_transports.py): collected before the test ends, and not reported.
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 @pytest.mark.usefixtures("collect_garbage")
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the server is a child process
 async def test_serve_tool_search_over_stateless_http(tmp_path: Path) -> None:
     from mcp.client.streamable_http import streamable_http_client
 
@@ -187,6 +188,7 @@ async def test_serve_tool_search_over_stateless_http(tmp_path: Path) -> None:
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 @pytest.mark.usefixtures("collect_garbage")
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the server is a child process
 async def test_serve_tool_search_over_stateful_http_lists_per_session() -> None:
     from mcp.client.streamable_http import streamable_http_client
 

@@ -365,6 +365,8 @@ async def test_the_stat_shortcut_still_sees_a_same_size_edit(
     import customtools._loading._trust as trust_module
 
     monkeypatch.setattr(trust_module, "_RACY_NS", 0)  # the files were written just now
+    # Else Python's own .pyc (source mtime in seconds, and size) would stand for the edit.
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
     mark = tmp_path / "mark"
     path = module(tmp_path / "tools" / "echo.py", mark, description="aaaa")
     await lazy_load(tmp_path / "tools", home)

@@ -27,7 +27,7 @@ runs; ``tracemalloc`` is not used because it would slow the timed runs several-f
 
 Usage::
 
-    python benchmarks/bench_load.py [--repeats 7] [--json] [--trust | --trust-check]
+    python benchmarks/bench_load.py [--repeats 7] [--trust | --trust-check]
 """
 
 from __future__ import annotations
@@ -43,6 +43,8 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
+
+from _harness import Table, emit, ratio, run_main
 
 DIRS = 10
 PER_DIR = 100
@@ -268,7 +270,6 @@ def run_child(mode: str, root: Path, home: Path, *, lazy_write: bool = False) ->
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--json", action="store_true")
     parser.add_argument(
         "--trust-check",
         action="store_true",
@@ -288,7 +289,7 @@ def main() -> None:
         trust_check_benchmark()
         return
     if args.trust:
-        trust_benchmark(args.repeats, args.json)
+        trust_benchmark(args.repeats)
         return
     if args.first_call:
         first_call_benchmark(args.repeats, async_tools=False)
@@ -323,31 +324,38 @@ def main() -> None:
         }
         for key, v in results.items()
     }
-    if args.json:
-        print(json.dumps(summary, indent=2))
-        return
-    print(f"1,000 tool modules in {DIRS} dirs, {args.repeats} fresh processes per cell")
-    print(f"{'case':<16}{'median':>10}{'min':>10}{'max':>10}{'CPU median':>12}{'RSS growth':>12}")
+    table = Table(
+        ["case", "median", "min", "max", "CPU median", "RSS growth"],
+        note=f"1,000 tool modules in {DIRS} directories, {args.repeats} fresh processes per cell.",
+    )
     for key, row in summary.items():
-        print(
-            f"{key:<16}{row['median_ms']:>8.1f}ms{row['min_ms']:>8.1f}ms{row['max_ms']:>8.1f}ms"
-            f"{row['cpu_median_ms']:>10.1f}ms{row['peak_rss_growth_kib'] / 1024:>9.1f}MiB"
+        table.row(
+            key.replace("loader", "`discover_and_load`")
+            .replace("lazy", "`discover_and_load(lazy=True)`")
+            .replace("/", ", "),
+            f"{row['median_ms']:.1f} ms",
+            f"{row['min_ms']:.1f} ms",
+            f"{row['max_ms']:.1f} ms",
+            f"{row['cpu_median_ms']:.1f} ms",
+            f"{row['peak_rss_growth_kib'] / 1024:.1f} MiB",
         )
     for key, target in (("loader/warm", 1.3), ("loader/cold", 1.2), ("lazy/warm", 0.25)):
         temperature = key.rpartition("/")[2]
         if key not in summary:
             continue
-        ratio = summary[key]["median_ms"] / summary[f"bare/{temperature}"]["median_ms"]
+        value = summary[key]["median_ms"] / summary[f"bare/{temperature}"]["median_ms"]
         cpu = summary[key]["cpu_median_ms"] / summary[f"bare/{temperature}"]["cpu_median_ms"]
-        verdict = "ok" if ratio <= target else "MISSED"
-        print(
-            f"ratio {key}: {ratio:.2f}x bare wall, {cpu:.2f}x bare CPU"
-            f" (target <= {target}x) {verdict}"
+        what = "lazy" if key.startswith("lazy") else ""
+        table.target(
+            f"{what} {temperature} ≤ {target}× bare (medians; CPU beside)".strip(),
+            f"{ratio(value)} wall, {ratio(cpu)} CPU",
+            value <= target,
         )
     mem = (
         summary["loader/warm"]["peak_rss_growth_kib"] / summary["bare/warm"]["peak_rss_growth_kib"]
     )
-    print(f"peak RSS growth ratio (warm): {mem:.2f}x (target <= 1.3x)")
+    table.target("peak memory ≤ 1.3× bare (warm)", ratio(mem), mem <= 1.3)
+    emit(table)
 
 
 def first_call_benchmark(repeats: int, *, async_tools: bool) -> None:
@@ -378,20 +386,23 @@ def first_call_benchmark(repeats: int, *, async_tools: bool) -> None:
                 medians[key].append(value)
     result = {key: statistics.median(values) * 1e6 for key, values in medians.items()}
     kind = "async" if async_tools else "sync (run in a worker thread)"
-    print(f"first call of a lazy {kind} tool, {repeats} fresh processes, 333 modules per case")
+    table = Table(
+        ["case", "median"],
+        note=f"First call of a lazy {kind} tool: {repeats} fresh processes, 333 modules per case.",
+    )
     for key, label in (
         ("lazy", "lazy tool, first call (import + check + call)"),
-        ("eager", "import_here of the module + one call"),
+        ("eager", "`import_here` of the module + one call"),
         ("bare", "bare importlib import + factory + one call"),
     ):
-        print(f"{label:<48} median {result[key]:8.1f} us")
-    ratio = result["lazy"] / result["eager"]
-    verdict = "ok" if ratio <= 1.1 else "MISSED"
-    print(f"first call / (its module's import + call): {ratio:.2f}x (target <= 1.1x) {verdict}")
-    print(f"first call / bare import + call: {result['lazy'] / result['bare']:.2f}x")
+        table.row(label, f"{result[key]:.1f} µs")
+    value = result["lazy"] / result["eager"]
+    table.target("first call ≤ 1.1× its module's import + call", ratio(value), value <= 1.1)
+    table.target("first call / bare import + call", ratio(result["lazy"] / result["bare"]), None)
+    emit(table)
 
 
-def trust_benchmark(repeats: int, as_json: bool) -> None:
+def trust_benchmark(repeats: int) -> None:
     """Gate on (trusted, hashed) vs gate off, warm, same run, round-robin."""
     modes = ("user_cached", "gate_off", "gate_on", "gate_on_hash")
     times: dict[str, list[float]] = {mode: [] for mode in modes}
@@ -408,22 +419,29 @@ def trust_benchmark(repeats: int, as_json: bool) -> None:
             for mode in modes:
                 times[mode].append(run_child(mode, root, home)["s"])
     median = {mode: statistics.median(times[mode]) for mode in modes}
-    if as_json:
-        print(json.dumps({f"{mode}_ms": value * 1000 for mode, value in median.items()}))
-        return
-    print(f"1,000 project tool modules in {DIRS} dirs, {repeats} fresh processes per cell, warm")
-    for mode in modes:
-        best = min(times[mode]) * 1000
-        print(f"{mode:<14} median {median[mode] * 1000:7.1f}ms  min {best:7.1f}ms")
-    compile_cost = median["gate_off"] / median["user_cached"]
-    print(
-        f"gate_off/user_cached (reviewed loader + user code cache vs __pycache__): {compile_cost:.2f}x"
+    labels = {
+        "user_cached": "user scope, from `__pycache__`",
+        "gate_off": 'gate off (`trust="all"`): reviewed loader + user code cache',
+        "gate_on": "gate on, stat cache (the default)",
+        "gate_on_hash": "gate on, every file read and hashed",
+    }
+    table = Table(
+        ["case", "median", "min", "× gate off (median)", "× gate off (min)"],
+        note=f"1,000 project tool modules in {DIRS} directories, warm,"
+        f" {repeats} fresh processes per cell.",
     )
+    for mode in modes:
+        table.row(
+            labels[mode],
+            f"{median[mode] * 1000:.1f} ms",
+            f"{min(times[mode]) * 1000:.1f} ms",
+            ratio(median[mode] / median["gate_off"]),
+            ratio(min(times[mode]) / min(times["gate_off"])),
+        )
     for mode in ("gate_on", "gate_on_hash"):
-        ratio = median[mode] / median["gate_off"]
         best = min(times[mode]) / min(times["gate_off"])
-        verdict = "ok" if ratio <= 1.1 else "MISSED"
-        print(f"{mode}/gate_off: median {ratio:.2f}x, min {best:.2f}x (target <= 1.1x) {verdict}")
+        table.target(f"{labels[mode]} ≤ 1.1× gate off (min)", ratio(best), best <= 1.1)
+    emit(table)
 
 
 def add_helpers(root: Path) -> None:
@@ -451,7 +469,8 @@ def trust_check_benchmark() -> None:
         scanned = scan((), root, home=home, entry_points=False, native_dirs=((), dirs))
         for source in project_sources(scanned):
             TrustStore(home=home).grant(source)
-        for label, stat_cache in (("stat cache", True), ("hash every file", False)):
+        table = Table(["trust check of 1,020 files", "best of 30"])
+        for label, stat_cache in (("stat cache (the default)", True), ("hash every file", False)):
             store = TrustStore(home=home, stat_cache=stat_cache)
             best = float("inf")
             for _ in range(30):
@@ -459,8 +478,9 @@ def trust_check_benchmark() -> None:
                 pending = store.pending(scanned)
                 best = min(best, time.perf_counter() - t0)
                 assert pending == ()
-            print(f"trust check, {label:<15} best of 30: {best * 1000:6.1f} ms")
+            table.row(label, f"{best * 1000:.1f} ms")
+    emit(table)
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

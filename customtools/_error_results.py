@@ -11,11 +11,10 @@ differently across versions and is not the plain ``str`` that crosses the wire.
 
 from __future__ import annotations
 
-import logging
 from typing import Any, Final
 
 from customtools._content import ToolResult, text_result
-from customtools._format import describe_exception, safe_str
+from customtools._format import describe_exception, logger, safe_str
 
 __all__ = [
     "ERROR_RESULTS",
@@ -66,6 +65,7 @@ class Kind:
     LAZY_LOAD_FAILED: Final = _kind("LazyLoadFailed", "a lazy tool's module failed or changed")
     SANDBOX_DENIED: Final = _kind("SandboxDenied", "a sandbox denied what the pack didn't declare")
     MCP_SERVER: Final = _kind("McpServerError", "a mounted MCP server failed, refused or timed out")
+    TALKBACK: Final = _kind("TalkBackError", "nobody answered the tool's `ctx.ask` or `ctx.sample`")
     TOOL_RAISED: Final = _kind("<exception class name>", "the tool raised (or exited)")
 
 
@@ -97,6 +97,12 @@ class Code:
     CONNECTION_LOST: Final = _code("connection-lost", Kind.MCP_SERVER)
     REFUSED: Final = _code("refused", Kind.MCP_SERVER)
     INVALID_RESULT: Final = _code("invalid-result", Kind.MCP_SERVER)
+    NO_INPUT_HANDLER: Final = _code("no-input-handler", Kind.TALKBACK)
+    NO_SAMPLER: Final = _code("no-sampler", Kind.TALKBACK)
+    INPUT_TIMEOUT: Final = _code("input-timeout", Kind.TALKBACK)
+    SAMPLING_TIMEOUT: Final = _code("sampling-timeout", Kind.TALKBACK)
+    INVALID_ANSWER: Final = _code("invalid-answer", Kind.TALKBACK)
+    TALKBACK_FAILED: Final = _code("talkback-failed", Kind.TALKBACK)
     TOOL_EXIT: Final = _code("tool-exit", Kind.TOOL_RAISED)  # a SystemExit
     TOOL_BASE_EXCEPTION: Final = _code("tool-base-exception", Kind.TOOL_RAISED)  # any other
 
@@ -176,7 +182,7 @@ class LoadCode:
     SCHEMA_ROOT: Final = _load("ServeDiagnostic", _SERVE, "schema-root")
 
 
-_log = logging.getLogger("customtools.adapter")
+_log = logger("customtools.adapter")
 
 
 def error_result(kind: str, code: str | None, text: str, **details: Any) -> ToolResult:

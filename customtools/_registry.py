@@ -28,7 +28,6 @@ The registry sits in the execution layer: it takes a load result by shape (anyth
 from __future__ import annotations
 
 import bisect
-import difflib
 import heapq
 import math
 import re
@@ -427,6 +426,8 @@ class ToolRegistry:
 
     def unknown(self, name: str) -> str:
         """The message for a name no tool has: close matches, then every name."""
+        import difflib
+
         close = difflib.get_close_matches(name, self._entries, n=3)
         hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
         known = ", ".join(self._entries) or "none"

@@ -52,6 +52,14 @@ from customtools._tool import CustomTool
 from customtools.mcp._http import BearerMiddleware, HttpSecurity
 from customtools.mcp._rerun import StateSeal, arguments_digest, input_required, resume
 from customtools.mcp._results import progress_message, to_call_result
+from customtools.mcp._search import (
+    CURRENT_REQUEST,
+    SEARCH_TOOL_NAME,
+    ToolVisibility,
+    client_key,
+    connection_of,
+    search_tool,
+)
 from customtools.mcp._talkback import CallBridge, LogLevels
 
 if TYPE_CHECKING:
@@ -269,6 +277,9 @@ class ToolServer:
             asked by elicitation (a client without it gets a refusal saying so).
         state_key: the key sealing ``requestState`` of re-run calls (2026-07-28 era); random
             per server by default, so several workers behind one endpoint need a shared one.
+        tool_search: list only the ``search_tools`` tool, the ``pinned`` tools and what each
+            client's searches found (every tool stays callable by name; see ``docs/mcp.md``).
+        pinned: with ``tool_search``, the tool names (or ``fnmatch`` patterns) always listed.
     """
 
     def __init__(
@@ -284,6 +295,8 @@ class ToolServer:
         context: ToolContext | None = None,
         approver: Approver | None = None,
         state_key: bytes | None = None,
+        tool_search: bool = False,
+        pinned: Iterable[str] = (),
     ) -> None:
         if version is None:
             from customtools import __version__
@@ -298,6 +311,7 @@ class ToolServer:
         self._seal = StateSeal(state_key if state_key is not None else secrets.token_bytes(32))
         self._levels = LogLevels()
         self._registry = ToolRegistry()
+        self._visibility = ToolVisibility(pinned) if tool_search else None
         self._structured: frozenset[str] = frozenset()
         self._listing: list[types.Tool] = []
         self._tools: tuple[CustomTool, ...] = ()
@@ -306,6 +320,7 @@ class ToolServer:
         # and says nothing when one closes: a failed send drops it, and the oldest go first
         # past the SDK's own session cap.
         self._sessions: dict[Any, None] = {}
+        self._connections: dict[Any, None] = {}  # theirs, for tool search's client keys
         self._bus = InMemorySubscriptionBus()
         self._install(tools)
         with warnings.catch_warnings():
@@ -341,6 +356,8 @@ class ToolServer:
     def _install(self, tools: Iterable[CustomTool]) -> None:
         registry = ToolRegistry(timeout=self._timeout, context=self._context)
         diagnostics: list[ServeDiagnostic] = []
+        if self._visibility is not None:
+            tools = [search_tool(registry, self._reveal), *tools]
         for tool in tools:
             problem = _check(tool, registry)
             if problem is not None:
@@ -375,8 +392,11 @@ class ToolServer:
     async def _track_sessions(self, ctx: Any, call_next: Any) -> Any:
         if ctx.method == "notifications/initialized":
             self._sessions[ctx.session] = None
+            self._connections[connection_of(ctx.session)] = None
             if len(self._sessions) > _MAX_SESSIONS:
-                del self._sessions[next(iter(self._sessions))]
+                oldest = next(iter(self._sessions))
+                del self._sessions[oldest]
+                self._connections.pop(connection_of(oldest), None)
         return await call_next(ctx)
 
     @contextlib.asynccontextmanager
@@ -387,6 +407,7 @@ class ToolServer:
             yield {}
         finally:
             self._sessions.clear()
+            self._connections.clear()
             with anyio.CancelScope(shield=True), anyio.move_on_after(self._grace):
                 await dispatch_session_event(
                     self._tools, SessionEvent(reason="shutdown"), self._context
@@ -397,7 +418,25 @@ class ToolServer:
         return tool.parameters if tool is not None else None
 
     async def _on_list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=self._listing)
+        visibility = self._visibility
+        if visibility is None:
+            return types.ListToolsResult(tools=self._listing)
+        found = visibility.found(client_key(ctx, self._connections))
+        listed = [t for t in self._listing if t.name in found or visibility.is_pinned(t.name)]
+        return types.ListToolsResult(tools=listed)
+
+    async def _reveal(self, names: list[str]) -> None:
+        """Tool search found ``names`` for the client of the current call: list them for it
+        and tell it the list changed."""
+        ctx = CURRENT_REQUEST.get()
+        if ctx is None or self._visibility is None:
+            return
+        if not self._visibility.reveal(client_key(ctx, self._connections), names):
+            return
+        try:  # this client's connection only (a client without one has nothing to re-list)
+            await ctx.session.send_tool_list_changed()
+        except Exception:
+            self._sessions.pop(ctx.session, None)
 
     async def _on_set_level(self, ctx: Any, params: Any) -> types.EmptyResult:
         self._levels.set(ctx.session, params.level)
@@ -409,6 +448,8 @@ class ToolServer:
         entry = self._registry.lookup(params.name)
         if entry is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        # The search tool reads its client from here (the call runs in this context).
+        token = CURRENT_REQUEST.set(ctx) if entry.name == SEARCH_TOOL_NAME else None
         try:
             return await self._call(entry, ctx, params)
         except MCPError:
@@ -422,6 +463,9 @@ class ToolServer:
                 message=f"internal error in the customtools MCP bridge while calling"
                 f" {params.name!r}; see the server log",
             ) from None
+        finally:
+            if token is not None:
+                CURRENT_REQUEST.reset(token)
 
     def _talk_context(self, meta: Any, bridge: CallBridge) -> ToolContext:
         """The call's context: the host's, with the client's talk-back where the host has none."""

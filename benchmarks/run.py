@@ -61,6 +61,8 @@ BENCHMARKS: dict[str, Bench] = {
     "validation": Bench("bench_validation.py", quick=("--chunks", "50")),
     "scan": Bench("bench_scan.py", quick=("--repeat", "50")),
     "load": Bench("bench_load.py", quick=("--repeats", "3")),
+    "first-call": Bench("bench_load.py", ("--first-call",), quick=("--repeats", "1")),
+    "search": Bench("bench_search.py", quick=("--queries", "200")),
     "trust": Bench("bench_load.py", ("--trust",), quick=("--repeats", "3")),
     "trust-check": Bench("bench_load.py", ("--trust-check",)),
     "authoring": Bench("bench_authoring.py", quick=("--repeats", "5")),

@@ -67,6 +67,7 @@ from customtools._runtime import (
     ABANDONED,
     CALLER_CANCELLED,
     DEFAULT_GRACE,
+    PREPARE,
     SELF_STOP_BOUND,
     STOPS_ITSELF,
     CallGuard,
@@ -278,6 +279,7 @@ class CustomToolAdapter:
         "_is_async",
         "_name",
         "_output_validator",
+        "_prepare",
         "_stops_itself",
         "_timeout",
         "_update_interval",
@@ -316,6 +318,7 @@ class CustomToolAdapter:
         self._execute = tool.execute
         self._is_async = tool.execute_is_async
         self._stops_itself = getattr(tool.execute, STOPS_ITSELF, False) is True
+        self._prepare = getattr(tool.execute, PREPARE, None)
         self._timeout = _min_timeout(timeout, tool.timeout)
         self._approver = approver
         self._approval_timeout = approval_timeout
@@ -460,6 +463,10 @@ class CustomToolAdapter:
             grace = self._grace
         else:
             _check_grace(grace)
+        if self._prepare is not None:
+            await self._prepare()
+            if signal is not None and signal.aborted:
+                return self._cancelled(signal.reason)
         result = await self._run_guarded(
             tool_call_id, params, on_update, context, signal, timeout, grace
         )

@@ -5,6 +5,9 @@ Export
     :class:`~customtools.CustomTool` into the definition each API advertises. They copy the
     tool's ``parameters`` unchanged: nothing is rewritten to fit a provider, so what a tool
     declares is what the model sees. ``customtools schema NAME --format ...`` prints them.
+    Deferred tools (``defer=True``, or :attr:`CustomTool.deferrable`) carry
+    ``defer_loading: true`` in the formats that have that flag (Anthropic, OpenAI
+    Responses); MCP and Chat Completions have none.
 
 Compatibility
     :func:`openai_issues`, :func:`openai_strict_issues` and :func:`anthropic_issues` list the
@@ -159,13 +162,25 @@ def to_json_schema(tool: CustomTool) -> dict[str, Any]:
     return out
 
 
-def to_openai(tool: CustomTool, *, api: Literal["chat", "responses"] = "chat") -> dict[str, Any]:
+def _deferred(tool: CustomTool, defer: bool | None) -> bool:
+    return tool.deferrable if defer is None else bool(defer)
+
+
+def to_openai(
+    tool: CustomTool,
+    *,
+    api: Literal["chat", "responses"] = "chat",
+    defer: bool | None = None,
+) -> dict[str, Any]:
     """The tool as an OpenAI function tool.
 
     Args:
         tool: the tool.
         api: ``"chat"`` for Chat Completions (``{"type": "function", "function": {...}}``) or
             ``"responses"`` for the Responses API (the same fields, not nested).
+        defer: mark the tool ``defer_loading: true`` for the Responses API's tool search (its
+            schema is loaded when a search finds it); ``None`` follows
+            :attr:`CustomTool.deferrable`. Chat Completions has no such flag: ignored there.
 
     ``strict`` is included, as ``true``, only when the tool sets ``strict=True``; check
     :func:`openai_strict_issues` first, since the API rejects a strict schema outside the
@@ -178,19 +193,29 @@ def to_openai(tool: CustomTool, *, api: Literal["chat", "responses"] = "chat") -
     if tool.strict:
         function["strict"] = True
     if api == "responses":
+        if _deferred(tool, defer):
+            function["defer_loading"] = True
         return {"type": "function", **function}
     if api != "chat":
         raise ValueError(f"api must be 'chat' or 'responses', got {api!r}")
     return {"type": "function", "function": function}
 
 
-def to_anthropic(tool: CustomTool) -> dict[str, Any]:
+def to_anthropic(tool: CustomTool, *, defer: bool | None = None) -> dict[str, Any]:
     """The tool as an Anthropic Messages API tool: ``name``, ``description``,
-    ``input_schema``."""
+    ``input_schema``, and ``defer_loading: true`` when deferred.
+
+    Args:
+        tool: the tool.
+        defer: mark it deferred for the API's tool search (its schema stays out of the
+            context until a search finds it); ``None`` follows :attr:`CustomTool.deferrable`.
+    """
     out: dict[str, Any] = {"name": tool.name}
     if tool.description:
         out["description"] = tool.description
     out["input_schema"] = _parameters(tool)
+    if _deferred(tool, defer):
+        out["defer_loading"] = True
     return out
 
 

@@ -52,6 +52,7 @@ __all__ = [
     "CALLER_CANCELLED",
     "DEFAULT_GRACE",
     "MAX_ABANDONED_THREADS",
+    "PREPARE",
     "SELF_STOP_BOUND",
     "STOPS_ITSELF",
     "SYNC_TOOL_THREADS",
@@ -375,6 +376,11 @@ def caller_cancelled(scope: Any) -> bool:
     except Exception:  # pragma: no cover - another anyio or trio version
         return False
 
+
+PREPARE: Final = "_customtools_prepare"
+"""An ``execute`` may carry an async callable under this attribute: the adapter awaits it on
+the event loop before the call (after validation and approval), for work that must run there
+before a sync ``execute`` starts in its worker thread (a lazily loaded tool's import)."""
 
 STOPS_ITSELF: Final = "_customtools_stops_itself"
 """An ``execute`` with this attribute true stops its own work past the grace (an isolation

@@ -188,22 +188,30 @@ class LoadError(_Record):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LoadedTool:
-    """A tool that loaded, with where it came from."""
+    """A tool that loaded, with where it came from.
+
+    ``lazy`` is true when the tool came from the manifest cache: its module is imported on
+    its first call (see ``docs/discovery.md``).
+    """
 
     path: str
     resolved_path: str
     tool: CustomTool
     source: ToolSource
+    lazy: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form: the tool's definition plus its origin."""
-        return {
+        """JSON form: the tool's definition plus its origin (``lazy`` only when true)."""
+        out: dict[str, Any] = {
             "name": self.tool.name,
             "label": self.tool.label,
             "path": self.path,
             "resolvedPath": self.resolved_path,
             "source": self.source.to_dict(),
         }
+        if self.lazy:
+            out["lazy"] = True
+        return out
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -12,9 +12,10 @@ import sys
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
+from customtools._error_results import LoadCode
 from customtools._format import escape_control
 from customtools._loading._loader import LoadResult, discover_and_load
-from customtools._loading._reload import RELOAD_KEPT_PREVIOUS, Reloader, require_watchfiles
+from customtools._loading._reload import Reloader, require_watchfiles
 from customtools.mcp._http import HEADER_TIMEOUT, HttpSecurity, guarded_protocol
 from customtools.mcp._mount import ORIGIN_META_KEY, McpMount, MountChanges
 from customtools.mcp._server import ToolServer
@@ -27,6 +28,14 @@ __all__ = ["report_load", "serve", "serve_http"]
 _log = logging.getLogger("customtools.mcp")
 
 _STOP_BOUND = 5.0  # seconds uvicorn may take to stop (its graceful shutdown is 2 s)
+# The load diagnostics a server operator should see (the others are in `customtools list`).
+_REPORTED = frozenset(
+    {
+        LoadCode.RELOAD_KEPT_PREVIOUS,
+        LoadCode.MANIFEST_CACHE_IGNORED,
+        LoadCode.MANIFEST_CACHE_UNWRITABLE,
+    }
+)
 
 
 def report_load(result: LoadResult, server: ToolServer, stream: TextIO | None = None) -> None:
@@ -36,7 +45,7 @@ def report_load(result: LoadResult, server: ToolServer, stream: TextIO | None = 
         path = escape_control(str(error.path))
         out.write(f"customtools serve: {path}: {escape_control(error.error)}\n")
     for diagnostic in result.diagnostics:
-        if diagnostic.code == RELOAD_KEPT_PREVIOUS:
+        if diagnostic.code in _REPORTED:
             out.write(f"customtools serve: {escape_control(diagnostic.message)}\n")
     for problem in server.diagnostics:
         out.write(f"customtools serve: {escape_control(problem.message)}\n")
@@ -46,7 +55,9 @@ def report_load(result: LoadResult, server: ToolServer, stream: TextIO | None = 
             f"customtools serve: {len(pending)} project tool source(s) are not trusted and are"
             " not served; `customtools trust` shows what they would run\n"
         )
-    out.write(f"customtools serve: serving {len(server.tool_names)} tools\n")
+    lazy = sum(loaded.lazy for loaded in result.tools)
+    later = f" ({lazy} imported on first call)" if lazy else ""
+    out.write(f"customtools serve: serving {len(server.tool_names)} tools{later}\n")
     out.flush()
 
 
@@ -153,6 +164,8 @@ async def serve(
     state_key: bytes | None = None,
     redis: str | None = None,
     redis_namespace: str | None = None,
+    tool_search: bool = False,
+    pinned: Sequence[str] = (),
     **scan_options: Any,
 ) -> None:
     """Discover and load tools exactly as :func:`~customtools.discover_and_load` does, and
@@ -184,11 +197,17 @@ async def serve(
         state_key: the key sealing ``requestState`` (shared by replicas, docs/deploy.md).
         redis: a Redis (or Valkey) URL the replicas of this deployment share (the ``redis``
             extra; asyncio only): used ``requestState`` nonces, the seal key (unless
-            ``state_key`` is given), ``list_changed``, per-client tool visibility and the
-            handshake-era event store. Connected, and checked, before any tool is loaded.
+            ``state_key`` is given), ``list_changed``, the tools each client's searches found
+            (``tool_search``) and the handshake-era event store. Connected, and checked,
+            before any tool is loaded.
         redis_namespace: this deployment's part of every Redis key (default: ``name``).
+        tool_search: list the ``search_tools`` tool and the ``pinned`` tools instead of
+            every tool; a search lists what it finds for that client (see
+            :class:`ToolServer`).
+        pinned: with ``tool_search``, the names (or ``fnmatch`` patterns) always listed.
         **scan_options: every other keyword of ``discover_and_load`` (discovery and trust
-            options, ``isolation``, ``sandbox``, ``mcp_servers``, ``strict``, ...).
+            options, ``isolation``, ``sandbox``, ``mcp_servers``, ``strict``, ``lazy``,
+            ...).
             With ``mcp_servers=`` an open :class:`McpMount`, a mounted server whose tools
             change has them replaced in the served list, and clients get
             ``notifications/tools/list_changed``.
@@ -225,6 +244,8 @@ async def serve(
             on_load=on_load,
             state_key=state_key,
             shared=shared,
+            tool_search=tool_search,
+            pinned=pinned,
             scan_options=scan_options,
         )
 
@@ -247,6 +268,8 @@ async def _serve(
     on_load: Callable[[LoadResult], Any] | None,
     state_key: bytes | None,
     shared: RedisState | None,
+    tool_search: bool,
+    pinned: Sequence[str],
     scan_options: dict[str, Any],
 ) -> None:
     configured = list(paths)
@@ -261,7 +284,15 @@ async def _serve(
         else:
             result = await discover_and_load(configured, cwd, builtin_tool_names, **scan_options)
         served[:] = [loaded.tool for loaded in result.tools]
-        server = ToolServer(served, name=name, timeout=timeout, state_key=state_key, shared=shared)
+        server = ToolServer(
+            served,
+            name=name,
+            timeout=timeout,
+            state_key=state_key,
+            shared=shared,
+            tool_search=tool_search,
+            pinned=pinned,
+        )
         report_load(result, server)
         if on_load is not None:
             on_load(result)

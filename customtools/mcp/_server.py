@@ -52,7 +52,15 @@ from customtools._tool import CustomTool
 from customtools.mcp._http import BearerMiddleware, HttpSecurity
 from customtools.mcp._rerun import StateSeal, arguments_digest, input_required, resume
 from customtools.mcp._results import progress_message, to_call_result
-from customtools.mcp._shared import MemoryVisibility, VisibilityStore
+from customtools.mcp._search import (
+    CURRENT_REQUEST,
+    SEARCH_TOOL_NAME,
+    ToolVisibility,
+    client_key,
+    connection_of,
+    search_tool,
+)
+from customtools.mcp._shared import SharedStateError
 from customtools.mcp._talkback import CallBridge, LogLevels
 
 if TYPE_CHECKING:
@@ -274,9 +282,12 @@ class ToolServer:
             per server by default (or the deployment's, with ``shared``), so several
             replicas behind one endpoint need a shared one.
         shared: the state replicas share, a connected :class:`RedisState`: used
-            ``requestState`` nonces, ``list_changed`` across replicas, per-client tool
-            visibility and, for handshake-era sessions over HTTP, the SSE event store
-            (docs/deploy.md). By default all of it is this process's.
+            ``requestState`` nonces, ``list_changed`` across replicas, the tools each client's
+            searches found (``tool_search``) and, for handshake-era sessions over HTTP, the
+            SSE event store (docs/deploy.md). By default all of it is this process's.
+        tool_search: list only the ``search_tools`` tool, the ``pinned`` tools and what each
+            client's searches found (every tool stays callable by name; see ``docs/mcp.md``).
+        pinned: with ``tool_search``, the tool names (or ``fnmatch`` patterns) always listed.
     """
 
     def __init__(
@@ -293,6 +304,8 @@ class ToolServer:
         approver: Approver | None = None,
         state_key: bytes | None = None,
         shared: RedisState | None = None,
+        tool_search: bool = False,
+        pinned: Iterable[str] = (),
     ) -> None:
         if version is None:
             from customtools import __version__
@@ -311,11 +324,13 @@ class ToolServer:
             shared.nonces if shared is not None else None,
         )
         self._shared = shared
-        self._visibility: VisibilityStore = (
-            shared.visibility if shared is not None else MemoryVisibility()
-        )
         self._levels = LogLevels()
         self._registry = ToolRegistry()
+        self._visibility = (
+            ToolVisibility(pinned, shared.visibility if shared is not None else None)
+            if tool_search
+            else None
+        )
         self._structured: frozenset[str] = frozenset()
         self._listing: list[types.Tool] = []
         self._tools: tuple[CustomTool, ...] = ()
@@ -325,6 +340,7 @@ class ToolServer:
         # past the SDK's own session cap. Changes reach them from the bus (this replica's
         # and, with shared state, the others'), sent by a task of the lifespan.
         self._sessions: dict[Any, None] = {}
+        self._connections: dict[Any, None] = {}  # theirs, for tool search's client keys
         self._changed: anyio.Event | None = None
         self._bus: Any = shared.bus if shared is not None else InMemorySubscriptionBus()
         self._install(tools)
@@ -354,12 +370,6 @@ class ToolServer:
         return self._registry.names
 
     @property
-    def visibility(self) -> VisibilityStore:
-        """The tools each client made visible beyond the default set (shared by replicas
-        with ``shared``)."""
-        return self._visibility
-
-    @property
     def diagnostics(self) -> tuple[ServeDiagnostic, ...]:
         """The tools left out at the last :meth:`set_tools` (or construction), and why."""
         return self._diagnostics
@@ -367,6 +377,8 @@ class ToolServer:
     def _install(self, tools: Iterable[CustomTool]) -> None:
         registry = ToolRegistry(timeout=self._timeout, context=self._context)
         diagnostics: list[ServeDiagnostic] = []
+        if self._visibility is not None:
+            tools = [search_tool(registry, self._reveal), *tools]
         for tool in tools:
             problem = _check(tool, registry)
             if problem is not None:
@@ -412,8 +424,11 @@ class ToolServer:
     async def _track_sessions(self, ctx: Any, call_next: Any) -> Any:
         if ctx.method == "notifications/initialized":
             self._sessions[ctx.session] = None
+            self._connections[connection_of(ctx.session)] = None
             if len(self._sessions) > _MAX_SESSIONS:
-                del self._sessions[next(iter(self._sessions))]
+                oldest = next(iter(self._sessions))
+                del self._sessions[oldest]
+                self._connections.pop(connection_of(oldest), None)
         return await call_next(ctx)
 
     @contextlib.asynccontextmanager
@@ -436,6 +451,7 @@ class ToolServer:
                 unsubscribe()
                 self._changed = None
             self._sessions.clear()
+            self._connections.clear()
             with anyio.CancelScope(shield=True), anyio.move_on_after(self._grace):
                 await dispatch_session_event(
                     self._tools, SessionEvent(reason="shutdown"), self._context
@@ -446,7 +462,31 @@ class ToolServer:
         return tool.parameters if tool is not None else None
 
     async def _on_list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=self._listing)
+        visibility = self._visibility
+        if visibility is None:
+            return types.ListToolsResult(tools=self._listing)
+        try:
+            found = await visibility.found(client_key(ctx, self._connections))
+        except SharedStateError:  # logged and counted by the store: the pinned tools still
+            found = frozenset()
+        listed = [t for t in self._listing if t.name in found or visibility.is_pinned(t.name)]
+        return types.ListToolsResult(tools=listed)
+
+    async def _reveal(self, names: list[str]) -> None:
+        """Tool search found ``names`` for the client of the current call: list them for it
+        and tell it the list changed."""
+        ctx = CURRENT_REQUEST.get()
+        if ctx is None or self._visibility is None:
+            return
+        try:
+            if not await self._visibility.reveal(client_key(ctx, self._connections), names):
+                return
+        except SharedStateError:  # logged by the store; found tools stay callable by name
+            return
+        try:  # this client's connection only (a client without one has nothing to re-list)
+            await ctx.session.send_tool_list_changed()
+        except Exception:
+            self._sessions.pop(ctx.session, None)
 
     async def _on_set_level(self, ctx: Any, params: Any) -> types.EmptyResult:
         self._levels.set(ctx.session, params.level)
@@ -458,6 +498,8 @@ class ToolServer:
         entry = self._registry.lookup(params.name)
         if entry is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        # The search tool reads its client from here (the call runs in this context).
+        token = CURRENT_REQUEST.set(ctx) if entry.name == SEARCH_TOOL_NAME else None
         try:
             return await self._call(entry, ctx, params)
         except MCPError:
@@ -471,6 +513,9 @@ class ToolServer:
                 message=f"internal error in the customtools MCP bridge while calling"
                 f" {params.name!r}; see the server log",
             ) from None
+        finally:
+            if token is not None:
+                CURRENT_REQUEST.reset(token)
 
     def _talk_context(self, meta: Any, bridge: CallBridge) -> ToolContext:
         """The call's context: the host's, with the client's talk-back where the host has none."""

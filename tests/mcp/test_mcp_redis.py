@@ -6,17 +6,22 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
+from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
 from mcp_types import JSONRPCNotification
 from redis_helpers import RedisServer, free_port, namespace, require_redis_binary
 
+from customtools import CustomTool
+from customtools.mcp import HttpSecurity, ToolServer
 from customtools.mcp._redis import EVENT_TTL, EventScopeMiddleware, RedisState, redacted_url
 from customtools.mcp._rerun import StateSeal
 from customtools.mcp._shared import MemoryNonces, MemoryVisibility, SharedStateError
@@ -174,6 +179,93 @@ async def test_memory_visibility_expires_and_is_per_client() -> None:
     assert await store.shown("alice") == frozenset()
     await store.show("alice", ["c"])
     assert await store.shown("alice") == {"c"}  # an expired set does not come back
+
+
+# -- tool search's found tools across replicas ---------------------------------------------
+
+
+def _tool(name: str, description: str) -> CustomTool:
+    return CustomTool(name=name, description=description, execute=lambda *args: f"{name} ran")
+
+
+SEARCHABLE = [_tool("weather", "Current weather for a city."), _tool("git_log", "Commit logs.")]
+
+
+class _Verifier:
+    """An OAuth token verifier: each token is its own subject (alice's, bob's)."""
+
+    async def verify_token(self, token: str) -> Any:
+        from mcp.server.auth.provider import AccessToken
+
+        return AccessToken(token=token, client_id="app", scopes=[], subject=token[:5])
+
+
+@asynccontextmanager
+async def _replica(shared: RedisState) -> AsyncIterator[Any]:
+    """A stateless tool-search server on ``shared`` behind an OAuth verifier, in process."""
+    from mcp.server.auth.settings import AuthSettings
+
+    security = HttpSecurity(
+        token_verifier=_Verifier(),
+        auth=AuthSettings(
+            issuer_url="https://issuer.example",  # type: ignore[arg-type]
+            resource_server_url="http://127.0.0.1/mcp",  # type: ignore[arg-type]
+            validate_token_resource=False,
+        ),
+    )
+    server = ToolServer(SEARCHABLE, tool_search=True, shared=shared)
+    app = server.streamable_http_app(host="127.0.0.1", stateless=True, security=security)
+    async with server.server.session_manager.run():
+        yield app
+
+
+@asynccontextmanager
+async def _client(app: Any, token: str) -> AsyncIterator[Client]:
+    from mcp.client.streamable_http import streamable_http_client
+
+    http = httpx2.AsyncClient(
+        transport=httpx2.ASGITransport(app=app),
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=10,
+    )
+    endpoint = streamable_http_client("http://127.0.0.1/mcp", http_client=http)
+    async with http, Client(endpoint, mode="auto") as client:
+        yield client
+
+
+async def _listed(client: Client) -> list[str]:
+    return [tool.name for tool in (await client.list_tools()).tools]
+
+
+@asyncio_only
+async def test_a_principals_search_on_one_replica_is_listed_by_another(
+    own_redis: RedisServer,
+) -> None:
+    ns = namespace()
+    alice, bob = "alice-token-0123456789", "bobby-token-0123456789"
+    async with (
+        state(own_redis, ns) as shared_a,
+        state(own_redis, ns) as shared_b,
+        _replica(shared_a) as a,
+        _replica(shared_b) as b,
+    ):
+        with anyio.fail_after(30):
+            async with _client(a, alice) as on_a:
+                found = await on_a.call_tool("search_tools", {"query": "weather", "limit": 1})
+            assert [t["name"] for t in found.structured_content["tools"]] == ["weather"]  # type: ignore[index]
+            async with _client(b, alice) as on_b:
+                assert await _listed(on_b) == ["search_tools", "weather"]
+                assert (await on_b.call_tool("weather", {})).content[0].text == "weather ran"  # type: ignore[union-attr]
+            async with _client(b, bob) as other:
+                assert await _listed(other) == ["search_tools"]  # another principal
+
+            # Redis gone: the listing is the search tool alone, and a search still answers.
+            own_redis.stop()
+            async with _client(b, alice) as on_b:
+                assert await _listed(on_b) == ["search_tools"]
+                again = await on_b.call_tool("search_tools", {"query": "git", "limit": 1})
+                assert again.is_error is False
+        assert shared_b.faults["tool visibility"] >= 2
 
 
 # -- list_changed across replicas ----------------------------------------------------------

@@ -162,6 +162,8 @@ class Deployment:
     replicas: list[Replica]
     endpoint: str  # the proxy's MCP endpoint
     dirs: list[Path]  # each replica's copy of PACK; replica 0 reloads its own
+    redis: str  # the Redis URL
+    namespace: str
 
 
 @pytest.fixture(scope="module")
@@ -169,9 +171,11 @@ def deployment(
     tmp_path_factory: pytest.TempPathFactory, redis_server: RedisServer
 ) -> Iterator[Deployment]:
     """Three stateful replicas (2026-07-28 requests go anywhere, handshake sessions stick) on
-    one Redis namespace, each serving TALKPACK and its own copy of PACK, behind the proxy."""
+    one Redis namespace, each serving TALKPACK and its own copy of PACK with tool search (every
+    tool stays callable by name), behind the proxy."""
     tmp = tmp_path_factory.mktemp("deployment")
-    shared = ["--redis", redis_server.url, "--redis-namespace", namespace()]
+    ns = namespace()
+    shared = ["--redis", redis_server.url, "--redis-namespace", ns, "--tool-search"]
     processes: list[subprocess.Popen[bytes]] = []
     started: list[Replica] = []
     dirs: list[Path] = []
@@ -202,7 +206,7 @@ def deployment(
         ready, _, _ = select.select([balancer.stdout], [], [], 60)
         assert ready, "the proxy printed no port"
         port = int(balancer.stdout.readline())
-        yield Deployment(started, f"http://127.0.0.1:{port}/mcp", dirs)
+        yield Deployment(started, f"http://127.0.0.1:{port}/mcp", dirs, redis_server.url, ns)
     finally:
         _stop_now(processes)
         for process in processes:
@@ -279,6 +283,7 @@ async def test_three_replicas_on_one_redis(deployment: Deployment) -> None:
     await _a_retry_completes_anywhere_and_its_replay_is_refused_by_every_replica(deployment)
     await _a_change_on_one_replica_notifies_the_clients_of_all_three(deployment)
     await _a_dropped_handshake_stream_resumes_from_the_event_store(deployment)
+    await _what_a_session_found_is_listed_to_it_from_redis(deployment)
 
 
 async def _a_retry_completes_anywhere_and_its_replay_is_refused_by_every_replica(
@@ -355,6 +360,22 @@ async def _a_dropped_handshake_stream_resumes_from_the_event_store(
     log = (await proxy_log(endpoint))[before:]
     assert [e for e in log if e["http"] == "GET"]  # the client came back with Last-Event-ID
     assert len({e["backend"] for e in log if e["method"]}) == 1  # on its session's replica
+
+
+async def _what_a_session_found_is_listed_to_it_from_redis(deployment: Deployment) -> None:
+    # A session stays on its replica; its found tools are kept in Redis, where a principal's
+    # are read by every replica (test_mcp_redis.py: an OAuth principal across two replicas).
+    from customtools.mcp._redis import RedisState
+
+    async with Client(deployment.endpoint, mode="legacy") as client:
+        with anyio.fail_after(30):
+            assert [t.name for t in (await client.list_tools()).tools] == ["search_tools"]
+            await client.call_tool("search_tools", {"query": "steps", "limit": 1})
+            assert [t.name for t in (await client.list_tools()).tools] == ["search_tools", "steps"]
+    async with RedisState(deployment.redis, namespace=deployment.namespace) as shared:
+        stored = [key async for key in shared.client.scan_iter(match=shared.key("visible", "*"))]
+        assert len(stored) == 1
+        assert await shared.client.smembers(stored[0]) == {b"steps"}
 
 
 # -- a replica killed, Redis restarted -----------------------------------------------------

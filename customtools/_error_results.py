@@ -65,6 +65,7 @@ class Kind:
     TOOL_NOT_FOUND: Final = _kind("ToolNotFound", "the worker process no longer defines the tool")
     SANDBOX_DENIED: Final = _kind("SandboxDenied", "a sandbox denied what the pack didn't declare")
     MCP_SERVER: Final = _kind("McpServerError", "a mounted MCP server failed, refused or timed out")
+    POLICY_REFUSED: Final = _kind("PolicyRefused", "the execution policy did not start the call")
     TOOL_RAISED: Final = _kind("<exception class name>", "the tool raised (or exited)")
 
 
@@ -94,6 +95,8 @@ class Code:
     CONNECTION_LOST: Final = _code("connection-lost", Kind.MCP_SERVER)
     REFUSED: Final = _code("refused", Kind.MCP_SERVER)
     INVALID_RESULT: Final = _code("invalid-result", Kind.MCP_SERVER)
+    QUEUE_TIMEOUT: Final = _code("queue-timeout", Kind.POLICY_REFUSED)
+    RATE_LIMITED: Final = _code("rate-limited", Kind.POLICY_REFUSED)
     TOOL_EXIT: Final = _code("tool-exit", Kind.TOOL_RAISED)  # a SystemExit
     TOOL_BASE_EXCEPTION: Final = _code("tool-base-exception", Kind.TOOL_RAISED)  # any other
 

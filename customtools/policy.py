@@ -1,0 +1,50 @@
+"""The execution policy: how many calls run at once, how big a result may be, and which
+calls may be retried or cached.
+
+A host sets one :class:`Policy` (``CustomToolAdapter(tool, policy=...)``,
+``ToolRegistry(..., policy=...)``, ``ToolServer(..., policy=...)``, ``serve(policy=...)``,
+the framework adapters); a pack declares its own defaults as ``POLICY = Policy(...)``. The
+stores behind caps, rates, trimmed results and the cache are the interfaces
+:class:`PolicyBackend`, :class:`Slots`, :class:`Rates`, :class:`ResultStore` and
+:class:`ResultCache`; :class:`MemoryBackend` keeps them in this process. See
+``docs/policy.md``.
+"""
+
+from __future__ import annotations
+
+from customtools._policy import (
+    POLICY_META_KEY,
+    MemoryBackend,
+    MemoryCache,
+    MemoryRates,
+    MemorySlots,
+    MemoryStore,
+    Policy,
+    PolicyBackend,
+    PolicyError,
+    Rates,
+    ResultCache,
+    ResultStore,
+    Slots,
+    read_result_tool,
+)
+from customtools._public import rehome as _rehome
+
+__all__ = [
+    "POLICY_META_KEY",
+    "MemoryBackend",
+    "MemoryCache",
+    "MemoryRates",
+    "MemorySlots",
+    "MemoryStore",
+    "Policy",
+    "PolicyBackend",
+    "PolicyError",
+    "Rates",
+    "ResultCache",
+    "ResultStore",
+    "Slots",
+    "read_result_tool",
+]
+
+_rehome(globals(), __name__, __all__)

@@ -7,13 +7,15 @@ the framework adapters); a pack declares its own defaults as ``POLICY = Policy(.
 stores behind caps, rates, trimmed results and the cache are the interfaces
 :class:`PolicyBackend`, :class:`Slots`, :class:`Rates`, :class:`ResultStore` and
 :class:`ResultCache`; :class:`MemoryBackend` keeps them in this process. See
-``docs/policy.md``.
+``docs/policy.md``. A tool raises :class:`TransientToolError` for a failure worth retrying.
 """
 
 from __future__ import annotations
 
+from customtools._errors import TransientToolError
 from customtools._policy import (
     POLICY_META_KEY,
+    Gate,
     MemoryBackend,
     MemoryCache,
     MemoryRates,
@@ -32,6 +34,7 @@ from customtools._public import rehome as _rehome
 
 __all__ = [
     "POLICY_META_KEY",
+    "Gate",
     "MemoryBackend",
     "MemoryCache",
     "MemoryRates",
@@ -44,6 +47,7 @@ __all__ = [
     "ResultCache",
     "ResultStore",
     "Slots",
+    "TransientToolError",
     "read_result_tool",
 ]
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from customtools._error_results import LoadCode
 
 if TYPE_CHECKING:
+    from customtools._policy import PackInfo
     from customtools._tool import CustomTool
 
 __all__ = [
@@ -215,12 +216,17 @@ class LoadError:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LoadedTool:
-    """A tool that loaded, with where it came from."""
+    """A tool that loaded, with where it came from.
+
+    ``pack`` is what the execution policy reads about the tool's module (its declared
+    ``POLICY`` and permissions, its digest), read on first use; ``None`` when unknown.
+    """
 
     path: str
     resolved_path: str
     tool: CustomTool
     source: ToolSource
+    pack: PackInfo | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form: the tool's definition plus its origin."""

@@ -55,6 +55,7 @@ __all__ = [
     "TooLargeError",
     "bytecode_warnings",
     "file_source",
+    "fingerprint",
     "hash_file",
     "is_data_file",
     "printable",
@@ -769,3 +770,59 @@ def with_warnings(pending: PendingSource, metadata: Sequence[MetadataFile]) -> P
         changes=pending.changes,
         warnings=tuple(warnings),
     )
+
+
+# -- what a candidate's code is made of (the reload and the execution policy compare it) --
+
+_UNCOUNTED_DIRS = frozenset({"__pycache__", ".git", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
+
+
+def fingerprint(candidate: Candidate) -> tuple[Any, ...]:
+    """What a candidate's code is made of: each file's relative path and content digest.
+
+    Files are read as the trust gate reads them (``_trust.hash_file``: opened non-blocking,
+    regular files only, at most :data:`~._trust.MAX_SOURCE_BYTES` per candidate), so a FIFO
+    or a ``/dev/zero`` link among a package's files is a marker, never a hang or a
+    ``MemoryError``; data files (``.json``, ``.md``, ...) count by their ``stat`` only. Never
+    raises. Entry points are installed distributions: never re-imported (constant).
+    """
+    if candidate.kind == "entry_point":
+        return ("entry_point", candidate.entry_point)
+    budget = [MAX_SOURCE_BYTES]
+    path = candidate.resolved_path
+    try:
+        if candidate.kind != "package":
+            return (_digest(path, budget),)
+        files: list[tuple[str, str]] = []
+        for directory, dirs, names in os.walk(path):
+            dirs[:] = sorted(d for d in dirs if d not in _UNCOUNTED_DIRS and not d.startswith("."))
+            for name in sorted(names):
+                if name.startswith(".") or name.endswith((".pyc", ".pyo")):
+                    continue
+                full = os.path.join(directory, name)
+                digest = _stat_key(full) if is_data_file(name) else _digest(full, budget)
+                files.append((os.path.relpath(full, path), digest))
+        return tuple(files)
+    except Exception as exc:  # a walk that fails: a marker, so the candidate is re-imported
+        return (f"unreadable: {type(exc).__name__}",)
+
+
+def _digest(path: str, budget: list[int]) -> str:
+    try:
+        sha, size, _ = hash_file(os.path.realpath(path), budget[0])
+    except NotRegularError as exc:
+        return f"not a regular file: {exc.strerror}"
+    except TooLargeError:
+        return "too large"
+    except OSError as exc:
+        return f"unreadable: {type(exc).__name__}"
+    budget[0] -= size
+    return sha
+
+
+def _stat_key(path: str) -> str:
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return f"unreadable: {type(exc).__name__}"
+    return f"stat: {st.st_mode:o} {st.st_size} {st.st_mtime_ns}"

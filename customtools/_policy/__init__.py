@@ -13,6 +13,7 @@ from customtools._policy._apply import (
     read_result_tool,
 )
 from customtools._policy._backends import (
+    Gate,
     MemoryBackend,
     MemoryCache,
     MemoryRates,
@@ -24,11 +25,12 @@ from customtools._policy._backends import (
     ResultStore,
     Slots,
 )
-from customtools._policy._settings import Effects, Policy, PolicyError, effects
+from customtools._policy._settings import Effects, Policy, PolicyError, declared_policy, effects
 
 __all__ = [
     "POLICY_META_KEY",
     "Effects",
+    "Gate",
     "MemoryBackend",
     "MemoryCache",
     "MemoryRates",
@@ -44,6 +46,7 @@ __all__ = [
     "ResultStore",
     "Slots",
     "ToolPlan",
+    "declared_policy",
     "effects",
     "read_result_tool",
 ]

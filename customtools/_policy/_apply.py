@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from customtools._content import TextContent, ToolResult
 from customtools._error_results import Code, Kind, error_result
+from customtools._policy._backends import Gate
 from customtools._policy._settings import Policy, effects
 from customtools._policy._trim import document, result_size, trim_content
 
@@ -122,9 +123,12 @@ class ToolPlan:
     __slots__ = (
         "_output_validator",
         "backend",
+        "budget",
         "cache_ttl",
         "digest",
+        "fast",
         "gates",
+        "limits",
         "name",
         "queue_timeout",
         "rate",
@@ -135,7 +139,6 @@ class ToolPlan:
         "schema",
         "scope",
         "transient",
-        "budget",
     )
 
     def __init__(
@@ -147,6 +150,7 @@ class ToolPlan:
         allowed = effects(tool, permissions)
         self.name = tool.name
         self.backend = policy.backend
+        self.limits: dict[str, int] = {}
         self.scope = f"{facts.key}\0{tool.name}"
         self.digest = facts.digest
         gates = []
@@ -156,9 +160,11 @@ class ToolPlan:
             ("max_concurrent_pack", f"pack\0{facts.key}", 1),
             ("max_concurrent_host", "host", weight),
         ):
-            if settings[setting] is not None:
-                gates.append((key, settings[setting], units, setting))
-        self.gates: tuple[tuple[str, int, int, str], ...] = tuple(gates)
+            limit = settings[setting]
+            if limit is not None:
+                gates.append((policy.backend.slots.gate(key, limit), min(units, limit)))
+                self.limits[setting] = limit
+        self.gates: tuple[tuple[Gate, int], ...] = tuple(gates)
         self.queue_timeout: float = settings["queue_timeout"]
         self.rate: tuple[int, float] | None = settings["rate"]
         self.rate_key = f"rate\0{self.scope}"
@@ -172,12 +178,31 @@ class ToolPlan:
         self.cache_ttl: float | None = ttl
         self.schema = tool.output_schema
         self._output_validator: Any = None
+        # Only caps apply: the adapter may run the call inline around take() and give().
+        self.fast = self.rate is None and self.budget is None and not self.retries and ttl is None
+
+    def take(self) -> bool:
+        """Take every cap's units now, or none (someone waits, or a cap is full)."""
+        taken = 0
+        for gate, units in self.gates:
+            if not gate.try_acquire(units):
+                break
+            taken += 1
+        else:
+            return True
+        for gate, units in self.gates[:taken]:
+            gate.release(units)
+        return False
+
+    def give(self) -> None:
+        """Give back what :meth:`take` took."""
+        for gate, units in self.gates:
+            gate.release(units)
 
     def describe(self) -> dict[str, Any]:
         """What applies to this tool (JSON form, for ``customtools run`` and docs)."""
         out: dict[str, Any] = {}
-        for key, limit, _, setting in self.gates:
-            out[setting] = limit
+        out.update(self.limits)
         if self.rate is not None:
             out["rate"] = list(self.rate)
         if self.budget is not None:
@@ -196,7 +221,7 @@ class ToolPlan:
     ) -> ToolResult:
         """One call of the tool (``call`` is the adapter's execute) under the policy."""
         record: dict[str, Any] = {}
-        caller = getattr(context, "caller", None)
+        caller = context.caller
         key = None
         cache = None
         if self.cache_ttl is not None and caller is not None:
@@ -208,53 +233,62 @@ class ToolPlan:
                 if hit is not None:
                     return _with_record(hit, {"cache": "hit"})
         signal: AbortSignal | None = options.get("signal")
-        held: list[tuple[str, int]] = []
+        held: list[tuple[Gate, int]] = []
+        gates = self.gates
         try:
-            if self.rate is not None or self.gates:
+            if self.rate is None:
+                for gate, units in gates:  # uncontended: no wait, nothing recorded
+                    if not gate.try_acquire(units):
+                        break
+                    held.append((gate, units))
+            if len(held) != len(gates) or self.rate is not None:
                 refusal = await self._admit(signal, held, record)
                 if refusal is not None:
                     return refusal
             result: ToolResult = await call(tool_call_id, params, **options)
-            attempt = 0
-            while attempt < self.retries and result.is_error and self._transient(result):
-                if await self._pause(self.retry_backoff * (2**attempt), signal):
-                    record["retriesStopped"] = "aborted"
-                    break
-                attempt += 1
-                result = await call(tool_call_id, params, **options)
-            if attempt:
-                record["retries"] = attempt
+            if self.retries and result.is_error:
+                result = await self._retry(call, tool_call_id, params, options, result, record)
         finally:
-            slots = self.backend.slots
-            for gate, units in reversed(held):
-                slots.release(gate, units)
+            for gate, units in held:
+                gate.release(units)
         if self.budget is not None:
             result = await self._budget(result, caller, record)
         if cache is not None and not result.is_error:
-            kept = _with_record(result, {"trimmed": record["trimmed"]}) if record.get(
-                "trimmed"
-            ) else result
-            ttl = self.cache_ttl if self.cache_ttl is not None else 0.0
-            if record.get("trimmed"):
-                ttl = min(ttl, self.result_ttl)
+            trimmed = record.get("trimmed")
+            kept = _with_record(result, {"trimmed": trimmed}) if trimmed else result
+            ttl = self.cache_ttl if trimmed is None else min(self.cache_ttl, self.result_ttl)
             await cache.put(self.scope, self.digest, key, kept, result_size(result), ttl)
             record["cache"] = "stored"
         return _with_record(result, record) if record else result
 
+    async def _retry(
+        self,
+        call: Call,
+        tool_call_id: str,
+        params: Any,
+        options: dict[str, Any],
+        result: ToolResult,
+        record: dict[str, Any],
+    ) -> ToolResult:
+        """Run the call again while it fails transiently, backing off; stop when aborted."""
+        signal: AbortSignal | None = options.get("signal")
+        attempt = 0
+        while attempt < self.retries and result.is_error and self._transient(result):
+            if await self._pause(self.retry_backoff * (2**attempt), signal):
+                record["retriesStopped"] = "aborted"
+                break
+            attempt += 1
+            result = await call(tool_call_id, params, **options)
+        if attempt:
+            record["retries"] = attempt
+        return result
+
     # -- admission ----------------------------------------------------------------------------
 
     async def _admit(
-        self, signal: AbortSignal | None, held: list[tuple[str, int]], record: dict[str, Any]
+        self, signal: AbortSignal | None, held: list[tuple[Gate, int]], record: dict[str, Any]
     ) -> ToolResult | None:
         """Take the rate and the slots (into ``held``); the error result that says why not."""
-        slots = self.backend.slots
-        if self.rate is None:
-            for index, (key, limit, units, _) in enumerate(self.gates):
-                if not slots.try_acquire(key, limit, units):
-                    break
-                held.append((key, units))
-            else:
-                return None  # uncontended: nothing waited
         import anyio
 
         started = time.monotonic()
@@ -279,10 +313,12 @@ class ToolPlan:
                         waiting = "rate"
                         await anyio.sleep(wait)
                 if not retry_after:
-                    for key, limit, units, setting in self.gates[len(held) :]:
-                        waiting = setting
-                        await slots.acquire(key, limit, units)
-                        held.append((key, units))
+                    settings = list(self.limits)
+                    for index in range(len(held), len(self.gates)):
+                        gate, units = self.gates[index]
+                        waiting = settings[index]
+                        await gate.acquire(units)
+                        held.append((gate, units))
             finally:
                 if signal is not None:
                     signal.remove_listener(stop)
@@ -314,7 +350,7 @@ class ToolPlan:
                 policy=record,
                 **why,
             )
-        limits = {setting: limit for _, limit, _, setting in self.gates}
+        limits = self.limits
         which = {
             "rate": "its rate",
             "max_concurrent": f"at most {limits.get('max_concurrent')} running per tool",
@@ -405,7 +441,11 @@ class ToolPlan:
 _READ_SCHEMA: Final = {
     "type": "object",
     "properties": {
-        "handle": {"type": "string", "minLength": 1, "description": "the handle a trimmed result named"},
+        "handle": {
+            "type": "string",
+            "minLength": 1,
+            "description": "the handle a trimmed result named",
+        },
         "offset": {"type": "integer", "minimum": 0, "default": 0, "description": "first character"},
         "length": {"type": "integer", "minimum": 1, "description": "characters to read"},
     },

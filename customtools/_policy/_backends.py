@@ -1,11 +1,11 @@
-"""Where the execution policy keeps its state: four small interfaces and their in-memory
+r"""Where the execution policy keeps its state: four small interfaces and their in-memory
 implementations.
 
 Each interface is what a shared backend (one store for every replica) implements too; the
 in-memory ones serve one process. :class:`MemoryBackend` bundles the four, and a
 :class:`~customtools.Policy` gets one unless it is given a backend.
 
-- :class:`Slots`: concurrency caps, first in first out, weighted.
+- :class:`Slots` of :class:`Gate`\ s: concurrency caps, first in first out, weighted.
 - :class:`Rates`: calls per window.
 - :class:`ResultStore`: trimmed results kept whole, content-addressed, with a TTL.
 - :class:`ResultCache`: results of cacheable tools, with a TTL and a size bound.
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from customtools._content import ToolResult
 
 __all__ = [
+    "Gate",
     "MemoryBackend",
     "MemoryCache",
     "MemoryRates",
@@ -36,21 +37,29 @@ __all__ = [
 ]
 
 
+class Gate(Protocol):
+    """One concurrency cap: ``limit`` units, granted first in, first out."""
+
+    def try_acquire(self, weight: int) -> bool:
+        """Take ``weight`` (at most the limit) units now if they are free and nobody waits
+        (a shared backend may always answer ``False`` and do the work in :meth:`acquire`)."""
+        ...
+
+    async def acquire(self, weight: int) -> None:
+        """Wait in line for ``weight`` units. Cancelling the wait leaves the line (and gives
+        back units granted meanwhile)."""
+        ...
+
+    def release(self, weight: int) -> None:
+        """Give back ``weight`` units; never blocks."""
+        ...
+
+
 class Slots(Protocol):
-    """Concurrency caps: ``limit`` units per key, granted first in, first out."""
+    """Concurrency caps by key."""
 
-    def try_acquire(self, key: str, limit: int, weight: int) -> bool:
-        """Take ``weight`` units of ``key`` now if they are free and nobody waits (a shared
-        backend may always answer ``False`` and do the work in :meth:`acquire`)."""
-        ...
-
-    async def acquire(self, key: str, limit: int, weight: int) -> None:
-        """Wait in line for ``weight`` units of ``key``. Cancelling the wait leaves the line
-        (and gives back units granted meanwhile)."""
-        ...
-
-    def release(self, key: str, weight: int) -> None:
-        """Give back ``weight`` units of ``key``; never blocks."""
+    def gate(self, key: str, limit: int) -> Gate:
+        """The cap called ``key``, of ``limit`` units (built once per tool and kept)."""
         ...
 
 
@@ -103,85 +112,82 @@ class PolicyBackend(Protocol):
 
 
 class _Waiter:
-    __slots__ = ("event", "granted", "limit", "weight")
+    __slots__ = ("event", "granted", "weight")
 
-    def __init__(self, weight: int, limit: int) -> None:
+    def __init__(self, weight: int) -> None:
         import anyio
 
         self.weight = weight
-        self.limit = limit
         self.granted = False
         self.event = anyio.Event()
 
 
 class _Gate:
-    __slots__ = ("used", "waiters")
+    """:class:`Gate` in this process."""
 
-    def __init__(self) -> None:
+    __slots__ = ("limit", "used", "waiters")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
         self.used = 0
         self.waiters: collections.deque[_Waiter] = collections.deque()
 
+    def try_acquire(self, weight: int) -> bool:
+        if self.waiters or self.used + weight > self.limit:
+            return False
+        self.used += weight
+        return True
+
+    async def acquire(self, weight: int) -> None:
+        if self.try_acquire(weight):
+            return
+        waiter = _Waiter(weight)
+        self.waiters.append(waiter)
+        try:
+            await waiter.event.wait()
+        except BaseException:
+            if waiter.granted:
+                self.release(weight)
+            else:
+                self.waiters.remove(waiter)
+                self._wake()  # it may have held up smaller calls behind it
+            raise
+
+    def release(self, weight: int) -> None:
+        self.used -= weight
+        if self.waiters:
+            self._wake()
+
+    def _wake(self) -> None:
+        waiters = self.waiters
+        while waiters and self.used + waiters[0].weight <= self.limit:
+            waiter = waiters.popleft()
+            self.used += waiter.weight
+            waiter.granted = True
+            waiter.event.set()
+
+    @property
+    def waiting(self) -> int:
+        """Calls in line (a diagnostic)."""
+        return len(self.waiters)
+
 
 class MemorySlots:
-    """:class:`Slots` in this process. A call heavier than the limit takes the whole limit."""
+    """:class:`Slots` in this process (one small record per key ever used)."""
 
     __slots__ = ("_gates",)
 
     def __init__(self) -> None:
         self._gates: dict[str, _Gate] = {}
 
-    def try_acquire(self, key: str, limit: int, weight: int) -> bool:
+    def gate(self, key: str, limit: int) -> _Gate:
         gate = self._gates.get(key)
         if gate is None:
-            gate = self._gates[key] = _Gate()
-        weight = min(weight, limit)
-        if gate.waiters or gate.used + weight > limit:
-            return False
-        gate.used += weight
-        return True
-
-    async def acquire(self, key: str, limit: int, weight: int) -> None:
-        if self.try_acquire(key, limit, weight):
-            return
-        gate = self._gates[key]
-        waiter = _Waiter(min(weight, limit), limit)
-        gate.waiters.append(waiter)
-        try:
-            await waiter.event.wait()
-        except BaseException:
-            if waiter.granted:
-                self.release(key, waiter.weight)
-            else:
-                gate.waiters.remove(waiter)
-                self._wake(key, gate)  # it may have held up smaller calls behind it
-            raise
-
-    def release(self, key: str, weight: int) -> None:
-        gate = self._gates.get(key)
-        if gate is None:  # pragma: no cover - a release without its acquire
-            return
-        gate.used -= min(weight, gate.used)
-        self._wake(key, gate)
-
-    def _wake(self, key: str, gate: _Gate) -> None:
-        waiters = gate.waiters
-        while waiters and gate.used + waiters[0].weight <= waiters[0].limit:
-            waiter = waiters.popleft()
-            gate.used += waiter.weight
-            waiter.granted = True
-            waiter.event.set()
-        if not gate.used and not waiters:
-            del self._gates[key]
-
-    def running(self, key: str) -> int:
-        """Units of ``key`` in use (a diagnostic)."""
-        gate = self._gates.get(key)
-        return gate.used if gate is not None else 0
-
-    def waiting(self, key: str) -> int:
-        """Calls waiting for ``key`` (a diagnostic)."""
-        gate = self._gates.get(key)
-        return len(gate.waiters) if gate is not None else 0
+            gate = self._gates[key] = _Gate(limit)
+        elif gate.limit != limit:
+            gate.limit = limit  # the host changed its policy: the newest limit holds
+            gate._wake()
+        return gate
 
 
 class MemoryRates:

@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any, Final
 from customtools._errors import CustomToolsError
 
 if TYPE_CHECKING:
-    from customtools._permissions import Permissions
+    from customtools._permissions import Declarations, Permissions
     from customtools._policy._backends import PolicyBackend
     from customtools._tool import CustomTool
 
-__all__ = ["HOST_ONLY", "Effects", "Policy", "PolicyError", "effects"]
+__all__ = ["HOST_ONLY", "Effects", "Policy", "PolicyError", "declared_policy", "effects"]
 
 
 class PolicyError(CustomToolsError, ValueError):
@@ -126,9 +126,7 @@ def _check(name: str, value: Any) -> Any:
         )
     if name == "transient":
         names = (value,) if isinstance(value, str) else value
-        if not isinstance(names, (tuple, list)) or not all(
-            isinstance(n, str) and n for n in names
-        ):
+        if not isinstance(names, (tuple, list)) or not all(isinstance(n, str) and n for n in names):
             raise PolicyError(
                 "Policy.transient must be a list of error kinds or codes (such as"
                 f" 'TransientToolError' or 'connection-lost'), got {value!r}"
@@ -231,7 +229,9 @@ class Policy:
         object.__setattr__(self, "backend", backend)
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _FIELDS if name in self.given)
+        shown = ", ".join(
+            f"{name}={getattr(self, name)!r}" for name in _FIELDS if name in self.given
+        )
         return f"Policy({shown})"
 
     def merged(self, declared: Policy | None) -> dict[str, Any]:
@@ -297,7 +297,9 @@ class Policy:
                 continue
             value = getattr(self, name)
             if name == "rate":
-                parts.append("no rate limit" if value is None else f"{value[0]} calls per {value[1]:g} s")
+                parts.append(
+                    "no rate limit" if value is None else f"{value[0]} calls per {value[1]:g} s"
+                )
             elif name == "transient":
                 parts.append("transient: " + ", ".join(value))
             elif name == "cache_ttl":
@@ -349,3 +351,21 @@ def effects(tool: CustomTool, permissions: Permissions | None) -> Effects:
         idempotent=hint("idempotentHint"),
         destructive=hints.get("destructiveHint") is True,
     )
+
+
+def declared_policy(declared: Declarations) -> Policy | None:
+    """The ``POLICY`` a module declares, or ``None``; one that cannot be used is logged and
+    ignored (``customtools validate`` reports it as ``invalid-policy``)."""
+    error = declared.policy_error
+    if declared.policy is not None:
+        try:
+            return Policy.from_dict(declared.policy, where=declared.policy_line or "POLICY")
+        except PolicyError as exc:
+            error = str(exc)
+    if error is not None:
+        import logging
+
+        logging.getLogger("customtools.policy").warning(
+            "%s; the pack's declared policy is ignored", error
+        )
+    return None

@@ -146,7 +146,7 @@ def shrink(value: Any, schema: Any, budget: int) -> Any:
     floor = floor if isinstance(floor, int) else 0
     kept: list[Any] = []
     used = 2
-    for index, item in enumerate(value):
+    for item in value:
         size = _size(item) + 1
         if used + size > budget and len(kept) >= floor:
             break

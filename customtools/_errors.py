@@ -111,9 +111,10 @@ class ToolTimeoutError(ToolAbortedError, TimeoutError):
 class TransientToolError(CustomToolsError):
     """A tool's failure that may pass if the call is made again (its service was busy).
 
-    A tool raises it when the service it calls timed out or answered "busy". The call's error result has ``details["error"] == "TransientToolError"``, which the
-    execution policy retries, with backoff, for a tool annotated idempotent (and never for
-    one annotated destructive); see docs/policy.md.
+    A tool raises it when the service it calls timed out or answered "busy". The call's
+    error result has ``details["error"] == "TransientToolError"``, which the execution
+    policy retries, with backoff, for a tool annotated idempotent (and never for one
+    annotated destructive); see docs/policy.md.
     """
 
 

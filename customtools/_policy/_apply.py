@@ -83,7 +83,8 @@ _SCALARS: Final = (str, int)
 def _freeze(value: Any) -> Hashable:
     kind = type(value)
     if kind is str or kind is int or value is None:
-        return value
+        scalar: Hashable = value
+        return scalar
     if kind is dict:
         return ("{", tuple(sorted((k, _freeze(v)) for k, v in value.items())))
     if kind is list or kind is tuple:
@@ -256,7 +257,9 @@ class ToolPlan:
         if cache is not None and not result.is_error:
             trimmed = record.get("trimmed")
             kept = _with_record(result, {"trimmed": trimmed}) if trimmed else result
-            ttl = self.cache_ttl if trimmed is None else min(self.cache_ttl, self.result_ttl)
+            ttl = self.cache_ttl or 0.0
+            if trimmed is not None:
+                ttl = min(ttl, self.result_ttl)
             await cache.put(self.scope, self.digest, key, kept, result_size(result), ttl)
             record["cache"] = "stored"
         return _with_record(result, record) if record else result
@@ -405,7 +408,7 @@ class ToolPlan:
                 self.schema, tool_name=self.name, coerce=False, apply_defaults=False
             )
         try:
-            return validator.check(structured)[2] is None  # type: ignore[no-any-return]
+            return validator.check(structured)[2] is None
         except Exception:
             return False
 

@@ -223,10 +223,12 @@ class Policy:
         if backend is None:
             from customtools._policy._backends import MemoryBackend
 
-            backend = MemoryBackend(
+            memory = MemoryBackend(
                 cache_max_bytes=self.cache_max_bytes, store_max_bytes=self.store_max_bytes
             )
-        object.__setattr__(self, "backend", backend)
+            object.__setattr__(self, "backend", memory)
+        else:
+            object.__setattr__(self, "backend", backend)
 
     def __repr__(self) -> str:
         shown = ", ".join(

@@ -10,7 +10,7 @@ import contextlib
 import logging
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from customtools._format import escape_control
 from customtools._loading._loader import LoadResult, discover_and_load
@@ -18,6 +18,9 @@ from customtools._loading._reload import RELOAD_KEPT_PREVIOUS, Reloader, require
 from customtools.mcp._http import HEADER_TIMEOUT, HttpSecurity, guarded_protocol
 from customtools.mcp._mount import ORIGIN_META_KEY, McpMount, MountChanges
 from customtools.mcp._server import ToolServer
+
+if TYPE_CHECKING:
+    from customtools._policy import Policy
 
 __all__ = ["report_load", "serve", "serve_http"]
 
@@ -147,6 +150,7 @@ async def serve(
     on_ready: Callable[[str], Any] | None = None,
     reload: bool = False,
     on_load: Callable[[LoadResult], Any] | None = None,
+    policy: Policy | None = None,
     **scan_options: Any,
 ) -> None:
     """Discover and load tools exactly as :func:`~customtools.discover_and_load` does, and
@@ -175,6 +179,8 @@ async def serve(
             are read again, and with ``strict`` a reload with errors stops the server.
         on_load: called with each :class:`~customtools.LoadResult` served (the first load
             and every reload).
+        policy: the execution policy of every call (see :class:`ToolServer`); each pack's
+            declared ``POLICY`` applies under it.
         **scan_options: every other keyword of ``discover_and_load`` (discovery and trust
             options, ``isolation``, ``sandbox``, ``mcp_servers``, ``strict``, ...).
             With ``mcp_servers=`` an open :class:`McpMount`, a mounted server whose tools
@@ -197,8 +203,8 @@ async def serve(
             result = await reloader.load()
         else:
             result = await discover_and_load(configured, cwd, builtin_tool_names, **scan_options)
-        served[:] = [loaded.tool for loaded in result.tools]
-        server = ToolServer(served, name=name, timeout=timeout)
+        served[:] = result.tools  # load records: they carry their packs' declarations
+        server = ToolServer(served, name=name, timeout=timeout, policy=policy)
         report_load(result, server)
         if on_load is not None:
             on_load(result)
@@ -264,7 +270,7 @@ async def _follow(
         try:
             async with contextlib.aclosing(reloader.watch()) as results:
                 async for result in results:
-                    await server.set_tools([loaded.tool for loaded in result.tools])
+                    await server.set_tools(result.tools)
                     report_load(result, server)
                     if on_load is not None:
                         on_load(result)
@@ -291,7 +297,7 @@ async def _follow_mount(
         async for change in changes:
             mine = [t for t in tools if _origin(t) == change.server]
             others = [t for t in tools if _origin(t) != change.server]
-            taken = {*builtins, *(t.name for t in others)}
+            taken = {*builtins, *(_tool(t).name for t in others)}
             fresh = [t for t in change.tools if t.name not in taken]
             for tool in change.tools:
                 if tool.name in taken:
@@ -302,6 +308,11 @@ async def _follow_mount(
             await server.set_tools(tools)
 
 
-def _origin(tool: Any) -> Any:
-    origin = (tool.meta or {}).get(ORIGIN_META_KEY)
+def _tool(item: Any) -> Any:
+    """The tool of a served item (a load record or a tool)."""
+    return getattr(item, "tool", item)
+
+
+def _origin(item: Any) -> Any:
+    origin = (_tool(item).meta or {}).get(ORIGIN_META_KEY)
     return origin.get("server") if isinstance(origin, dict) else None

@@ -118,6 +118,8 @@ class ProjectSource:
             (``"x.py, tool t"``) may do when sandboxed, the default included: a grant
             records it, so that a change can say what grew.
         project: the project directory its permissions were resolved against, if known.
+        policies: the execution policy its modules declare (``POLICY``), in plain words,
+            one line per module that declares one.
     """
 
     root: str
@@ -132,6 +134,7 @@ class ProjectSource:
     permissions: tuple[str, ...] = ()
     held: tuple[tuple[str, Permissions], ...] = ()
     project: str | None = None
+    policies: tuple[str, ...] = ()
 
     @property
     def trustable(self) -> bool:
@@ -155,6 +158,8 @@ class ProjectSource:
             out["notes"] = list(self.notes)
         if self.permissions:
             out["permissions"] = list(self.permissions)
+        if self.policies:
+            out["policies"] = list(self.policies)
         return out
 
 
@@ -600,20 +605,25 @@ def _hash_group(
             )
     source = members[0].source
     made = collector.source(provider=source.provider, source=source, candidates=members)
-    lines, held = _declared_permissions(members, project)
+    lines, held, policies = _declared_permissions(members, project)
     if not held:
         return made
-    return dataclasses.replace(made, permissions=lines, held=held, project=project)
+    return dataclasses.replace(
+        made, permissions=lines, held=held, project=project, policies=policies
+    )
 
 
 def _declared_permissions(
     members: Sequence[Candidate], project: str | None
-) -> tuple[tuple[str, ...], tuple[tuple[str, Permissions], ...]]:
+) -> tuple[tuple[str, ...], tuple[tuple[str, Permissions], ...], tuple[str, ...]]:
     """What each module may do when sandboxed: in plain words, for the modules that declare
-    something (see ``docs/sandbox.md``), and as values, for every module."""
+    something (see ``docs/sandbox.md``), and as values, for every module; and the execution
+    policy each declares, in plain words (``docs/policy.md``)."""
     from customtools._permissions import DEFAULT_PERMISSIONS, PermissionsError, read_declarations
+    from customtools._policy import Policy, PolicyError
 
     lines = []
+    policies = []
     held: list[tuple[str, Permissions]] = []
     for candidate in members:
         name = printable(os.path.basename(candidate.path.rstrip("/")))
@@ -622,6 +632,14 @@ def _declared_permissions(
         except PermissionsError as exc:
             lines.append(f"{name}: invalid PERMISSIONS ({printable(str(exc))})")
             continue
+        if declared.policy is not None or declared.policy_error is not None:
+            try:
+                if declared.policy_error is not None:
+                    raise PolicyError(declared.policy_error)
+                policy = Policy.from_dict(declared.policy or {}, where=name)
+                policies.append(f"{name}: {printable(policy.describe())}")
+            except PolicyError as exc:
+                policies.append(f"{name}: invalid POLICY, ignored ({printable(str(exc))})")
         module = declared.module or DEFAULT_PERMISSIONS
         held.append((name, module))
         if declared.module is not None:
@@ -630,7 +648,7 @@ def _declared_permissions(
             label = f"{name}, tool {printable(tool_name)}"
             held.append((label, permissions))
             lines.append(f"{label}: {printable(permissions.describe(project=project))}")
-    return tuple(lines), tuple(held)
+    return tuple(lines), tuple(held), tuple(policies)
 
 
 def file_source(

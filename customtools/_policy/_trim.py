@@ -58,6 +58,7 @@ _FOLLOWED: Final = frozenset(
     }
 )
 _FIXED_STRING: Final = ("enum", "const", "pattern", "format")
+_MARK_BYTES: Final = len(json.dumps(CUT_MARK)) - 2  # as JSON escapes it
 
 
 def _size(value: Any) -> int:
@@ -123,7 +124,7 @@ def shrink(value: Any, schema: Any, budget: int) -> Any:
         if isinstance(schema, Mapping) and any(key in schema for key in _FIXED_STRING):
             return value
         floor = schema.get("minLength", 0) if isinstance(schema, Mapping) else 0
-        keep = max(budget - 2 - len(CUT_MARK), floor if isinstance(floor, int) else 0, 0)
+        keep = max(budget - 2 - _MARK_BYTES, floor if isinstance(floor, int) else 0, 0)
         if keep + len(CUT_MARK) >= len(value):
             return value
         return value[:keep] + CUT_MARK
@@ -133,11 +134,12 @@ def shrink(value: Any, schema: Any, budget: int) -> Any:
         return value
     if kind is dict:
         sizes = {key: _size(item) for key, item in value.items()}
-        total = sum(sizes.values()) + 2 * len(value) + 2
-        if total <= budget:
+        spent = sum(sizes.values())
+        overhead = 1 + sum(_size(str(key)) + 2 for key in value)  # braces, keys, ':' and ','
+        if spent + overhead <= budget:
             return value
-        room = max(budget - (total - sum(sizes.values())), 0)
-        spent = sum(sizes.values()) or 1
+        room = max(budget - overhead, 0)
+        spent = spent or 1
         return {
             key: shrink(item, _child(schema, key), room * sizes[key] // spent)
             for key, item in value.items()
@@ -152,10 +154,10 @@ def shrink(value: Any, schema: Any, budget: int) -> Any:
             break
         kept.append(item)
         used += size
-    if used <= budget:
+    if used <= budget or not kept:
         return kept
-    if not kept:
-        return kept
+    if isinstance(schema, Mapping) and schema.get("uniqueItems") is True:
+        return kept  # cut items could become equal
     share = max((budget - 2) // len(kept) - 1, 0)
     return [shrink(item, _item(schema, i), share) for i, item in enumerate(kept)]
 

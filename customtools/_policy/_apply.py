@@ -420,14 +420,14 @@ class ToolPlan:
         if budget is None or size <= budget:
             return result
         handle = await self.backend.results.put(document(result), caller, self.result_ttl)
-        # The note below takes about 360 bytes of the budget.
-        room = max(budget - 360, budget // 2)
+        # The note below takes about 170 bytes, and 40 more per part it names.
+        parts = len(result.content) + (result.structured_content is not None)
+        room = max(budget - 170 - 40 * parts, budget // 4)
         trimmed, cut = trim_content(result, room, size, self.schema, self._valid)
         note = TextContent(
-            text=f"[This result was {size} bytes, over the host's budget of {budget}; cut:"
-            f" {'; '.join(cut) or 'nothing'}. The whole result is kept for"
-            f" {self.result_ttl:g} s: call read_result with handle {handle!r} (and offset) to"
-            " read it page by page.]"
+            text=f"[Trimmed to the host's budget of {budget} bytes (it was {size}):"
+            f" {'; '.join(cut) or 'nothing cut'}. The whole result, for {self.result_ttl:g} s:"
+            f" read_result(handle={handle!r}, offset=0), page by page.]"
         )
         trimmed = dataclasses.replace(trimmed, content=(*trimmed.content, note))
         record["trimmed"] = {

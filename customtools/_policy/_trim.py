@@ -57,7 +57,6 @@ _FOLLOWED: Final = frozenset(
         "definitions",
     }
 )
-_FIXED_STRING: Final = ("enum", "const", "pattern", "format")
 _MARK_BYTES: Final = len(json.dumps(CUT_MARK)) - 2  # as JSON escapes it
 
 
@@ -120,8 +119,6 @@ def shrink(value: Any, schema: Any, budget: int) -> Any:
     kind = type(value)
     if kind is str:
         if len(value) + 2 <= budget or not _followed(schema):
-            return value
-        if isinstance(schema, Mapping) and any(key in schema for key in _FIXED_STRING):
             return value
         floor = schema.get("minLength", 0) if isinstance(schema, Mapping) else 0
         keep = max(budget - 2 - _MARK_BYTES, floor if isinstance(floor, int) else 0, 0)
@@ -193,11 +190,11 @@ def trim_content(
             length = _text_size(text)
             allowed = int(length * ratio)
             if length > allowed:
-                kept = text[: max(allowed - len(CUT_MARK), 0)]
-                while _text_size(kept) > allowed and kept:
+                kept = text[: max(allowed - 3, 0)]  # the mark takes 3 bytes
+                while _text_size(kept) + 3 > allowed and kept:
                     kept = kept[: len(kept) * 3 // 4]
                 blocks.append(dataclasses.replace(block, text=kept + CUT_MARK))
-                cut.append(f"a text block cut from {length} to {_text_size(kept)} bytes")
+                cut.append(f"text {length} -> {_text_size(kept)} bytes")
             else:
                 blocks.append(block)
             continue
@@ -205,7 +202,7 @@ def trim_content(
         if length > int(length * ratio) and length > 256:
             kind = getattr(block, "type", "block")
             blocks.append(TextContent(text=f"[a {kind} block of {length} bytes was left out]"))
-            cut.append(f"a {kind} block of {length} bytes left out")
+            cut.append(f"{kind} of {length} bytes left out")
         else:
             blocks.append(block)
     structured = result.structured_content
@@ -213,10 +210,10 @@ def trim_content(
         before = _size(structured)
         shrunk = shrink(dict(structured), schema, int(before * ratio))
         if shrunk != structured and valid(shrunk):
-            cut.append(f"structured content trimmed from {before} to {_size(shrunk)} bytes")
+            cut.append(f"structured content {before} -> {_size(shrunk)} bytes")
             structured = shrunk
         elif shrunk != structured:
-            cut.append("structured content kept whole (trimming it would break its schema)")
+            cut.append("structured content kept whole (its schema forbids trimming)")
     return (
         ToolResult(
             content=tuple(blocks),

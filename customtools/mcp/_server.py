@@ -311,9 +311,10 @@ class ToolServer:
             per server by default, so several workers behind one endpoint need a shared one.
         policy: the execution policy of every call (:class:`~customtools.policy.Policy`;
             docs/policy.md). Each call's ``ctx.caller`` is its client: the authenticated
-            principal (OAuth subject, or a digest of the token), else its connection (one
-            per stdio server; one per request over stateless HTTP). With a result budget,
-            a ``read_result`` tool is served too (unless a tool already has the name).
+            principal (OAuth subject, or a digest of the token), else its connection in the
+            handshake era (one per stdio server), else none (sessionless requests and
+            stateless HTTP: nothing is cached for them). A ``read_result`` tool
+            is served too, for trimmed results (unless a tool already has the name).
     """
 
     def __init__(
@@ -395,7 +396,7 @@ class ToolServer:
             if problem is not None:
                 _log.warning("%s", problem.message)
                 diagnostics.append(problem)
-        if policy is not None and policy.max_result_bytes is not None:
+        if policy is not None:  # a pack may declare a budget even when the host sets none
             from customtools._policy import read_result_tool
 
             if "read_result" not in registry:
@@ -515,6 +516,8 @@ class ToolServer:
             issuer = (getattr(token, "claims", None) or {}).get("iss")
             who = f"{token.client_id}\0{issuer}\0{subject}" if subject else token.token
             return "mcp-auth:" + hashlib.sha256(who.encode()).hexdigest()[:32]
+        if bridge.modern or bridge.cut_off:
+            return None  # sessionless (or stateless HTTP): nothing tells two requests apart
         connection = bridge.connection
         try:
             caller = self._callers.get(connection)

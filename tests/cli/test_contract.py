@@ -91,6 +91,17 @@ def test_export_writes_a_deterministic_contract(cli: Cli, in_repo: Path) -> None
     assert str(in_repo) not in first.out  # nothing depends on the machine
 
 
+def test_export_shows_the_execution_policy_a_pack_declares(cli: Cli, in_repo: Path) -> None:
+    write_pack(
+        in_repo,
+        permissions="from customtools.policy import Policy\n"
+        "POLICY = Policy(rate=(10, 60), max_concurrent=2)",
+    )
+    document = json.loads(cli("contract", "export", "tools").out)
+    (pack,) = document["packs"]
+    assert pack["policy"] == {"search.py": {"maxConcurrent": 2, "rate": [10, 60.0]}}
+
+
 def test_export_writes_nothing_when_a_module_fails(cli: Cli, in_repo: Path) -> None:
     tools = write_pack(in_repo)
     (tools / "broken.py").write_text("raise RuntimeError('no database')\n", encoding="utf-8")

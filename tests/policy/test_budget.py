@@ -99,7 +99,12 @@ def _values(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
         items = _values(schema["items"])
         low = schema.get("minItems", 0)
         if schema.get("uniqueItems"):
-            return st.lists(items, min_size=low, max_size=low + 30, unique_by=lambda v: json.dumps(v, sort_keys=True))
+            return st.lists(
+                items,
+                min_size=low,
+                max_size=low + 30,
+                unique_by=lambda v: json.dumps(v, sort_keys=True),
+            )
         return st.lists(items, min_size=low, max_size=low + 30)
     required = schema["required"]
     props = schema["properties"]
@@ -185,11 +190,11 @@ async def test_a_trimmed_result_says_what_was_cut_and_its_caller_reads_the_rest(
     record = result.meta["customtools/policy"]["trimmed"]
     assert record["size"] == len(text)
     assert record["bytes"] > len(text) - 2000
-    assert record["cut"][0].startswith(f"a text block cut from {len(text)} to ")
+    assert record["cut"][0].startswith(f"text {len(text)} -> ")
     assert sum(len(block.text.encode()) for block in result.content) <= 2000
     note = result.content[-1].text
-    assert note.startswith(f"[This result was {len(text)} bytes, over the host's budget of 2000")
-    assert f"call read_result with handle {record['handle']!r}" in note
+    assert note.startswith(f"[Trimmed to the host's budget of 2000 bytes (it was {len(text)}):")
+    assert f"read_result(handle={record['handle']!r}, offset=0)" in note
 
     reader = CustomToolAdapter(read_result_tool(policy), policy=policy)
     pages, offset = [], 0

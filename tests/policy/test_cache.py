@@ -24,7 +24,9 @@ def counting_tool(**fields: Any) -> tuple[CustomTool, list[Any]]:
         calls.append((ctx.caller, params))
         return f"answer {len(calls)} for {ctx.caller}"
 
-    return CustomTool(name="lookup", execute=execute, parameters={"type": "object"}, **fields), calls
+    return CustomTool(
+        name="lookup", execute=execute, parameters={"type": "object"}, **fields
+    ), calls
 
 
 def as_caller(name: str | None) -> ToolContext:

@@ -73,9 +73,7 @@ async def test_a_thousand_calls_against_a_cap_of_eight_run_eight_at_most_in_fifo
 
 async def test_a_call_that_waits_too_long_gets_a_queue_timeout_error_result() -> None:
     probe = Probe()
-    adapter = CustomToolAdapter(
-        probe.tool(), policy=Policy(max_concurrent=1, queue_timeout=0.05)
-    )
+    adapter = CustomToolAdapter(probe.tool(), policy=Policy(max_concurrent=1, queue_timeout=0.05))
     async with anyio.create_task_group() as group:
         group.start_soon(adapter.execute, "first", {"i": 0})
         await wait_for(lambda: probe.started == [0])

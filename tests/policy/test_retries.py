@@ -92,7 +92,9 @@ async def test_the_tool_and_the_host_mark_what_is_transient() -> None:
         return "ok"
 
     marked = CustomTool(name="marked", execute=tool_marks, annotations=IDEMPOTENT)
-    assert (await CustomToolAdapter(marked, policy=Policy(retry_backoff=0)).execute("1", {})).text == "ok"
+    assert (
+        await CustomToolAdapter(marked, policy=Policy(retry_backoff=0)).execute("1", {})
+    ).text == "ok"
 
     async def times_out(call_id: str, params: Any, on_update: Any, ctx: Any, sig: Any) -> str:
         calls.append("host")

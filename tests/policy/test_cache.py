@@ -109,7 +109,8 @@ async def test_an_error_result_is_not_cached() -> None:
     adapter = CustomToolAdapter(tool, policy=Policy(retries=0))
     failed = await adapter.execute("1", {}, ctx=as_caller("alice"))
     fine = await adapter.execute("2", {}, ctx=as_caller("alice"))
-    assert failed.is_error and fine.text == "fine"
+    assert failed.is_error
+    assert fine.text == "fine"
 
 
 MODULE = """

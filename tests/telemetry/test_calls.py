@@ -384,7 +384,7 @@ async def test_telemetry_records_queue_time_cache_hits_retries_and_trims(
     await registry.call("lookup", "l2", {"q": "x"})
     big = telemetry.span("execute_tool big")
     assert big.attributes["customtools.policy.trimmed_bytes"] > 4000
-    cached = [s for s in telemetry.spans("execute_tool lookup")]
+    cached = list(telemetry.spans("execute_tool lookup"))
     assert [s.attributes["customtools.policy.cache"] for s in cached] == ["stored", "hit"]
     decisions = {
         point.attributes["customtools.policy.decision"]: point.value

@@ -12,6 +12,7 @@ layer here, so that the decision is made once, in review.
 from __future__ import annotations
 
 import ast
+import functools
 import pathlib
 from collections.abc import Iterator
 
@@ -103,8 +104,16 @@ def resolve(name: str) -> str:
     return name
 
 
-def imports(module: str) -> Iterator[tuple[str, str | None]]:
-    """``(imported module, imported name or None)`` for every import statement in ``module``."""
+@functools.cache
+def imports(module: str) -> tuple[tuple[str, str | None], ...]:
+    """``(imported module, imported name or None)`` for every import statement in ``module``.
+
+    Parsed once per process: the checks below all read the same graph.
+    """
+    return tuple(_imports(module))
+
+
+def _imports(module: str) -> Iterator[tuple[str, str | None]]:
     path = MODULES[module]
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]

@@ -372,3 +372,24 @@ def test_a_bad_policy_is_a_usage_error(cli):
     result = cli("run", "echo", "--path", CLEAN, "--policy", '{"retries": -1}')
     assert result.code == 2
     assert "--policy: Policy.retries must be a whole number from 0 to 10, got -1" in result.err
+
+
+def test_run_shows_the_retries_the_policy_made(cli, tmp_path):
+    (tmp_path / "flaky.py").write_text(
+        "from customtools import CustomTool\n"
+        "from customtools.policy import TransientToolError\n"
+        "FAILED = []\n\n"
+        "def factory(api):\n"
+        "    def once(*args):\n"
+        "        if not FAILED:\n"
+        "            FAILED.append(1)\n"
+        "            raise TransientToolError('the service was busy')\n"
+        "        return 'ok'\n"
+        "    return CustomTool(name='flaky', description='Fails once.', execute=once,\n"
+        "                      annotations={'idempotentHint': True})\n"
+    )
+    policy = '{"retryBackoff": 0}'
+    result = cli("run", "flaky", "--path", str(tmp_path / "flaky.py"), "--policy", policy)
+    assert result.code == 0, result.err
+    assert "customtools: policy: retried 1 time(s)" in result.err
+    assert result.out.strip() == "ok"

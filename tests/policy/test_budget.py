@@ -57,7 +57,7 @@ def _schemas() -> st.SearchStrategy[dict[str, Any]]:
             },
             children,
             st.integers(0, 3),
-            st.booleans(),
+            st.sampled_from([False, False, False, True]),
         )
         objects = st.builds(
             lambda props, required, closed: {
@@ -71,7 +71,7 @@ def _schemas() -> st.SearchStrategy[dict[str, Any]]:
             st.booleans(),
         )
         opaque = st.builds(lambda a, b: {"anyOf": [a, b]}, children, children)
-        return arrays | objects | opaque
+        return st.one_of(arrays, arrays, objects, objects, opaque)  # opaque parts: fewer
 
     return st.recursive(leaves, containers, max_leaves=8)
 
@@ -94,7 +94,7 @@ def _values(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
         if "format" in schema:
             return st.just("2026-01-01")
         low = schema.get("minLength", 0)
-        return st.text(min_size=low, max_size=schema.get("maxLength", low + 600))
+        return st.text(min_size=low, max_size=schema.get("maxLength", low + 200))
     if kind == "array":
         items = _values(schema["items"])
         low = schema.get("minItems", 0)
@@ -102,10 +102,10 @@ def _values(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
             return st.lists(
                 items,
                 min_size=low,
-                max_size=low + 30,
+                max_size=low + 12,
                 unique_by=lambda v: json.dumps(v, sort_keys=True),
             )
-        return st.lists(items, min_size=low, max_size=low + 30)
+        return st.lists(items, min_size=low, max_size=low + 12)
     required = schema["required"]
     props = schema["properties"]
     return st.fixed_dictionaries(
@@ -123,18 +123,23 @@ def _violations(schema: dict[str, Any], value: Any) -> Any:
     return validator.check(value)[2]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(case=_cases(), budget=st.integers(0, 4000))
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None
+)
+@given(case=_cases(), share=st.floats(0, 1.2))
 def test_shrinking_keeps_every_value_valid_against_its_schema(
-    case: tuple[dict[str, Any], Any], budget: int
+    case: tuple[dict[str, Any], Any], share: float
 ) -> None:
     schema, value = case
     assert _violations(schema, value) is None  # the generator makes valid values
-    shrunk = shrink(value, schema, budget)
+    # A budget of a share of the value's size: most values must shrink, some fit as they are.
+    shrunk = shrink(value, schema, int(share * len(json.dumps(value))))
     assert _violations(schema, shrunk) is None
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None
+)
 @given(case=_cases())
 def test_a_trimmed_result_keeps_its_structured_content_valid(
     case: tuple[dict[str, Any], Any],

@@ -179,3 +179,22 @@ async def test_declared_permissions_without_write_or_network_make_a_tool_cacheab
     assert (await registry.call("pure", "2", {})).text == "1"
     assert (await registry.call("says_not", "3", {})).text == "2"
     assert (await registry.call("says_not", "4", {})).text == "3"  # its own annotation wins
+
+
+async def test_the_host_toolkit_caches_per_client_and_else_per_chat() -> None:
+    from customtools.host import HostSession
+
+    tool, calls = counting_tool(annotations=READ_ONLY)
+    session = HostSession("ahp://session/1", on_action=lambda chat, action: None)
+    policy = Policy()
+
+    async def call(chat: str, client_id: str | None = None) -> str:
+        adapter = session.adapter(tool, chat, turn_id="t1", client_id=client_id, policy=policy)
+        return (await adapter.execute("1", {"q": "x"})).text
+
+    assert await call("ahp://chat/a", "ide") == "answer 1 for ide"
+    assert await call("ahp://chat/b", "ide") == "answer 1 for ide"  # the same client
+    assert await call("ahp://chat/a", "web") == "answer 2 for web"
+    assert await call("ahp://chat/a") == "answer 3 for chat:ahp://chat/a"
+    assert await call("ahp://chat/a") == "answer 3 for chat:ahp://chat/a"
+    assert len(calls) == 3

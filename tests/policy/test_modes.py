@@ -3,13 +3,15 @@ isolation worker, over MCP (both eras), in a framework adapter, and in telemetry
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
-from customtools import ToolRegistry, load_custom_tools
+from customtools import ToolContext, ToolRegistry, load_custom_tools
 from customtools.policy import Policy
 
 pytestmark = pytest.mark.anyio
@@ -22,6 +24,7 @@ from customtools.policy import Policy
 
 POLICY = Policy(max_concurrent=1, queue_timeout=0.05, max_result_bytes=600, retries=0)
 HELD = []
+LOOKUPS = []
 
 def factory(api):
     async def hold(call_id, params, on_update, ctx, signal):
@@ -32,7 +35,8 @@ def factory(api):
         return f"pid {os.getpid()} " + "z" * 5000
 
     async def lookup(call_id, params, on_update, ctx, signal):
-        return f"pid {os.getpid()} looked up {params['q']} for {ctx.caller}"
+        LOOKUPS.append(call_id)
+        return f"pid {os.getpid()} looked up {params['q']} for {ctx.caller}, #{len(LOOKUPS)}"
 
     return [
         CustomTool(name="hold", execute=hold),
@@ -87,11 +91,19 @@ async def test_without_a_host_policy_nothing_is_applied(pack: Path) -> None:
     assert big.meta is None
 
 
-async def test_in_an_isolation_worker_the_same_policy_holds(pack: Path) -> None:
+# One worker kind per event loop keeps this cheap: isolated on asyncio, sandboxed on trio.
+@pytest.mark.parametrize(("anyio_backend", "sandbox"), [("asyncio", False), ("trio", True)])
+async def test_in_an_isolation_worker_the_same_policy_holds(
+    pack: Path, sandbox: bool, tmp_path: Path
+) -> None:
     from customtools.isolation import IsolationPool
 
+    home = tmp_path / "home"
+    home.mkdir()
     async with IsolationPool(grace=0.3) as pool:
-        loaded = await load_custom_tools([str(pack)], cwd=str(pack.parent), isolation=pool)
+        loaded = await load_custom_tools(
+            [str(pack)], cwd=str(pack.parent), home=str(home), isolation=pool, sandbox=sandbox
+        )
         assert not loaded.errors, loaded.errors
         registry = ToolRegistry(loaded, policy=Policy())
         found = await registry.call("lookup", "l", {"q": "x"})
@@ -138,3 +150,65 @@ async def test_over_mcp_the_same_policy_holds_with_read_result_and_callers_apart
     assert theirs.meta["customtools/policy"] == {"cache": "stored"}
     assert theirs.content[0].text != first.content[0].text  # type: ignore[union-attr]
     assert stolen.is_error is True
+
+
+# -- the framework adapters (they drive their runs on asyncio) -----------------------------------
+
+CALLS = [("lookup", {"q": "x"}), ("lookup", {"q": "x"}), ("big", {})]
+
+
+async def _through_pydantic_ai(loaded: Any, context: ToolContext) -> list[str]:
+    from pydantic_ai import Agent
+
+    from customtools.integrations.pydantic_ai import CustomToolset
+    from tests.integrations.test_pydantic_ai import scripted, tool_parts
+
+    toolset = CustomToolset(loaded, policy=Policy(), context=context)
+    result = await Agent(scripted(*([call] for call in CALLS)), toolsets=[toolset]).run("go")
+    return [str(part.content) for part in tool_parts(result.all_messages())]
+
+
+async def _through_langchain(loaded: Any, context: ToolContext) -> list[str]:
+    from customtools.integrations.langchain import langchain_tools
+
+    tools = {t.name: t for t in langchain_tools(loaded, policy=Policy(), context=context)}
+    out = []
+    for index, (name, args) in enumerate(CALLS):
+        call = {"name": name, "args": args, "id": f"c{index}", "type": "tool_call"}
+        out.append(str((await tools[name].ainvoke(call)).content))
+    return out
+
+
+async def _through_openai_agents(loaded: Any, context: ToolContext) -> list[str]:
+    from agents.tool_context import ToolContext as AgentsToolContext
+
+    from customtools.integrations.openai_agents import function_tools
+
+    tools = {t.name: t for t in function_tools(loaded, policy=Policy(), context=context)}
+    out = []
+    for index, (name, args) in enumerate(CALLS):
+        arguments = json.dumps(args)
+        ctx = AgentsToolContext(
+            context=None, tool_name=name, tool_call_id=f"c{index}", tool_arguments=arguments
+        )
+        out.append(str(await tools[name].on_invoke_tool(ctx, arguments)))
+    return out
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.parametrize(
+    "through",
+    [
+        pytest.param(_through_pydantic_ai, id="pydantic-ai"),
+        pytest.param(_through_langchain, id="langchain"),
+        pytest.param(_through_openai_agents, id="openai-agents"),
+    ],
+)
+async def test_in_a_framework_adapter_the_same_policy_holds(pack: Path, through: Any) -> None:
+    loaded = await load_custom_tools([str(pack)], cwd=str(pack.parent))
+    first, again, big = await through(loaded, ToolContext(caller="alice"))
+    assert first.endswith("for alice, #1")
+    assert again == first  # answered from alice's cache: the tool ran once
+    assert len(big) <= 700  # the pack's budget of 600 bytes, and the framework's wrapping
+    assert "[Trimmed to the host's budget of 600 bytes" in big
+    assert "read_result(handle='r-" in big

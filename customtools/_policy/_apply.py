@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from customtools._content import TextContent, ToolResult
 from customtools._error_results import Code, Kind, error_result
-from customtools._policy._backends import Gate
+from customtools._policy._backends import Gate, _Gate
 from customtools._policy._settings import Policy, effects
 from customtools._policy._trim import document, result_size, trim_content
 
@@ -77,7 +77,7 @@ def tool_facts(tool: CustomTool) -> PackFacts:
     return PackFacts(key=f"tool:{tool.name}", digest=digest)
 
 
-_SCALARS: Final = (str, int)
+_SCALARS: Final = frozenset((str, int))  # kept as they are (bool and float are tagged)
 
 
 def _freeze(value: Any) -> Hashable:
@@ -85,10 +85,12 @@ def _freeze(value: Any) -> Hashable:
     if kind is str or kind is int or value is None:
         scalar: Hashable = value
         return scalar
+    if kind is list or kind is tuple:
+        if _SCALARS.issuperset(map(type, value)):
+            return ("[", tuple(value))
+        return ("[", tuple(map(_freeze, value)))
     if kind is dict:
         return ("{", tuple(sorted((k, _freeze(v)) for k, v in value.items())))
-    if kind is list or kind is tuple:
-        return ("[", tuple(_freeze(v) for v in value))
     if kind is bool or kind is float:
         return (kind.__name__, value)
     raise TypeError(kind.__name__)
@@ -100,10 +102,11 @@ def cache_key(params: Any) -> Hashable | None:
     if type(params) is not dict:
         return None
     try:
-        items = []
-        for key, value in params.items():
-            items.append((key, value if type(value) in _SCALARS else _freeze(value)))
-        items.sort()
+        items = sorted(params.items())  # the keys are unique: values are never compared
+        if not _SCALARS.issuperset(map(type, params.values())):
+            for index, (name, value) in enumerate(items):
+                if type(value) not in _SCALARS:
+                    items[index] = (name, _freeze(value))
         return tuple(items)
     except TypeError:  # a value JSON cannot carry, or keys that are not all strings
         return None
@@ -116,6 +119,8 @@ def _with_record(result: ToolResult, record: Mapping[str, Any]) -> ToolResult:
 
 
 Call = Callable[..., Any]
+
+_LOOK_UP: Final[Any] = object()  # ToolPlan.run's key when the caller did not look it up
 
 
 class ToolPlan:
@@ -130,7 +135,10 @@ class ToolPlan:
         "fast",
         "gates",
         "limits",
+        "local",
+        "remote",
         "name",
+        "one",
         "queue_timeout",
         "rate",
         "rate_key",
@@ -166,6 +174,14 @@ class ToolPlan:
                 gates.append((policy.backend.slots.gate(key, limit), min(units, limit)))
                 self.limits[setting] = limit
         self.gates: tuple[tuple[Gate, int], ...] = tuple(gates)
+        # In-process gates are taken and given back inline on the uncontended path.
+        self.local: tuple[tuple[_Gate, int], ...] = tuple(
+            (g, n) for g, n in gates if isinstance(g, _Gate)
+        )
+        self.remote = tuple((g, n) for g, n in gates if not isinstance(g, _Gate))
+        # The common case, one in-process cap of one unit: the adapter takes it inline.
+        one = self.local[0][0] if len(gates) == 1 and self.local and gates[0][1] == 1 else None
+        self.one: _Gate | None = one
         self.queue_timeout: float = settings["queue_timeout"]
         self.rate: tuple[int, float] | None = settings["rate"]
         self.rate_key = f"rate\0{self.scope}"
@@ -182,22 +198,39 @@ class ToolPlan:
         # Only caps apply: the adapter may run the call inline around take() and give().
         self.fast = self.rate is None and self.budget is None and not self.retries and ttl is None
 
+    def key(self, params: Any, caller: str | None) -> Hashable | None:
+        """The cache key of a call, or ``None``: the tool is not cached, the call has no
+        caller, or its arguments are not plain JSON."""
+        if self.cache_ttl is None or caller is None:
+            return None
+        key = cache_key(params)
+        return None if key is None else (caller, key)
+
     def take(self) -> bool:
         """Take every cap's units now, or none (someone waits, or a cap is full)."""
+        for here, units in self.local:  # in this process: the gates' own test, inline
+            if here.waiters or here.used + units > here.limit:
+                return False
         taken = 0
-        for gate, units in self.gates:
+        for gate, units in self.remote:
             if not gate.try_acquire(units):
                 break
             taken += 1
         else:
+            for here, units in self.local:
+                here.used += units
             return True
-        for gate, units in self.gates[:taken]:
+        for gate, units in self.remote[:taken]:
             gate.release(units)
         return False
 
     def give(self) -> None:
         """Give back what :meth:`take` took."""
-        for gate, units in self.gates:
+        for here, units in self.local:
+            here.used -= units
+            if here.waiters:
+                here.wake()
+        for gate, units in self.remote:
             gate.release(units)
 
     def describe(self) -> dict[str, Any]:
@@ -219,20 +252,18 @@ class ToolPlan:
         params: Any,
         options: dict[str, Any],
         context: Any,
+        key: Hashable | None = _LOOK_UP,
     ) -> ToolResult:
-        """One call of the tool (``call`` is the adapter's execute) under the policy."""
+        """One call of the tool (``call`` is the adapter's execute) under the policy
+        (``key``: the cache key when the caller already looked it up and missed)."""
         record: dict[str, Any] = {}
         caller = context.caller
-        key = None
-        cache = None
-        if self.cache_ttl is not None and caller is not None:
-            key = cache_key(params)
+        if key is _LOOK_UP:
+            key = self.key(params, caller)
             if key is not None:
-                key = (caller, key)
-                cache = self.backend.cache
-                hit = await cache.get(self.scope, self.digest, key)
+                hit = await self.backend.cache.get(self.scope, self.digest, key)
                 if hit is not None:
-                    return _with_record(hit, {"cache": "hit"})
+                    return hit
         signal: AbortSignal | None = options.get("signal")
         held: list[tuple[Gate, int]] = []
         gates = self.gates
@@ -254,13 +285,16 @@ class ToolPlan:
                 gate.release(units)
         if self.budget is not None:
             result = await self._budget(result, caller, record)
-        if cache is not None and not result.is_error:
+        if key is not None and not result.is_error:
+            # Kept as a hit returns it (a trimmed result keeps its note and handle).
             trimmed = record.get("trimmed")
-            kept = _with_record(result, {"trimmed": trimmed}) if trimmed else result
+            as_hit = {"trimmed": trimmed, "cache": "hit"} if trimmed else {"cache": "hit"}
             ttl = self.cache_ttl or 0.0
             if trimmed is not None:
                 ttl = min(ttl, self.result_ttl)
-            await cache.put(self.scope, self.digest, key, kept, result_size(result), ttl)
+            await self.backend.cache.put(
+                self.scope, self.digest, key, _with_record(result, as_hit), result_size(result), ttl
+            )
             record["cache"] = "stored"
         return _with_record(result, record) if record else result
 

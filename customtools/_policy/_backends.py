@@ -150,15 +150,16 @@ class _Gate:
                 self.release(weight)
             else:
                 self.waiters.remove(waiter)
-                self._wake()  # it may have held up smaller calls behind it
+                self.wake()  # it may have held up smaller calls behind it
             raise
 
     def release(self, weight: int) -> None:
         self.used -= weight
         if self.waiters:
-            self._wake()
+            self.wake()
 
-    def _wake(self) -> None:
+    def wake(self) -> None:
+        """Grant the units now free to the calls in line, first in, first out."""
         waiters = self.waiters
         while waiters and self.used + waiters[0].weight <= self.limit:
             waiter = waiters.popleft()
@@ -186,7 +187,7 @@ class MemorySlots:
             gate = self._gates[key] = _Gate(limit)
         elif gate.limit != limit:
             gate.limit = limit  # the host changed its policy: the newest limit holds
-            gate._wake()
+            gate.wake()
         return gate
 
 

@@ -124,7 +124,7 @@ PINNED = {
         "IsolationOptions", "IsolationPool", "Permissions", "PermissionsError",
     },
     "customtools.policy": {
-        "POLICY_META_KEY", "Gate", "MemoryBackend", "MemoryCache", "MemoryRates",
+        "POLICY_META_KEY", "Gate", "MemoryBackend", "MemoryCache", "MemoryGate", "MemoryRates",
         "MemorySlots", "MemoryStore", "Policy", "PolicyBackend", "PolicyError", "Rates",
         "ResultCache", "ResultStore", "Slots", "TransientToolError", "read_result_tool",
     },

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from customtools._content import TextContent, ToolResult
 from customtools._error_results import Code, Kind, error_result
-from customtools._policy._backends import Gate, _Gate
+from customtools._policy._backends import Gate, MemoryGate
 from customtools._policy._settings import Policy, effects
 from customtools._policy._trim import document, result_size, trim_content
 
@@ -136,7 +136,6 @@ class ToolPlan:
         "gates",
         "limits",
         "local",
-        "remote",
         "name",
         "one",
         "queue_timeout",
@@ -174,14 +173,13 @@ class ToolPlan:
                 gates.append((policy.backend.slots.gate(key, limit), min(units, limit)))
                 self.limits[setting] = limit
         self.gates: tuple[tuple[Gate, int], ...] = tuple(gates)
-        # In-process gates are taken and given back inline on the uncontended path.
-        self.local: tuple[tuple[_Gate, int], ...] = tuple(
-            (g, n) for g, n in gates if isinstance(g, _Gate)
+        # Caps kept in this process are taken and given back inline when uncontended, the
+        # common case of one cap of one unit by the adapter itself.
+        local = tuple((g, n) for g, n in gates if isinstance(g, MemoryGate))
+        self.local: tuple[tuple[MemoryGate, int], ...] = local if len(local) == len(gates) else ()
+        self.one: MemoryGate | None = (
+            local[0][0] if len(gates) == len(local) == 1 == gates[0][1] else None
         )
-        self.remote = tuple((g, n) for g, n in gates if not isinstance(g, _Gate))
-        # The common case, one in-process cap of one unit: the adapter takes it inline.
-        one = self.local[0][0] if len(gates) == 1 and self.local and gates[0][1] == 1 else None
-        self.one: _Gate | None = one
         self.queue_timeout: float = settings["queue_timeout"]
         self.rate: tuple[int, float] | None = settings["rate"]
         self.rate_key = f"rate\0{self.scope}"
@@ -195,8 +193,15 @@ class ToolPlan:
         self.cache_ttl: float | None = ttl
         self.schema = tool.output_schema
         self._output_validator: Any = None
-        # Only caps apply: the adapter may run the call inline around take() and give().
-        self.fast = self.rate is None and self.budget is None and not self.retries and ttl is None
+        # Only caps in this process apply: the adapter may run the call inline around
+        # take() and give().
+        self.fast = (
+            self.rate is None
+            and self.budget is None
+            and not self.retries
+            and ttl is None
+            and len(self.local) == len(gates)
+        )
 
     def key(self, params: Any, caller: str | None) -> Hashable | None:
         """The cache key of a call, or ``None``: the tool is not cached, the call has no
@@ -207,31 +212,19 @@ class ToolPlan:
         return None if key is None else (caller, key)
 
     def take(self) -> bool:
-        """Take every cap's units now, or none (someone waits, or a cap is full)."""
-        for here, units in self.local:  # in this process: the gates' own test, inline
-            if here.waiters or here.used + units > here.limit:
+        """Take every cap's units now, or none (someone waits, or a cap is full). Only for
+        a tool whose caps are all in this process (:attr:`fast`)."""
+        for gate, units in self.local:
+            if gate.waiters or gate.used + units > gate.limit:
                 return False
-        taken = 0
-        for gate, units in self.remote:
-            if not gate.try_acquire(units):
-                break
-            taken += 1
-        else:
-            for here, units in self.local:
-                here.used += units
-            return True
-        for gate, units in self.remote[:taken]:
-            gate.release(units)
-        return False
+        for gate, units in self.local:
+            gate.used += units
+        return True
 
     def give(self) -> None:
         """Give back what :meth:`take` took."""
-        for here, units in self.local:
-            here.used -= units
-            if here.waiters:
-                here.wake()
-        for gate, units in self.remote:
-            gate.release(units)
+        for gate, units in self.local:
+            gate.give(units)
 
     def describe(self) -> dict[str, Any]:
         """What applies to this tool (JSON form, for ``customtools run`` and docs)."""
@@ -281,8 +274,8 @@ class ToolPlan:
             if self.retries and result.is_error:
                 result = await self._retry(call, tool_call_id, params, options, result, record)
         finally:
-            for gate, units in held:
-                gate.release(units)
+            if held:
+                await _release(held)
         if self.budget is not None:
             result = await self._budget(result, caller, record)
         if key is not None and not result.is_error:
@@ -471,6 +464,18 @@ class ToolPlan:
             "cut": cut,
         }
         return trimmed
+
+
+async def _release(held: list[tuple[Gate, int]]) -> None:
+    """Give back the units ``held`` (even when the call was cancelled)."""
+    import anyio
+
+    with anyio.CancelScope(shield=True):
+        for gate, units in held:
+            if isinstance(gate, MemoryGate):
+                gate.give(units)
+            else:
+                await gate.release(units)
 
 
 # -- read_result --------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Process isolation, host side: :class:`IsolationPool` and the proxy tools it hands out.
 
-A pool owns one supervised worker per tool module (:class:`~._source.IsolatedSource`). Its
+A pool owns one supervised worker per tool module (:class:`~._source.ModuleWorker`). Its
 loads import every module in its own worker, concurrently, and return a normal
 :class:`~customtools.LoadResult` whose tools are *proxies*: :class:`~customtools.CustomTool`\\ s
 with the module's names, schemas and flags whose ``execute`` and ``on_session`` forward to the
@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from customtools._error_results import LoadCode
 from customtools._isolation._options import IsolationOptions
-from customtools._isolation._source import IsolatedSource, WorkerLost
+from customtools._isolation._source import ModuleWorker, WorkerLost
 
 if TYPE_CHECKING:
-    from customtools._isolation._sandboxed import SandboxedSource
+    from customtools._isolation._sandboxed import SandboxedWorker
     from customtools._loading._import import ImportOutcome
     from customtools._loading._isolating import IsolationRequest
     from customtools._loading._records import Candidate, Diagnostic
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["IsolationPool"]
 
 
-def _proxy_tool(source: IsolatedSource, data: dict[str, Any]) -> CustomTool:
+def _proxy_tool(source: ModuleWorker, data: dict[str, Any]) -> CustomTool:
     from customtools._tool import CustomTool
 
     name = data["name"]
@@ -60,15 +60,15 @@ def _sandboxed_sources(
     options: IsolationOptions,
     request: IsolationRequest,
     out: ImportOutcome,
-) -> list[tuple[SandboxedSource, frozenset[str] | None]]:
+) -> list[tuple[SandboxedWorker, frozenset[str] | None]]:
     """Confined sources for ``candidate``: one for the module's permissions (tool names
     ``None``: every tool not claimed), one per distinct ``@tool(permissions=...)`` with the
     names of its tools. Empty (and a load error) when a declaration cannot be read."""
-    from customtools._isolation._sandboxed import SandboxedSource
+    from customtools._isolation._sandboxed import SandboxedWorker
     from customtools._loading._records import LoadError
     from customtools._permissions import Permissions, PermissionsError, read_declarations
 
-    made: list[tuple[SandboxedSource, frozenset[str] | None]] = []
+    made: list[tuple[SandboxedWorker, frozenset[str] | None]] = []
     try:
         declared = read_declarations(candidate)
         groups: list[tuple[Permissions | None, frozenset[str] | None, str | None]] = [
@@ -79,7 +79,7 @@ def _sandboxed_sources(
         for permissions, names, where in groups:
             made.append(
                 (
-                    SandboxedSource(
+                    SandboxedWorker(
                         candidate,
                         cwd=cwd,
                         load_timeout=load_timeout,
@@ -109,11 +109,11 @@ def _sandboxed_sources(
     return made
 
 
-def _sandbox_diagnostic(source: IsolatedSource, candidate: Candidate) -> Diagnostic:
-    from customtools._isolation._sandboxed import SandboxedSource, describe_report
+def _sandbox_diagnostic(source: ModuleWorker, candidate: Candidate) -> Diagnostic:
+    from customtools._isolation._sandboxed import SandboxedWorker, describe_report
     from customtools._loading._records import Diagnostic
 
-    assert isinstance(source, SandboxedSource)
+    assert isinstance(source, SandboxedWorker)
     status, words = describe_report(source.report)
     which = f" (tools {', '.join(sorted(source.tools))})" if source.tools else ""
     declared = (
@@ -146,7 +146,7 @@ class IsolationPool:
         if options is not None and option_values:
             raise TypeError("pass either an IsolationOptions or keyword options, not both")
         self.options = options if options is not None else IsolationOptions(**option_values)
-        self.sources: list[IsolatedSource] = []
+        self.sources: list[ModuleWorker] = []
         self.closed = False
         if os.name != "posix":
             raise NotImplementedError(
@@ -210,7 +210,7 @@ class IsolationPool:
 
         out = ImportOutcome()
         if not request.sandbox:
-            source = IsolatedSource(
+            source = ModuleWorker(
                 candidate, cwd=cwd, load_timeout=load_timeout, options=self.options
             )
             await self._load_into(source, candidate, out)
@@ -234,7 +234,7 @@ class IsolationPool:
 
     async def _load_into(
         self,
-        source: IsolatedSource,
+        source: ModuleWorker,
         candidate: Candidate,
         out: ImportOutcome,
         *,
@@ -281,9 +281,9 @@ class IsolationPool:
             )
             await source.aclose()
             return
-        from customtools._isolation._sandboxed import SandboxedSource
+        from customtools._isolation._sandboxed import SandboxedWorker
 
-        if isinstance(source, SandboxedSource):
+        if isinstance(source, SandboxedWorker):
             out.diagnostics.append(_sandbox_diagnostic(source, candidate))
         seen = {(error.code, error.error) for error in out.errors}
         for item in reply.get("errors", ()):

@@ -1,6 +1,6 @@
 """One isolated tool module, host side: its worker process, supervised.
 
-:class:`IsolatedSource` owns the worker of one candidate (a tool file, package or entry
+:class:`ModuleWorker` owns the worker of one candidate (a tool file, package or entry
 point): it starts it, has it import the module, forwards calls, aborts and session events,
 and turns every way the worker can end into a result or a load error naming the module and
 the exit cause. A worker that ended unexpectedly is started again for the next call, after a
@@ -18,26 +18,22 @@ import contextlib
 import itertools
 import os
 import signal
-import subprocess
-import sys
 from collections.abc import Callable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from customtools._content import ToolResult
 from customtools._error_results import Code, Kind, error_result
 from customtools._errors import ToolTimeoutError
 from customtools._isolation._options import IsolationOptions
+from customtools._isolation._process import describe_exit, spawn
 from customtools._isolation._wire import Channel, MessageTooLargeError
 from customtools._observe import inject_context
 
-__all__ = ["BOOTSTRAP", "IsolatedSource", "WorkerLost", "exit_cause"]
+if TYPE_CHECKING:
+    import subprocess
 
-BOOTSTRAP: Final = (
-    # `python -c` puts the working directory (the user's project) first on sys.path, where a
-    # tools directory's `json.py` would shadow the standard library: take it off again.
-    "import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
-    "from customtools._isolation._worker import main; main()"
-)
+__all__ = ["ModuleWorker", "WorkerLost"]
+
 _REAP_BOUND: Final = 5.0
 _LOAD_SLACK: Final = 1.0  # seconds beyond load_timeout for the loader's own reporting
 _SEND_BOUND: Final = 10.0  # seconds a worker may take to read a request before it is killed
@@ -46,7 +42,7 @@ _ids = itertools.count(1)
 
 
 class WorkerLost(Exception):  # noqa: N818 - an event, not a programming error
-    """The worker ended or was killed; ``cause`` says how (``"was killed by SIGSEGV"``)."""
+    """The worker ended or was killed; ``cause`` says how (:func:`._process.describe_exit`)."""
 
     def __init__(self, cause: str, *, crashed: bool) -> None:
         super().__init__(cause)
@@ -54,30 +50,11 @@ class WorkerLost(Exception):  # noqa: N818 - an event, not a programming error
         self.crashed = crashed
 
 
-def exit_cause(returncode: int | None) -> str:
-    """How a process ended, as words: ``"exited with status 3"``, ``"was killed by SIGSEGV"``."""
-    if returncode is None:
-        return "ended"
-    if returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        return f"was killed by {name}"
-    return f"exited with status {returncode}"
-
-
-def _relay(fd: int) -> None:
-    """Copy a worker's stderr pipe to the host's stderr until every writer closed it."""
-    try:
-        while chunk := os.read(fd, 65536):
-            view = memoryview(chunk)
-            while view:
-                view = view[os.write(2, view) :]
-    except OSError:
-        pass  # the host's stderr is gone: the worker's output has nowhere to go
-    finally:
-        os.close(fd)
+def _to_stderr(chunk: bytes) -> None:
+    """Copy a worker's stderr to the host's."""
+    view = memoryview(chunk)
+    while view:
+        view = view[os.write(2, view) :]
 
 
 class _Pending:
@@ -109,7 +86,7 @@ class _Process:
         self.reading = False
         self.lost: WorkerLost | None = None
         self.kill_reason: str | None = None
-        self.doomed: Any = None  # the supervisor's scheduled kill, once a call was cancelled
+        self.doomed: Any = None  # the scheduled kill (_kills), once a call was cancelled
 
     @property
     def pid(self) -> int:
@@ -145,7 +122,7 @@ def _grant_table(candidate: Any) -> dict[str, Any] | None:
     return None if found is None else {"root": found[0], "files": found[1]}
 
 
-class IsolatedSource:
+class ModuleWorker:
     """The supervised worker of one candidate (see the module docstring).
 
     A project module is imported against the hashes of the grant it was loaded under, at
@@ -177,14 +154,14 @@ class IsolatedSource:
 
     def __repr__(self) -> str:
         state = "dead" if self.dead else ("running" if self._process else "stopped")
-        return f"<IsolatedSource {self.candidate.path!r} {state}>"
+        return f"<ModuleWorker {self.candidate.path!r} {state}>"
 
     @property
     def pid(self) -> int | None:
         """The running worker's process id, or ``None``."""
         return self._process.pid if self._process is not None else None
 
-    # -- what a sandboxed source changes (see ._sandboxed) ---------------------------------
+    # -- what a sandboxed worker changes (see ._sandboxed) ---------------------------------
 
     def _worker_env(self) -> dict[str, str]:
         return dict(os.environ if self.options.env is None else self.options.env)
@@ -192,7 +169,7 @@ class IsolatedSource:
     def _init_message(self) -> dict[str, Any]:
         return {
             "op": "init",
-            "limits": self.options.limits(),
+            "limits": self.options.to_dict(),
             "maxMessage": self.options.max_message_mib << 20,
             "spin": self.options.spin_us / 1e6,
         }
@@ -209,40 +186,15 @@ class IsolatedSource:
     file behind it)."""
 
     def _spawn(self) -> _Process:
-        to_worker_r, to_worker_w = os.pipe()
-        from_worker_r, from_worker_w = os.pipe()
-        err_r, err_w = os.pipe() if self.relay_stderr else (-1, -1)
-        env = self._worker_env()
-        try:
-            popen = subprocess.Popen(
-                [self.options.python or sys.executable, "-c", BOOTSTRAP],
-                stdin=to_worker_r,
-                stdout=from_worker_w,
-                stderr=err_w if err_w >= 0 else None,
-                cwd=self.cwd,
-                env=env,
-                start_new_session=True,
-                close_fds=True,
-            )
-        except BaseException:
-            for fd in (to_worker_r, to_worker_w, from_worker_r, from_worker_w, err_r, err_w):
-                if fd >= 0:
-                    os.close(fd)
-            raise
-        os.close(to_worker_r)
-        os.close(from_worker_w)
-        if err_w >= 0:
-            os.close(err_w)
-            import threading
-
-            threading.Thread(target=_relay, args=(err_r,), daemon=True).start()
-        channel = Channel(
-            from_worker_r,
-            to_worker_w,
-            limit=self.options.max_message_mib << 20,
-            spin=self.options.spin_us / 1e6,
+        popen, read_fd, write_fd, _ = spawn(
+            "customtools._isolation._worker",
+            cwd=self.cwd,
+            env=self._worker_env(),
+            python=self.options.python,
+            stderr=_to_stderr if self.relay_stderr else None,
         )
-        return _Process(popen, channel)
+        limit, spin = self.options.max_message_mib << 20, self.options.spin_us / 1e6
+        return _Process(popen, Channel(read_fd, write_fd, limit=limit, spin=spin))
 
     async def _reap(self, process: _Process) -> int | None:
         """Kill the worker's process group and wait for the worker (bounded, shielded)."""
@@ -274,11 +226,11 @@ class IsolatedSource:
         if doomed is not None:
             doomed.withdraw()  # reaped: its pid must not be signalled again
             if process.kill_reason is None and doomed.fired:
-                process.kill_reason = doomed.reason  # the supervisor killed it past the grace
+                process.kill_reason = doomed.reason  # the kill thread killed it past the grace
         if process.kill_reason is not None:
             lost = WorkerLost(process.kill_reason, crashed=False)
         else:
-            lost = WorkerLost(exit_cause(returncode), crashed=crashed)
+            lost = WorkerLost(describe_exit(returncode, self.options), crashed=crashed)
         process.lost = lost
         for pending in process.calls.values():
             pending.lost = lost
@@ -365,7 +317,7 @@ class IsolatedSource:
             doomed = process.doomed
             if (doomed is None or not doomed.fired) and process.popen.poll() is None:
                 return process
-            # The supervisor killed it for a cancelled call whose coroutine was closed before
+            # The kill thread killed it for a cancelled call whose coroutine was closed before
             # it could say so: account for it here, and start a new one.
             await self._lose(process, crashed=False)
         import anyio
@@ -658,11 +610,11 @@ class IsolatedSource:
                     else safe_repr(reason)
                 )
             )
-        # The kill past the grace is the supervisor's from now on: it happens even if this
+        # The kill past the grace is the kill thread's from now on: it happens even if this
         # coroutine is closed (the adapter closes a call it stopped waiting for) or its task
         # is gone. It is withdrawn when the call ends in time.
+        from customtools._kills import schedule_kill
         from customtools._runtime import grace_of
-        from customtools._supervisor import schedule_kill
 
         grace = grace_of(abort_signal)  # the adapter's, or the pool's when that is shorter
         if self.options.grace is not None:

@@ -1,12 +1,13 @@
-"""The worker protocol's framing: length-prefixed JSON messages over a pair of pipes.
+"""The framing of both isolation modes: length-prefixed JSON messages over a pair of pipes.
 
 Each message is a 4-byte big-endian length followed by that many bytes of UTF-8 JSON (one
-object with an ``"op"`` key). Both ends use :class:`Channel`, which reads and writes raw
-non-blocking file descriptors through ``anyio.lowlevel.wait_readable``/``wait_writable``:
-no stream objects, no threads, and reads that a cancellation cannot tear (partial data stays
-buffered until the whole message is there).
+object). Both ends use :class:`Channel`, which reads and writes raw non-blocking file
+descriptors through ``anyio.lowlevel.wait_readable``/``wait_writable``: no stream objects, no
+threads, and reads that a cancellation cannot tear (partial data stays buffered until the
+whole message is there). The audit of ``validate`` reads and writes the same frames from
+threads (``blocking=True``); its messages are in :mod:`._audit_child`.
 
-Messages (``id`` numbers a request; replies carry the same ``id``)::
+The pool's messages (``id`` numbers a request; replies carry the same ``id``)::
 
     host -> worker   {"op": "load", "id", "candidate", "cwd", "loadTimeout",
                       "reviewed"?: {"root", "files": {real path: sha256}}}
@@ -136,10 +137,17 @@ class Channel:
     )
 
     def __init__(
-        self, read_fd: int, write_fd: int, *, limit: int = MAX_MESSAGE, spin: float = 0.0
+        self,
+        read_fd: int,
+        write_fd: int,
+        *,
+        limit: int = MAX_MESSAGE,
+        spin: float = 0.0,
+        blocking: bool = False,
     ) -> None:
-        os.set_blocking(read_fd, False)
-        os.set_blocking(write_fd, False)
+        if not blocking:  # ``blocking``: only the ``*_blocking`` methods are used (threads)
+            os.set_blocking(read_fd, False)
+            os.set_blocking(write_fd, False)
         self._read_fd = read_fd
         self._write_fd = write_fd
         self._buffer = bytearray()
@@ -230,6 +238,17 @@ class Channel:
             if not chunk:
                 return None
             self._buffer += chunk
+
+    def send_blocking(self, message: dict[str, Any]) -> None:
+        """Write ``message`` to a blocking descriptor, without an event loop.
+
+        Raises:
+            MessageTooLargeError: the message is over :attr:`limit`.
+            BrokenPipeError: the other side is gone.
+        """
+        view = memoryview(encode(message, limit=self.limit))
+        while view:
+            view = view[os.write(self._write_fd, view) :]
 
     def send_nowait(self, message: dict[str, Any]) -> bool:
         """Write ``message`` if the pipe takes it now; queue it otherwise.

@@ -27,7 +27,8 @@ from collections.abc import Callable
 from typing import Any
 
 from customtools._error_results import Code, Kind, LoadCode, error_result
-from customtools._isolation._limits import PR_SET_PDEATHSIG, prctl, set_limits
+from customtools._isolation._limits import PR_SET_PDEATHSIG, WorkerLimits, prctl, set_limits
+from customtools._isolation._process import INTERNAL_EXIT, claim_stdio
 from customtools._isolation._wire import Channel, MessageTooLargeError, candidate_from_dict
 
 __all__ = ["main", "tool_description"]
@@ -334,22 +335,11 @@ class _Worker:
         self.send({"op": "hook", "id": message["id"], "error": error})
 
 
-def _claim_stdio() -> tuple[int, int]:
-    """Private descriptors for the protocol; fd 0 reads /dev/null, fd 1 writes to stderr."""
-    read_fd = os.dup(0)
-    write_fd = os.dup(1)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    os.dup2(2, 1)
-    return read_fd, write_fd
-
-
 def main() -> None:
     """Run a worker on this process's stdin/stdout; never returns."""
     import faulthandler
 
-    read_fd, write_fd = _claim_stdio()
+    read_fd, write_fd = claim_stdio()
     # End with the host, even when it is killed and cannot close the channel.
     prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
     faulthandler.enable(file=sys.stderr, all_threads=True)
@@ -357,7 +347,7 @@ def main() -> None:
     init = channel.receive_blocking()
     if init is None or init.get("op") != "init":
         os._exit(2)
-    set_limits(init.get("limits") or {})
+    set_limits(WorkerLimits.from_dict(init.get("limits") or {}))
     channel.limit = int(init.get("maxMessage") or channel.limit)
     channel.spin = float(init.get("spin") or 0.0)
     # Sandboxed (issue 19): confined now, while this is the only thread and before any tool
@@ -382,6 +372,6 @@ def main() -> None:
         import traceback
 
         traceback.print_exc()
-        code = 70
+        code = INTERNAL_EXIT
     sys.stderr.flush()
     os._exit(code)

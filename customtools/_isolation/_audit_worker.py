@@ -1,6 +1,6 @@
 """Loading one tool module inside a ``validate`` worker, and reading where things are in it.
 
-A worker is a process the supervisor (:mod:`customtools._isolation._checker_supervisor`) forks for
+A worker is a process the supervisor (:mod:`customtools._isolation._audit_child`) forks for
 exactly one module: :func:`load_in_worker` loads it with a fresh ``load_scan`` and returns its
 report as JSON text, which the worker writes to a pipe only the supervisor reads. :func:`frame_in`
 and :func:`main_file` also serve the parent, to point a crash or hang at the module's line.

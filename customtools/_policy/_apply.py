@@ -224,7 +224,9 @@ class ToolPlan:
     def give(self) -> None:
         """Give back what :meth:`take` took."""
         for gate, units in self.local:
-            gate.give(units)
+            gate.used -= units  # MemoryGate.give, without a call per gate
+            if gate.waiters:
+                gate.wake()
 
     def describe(self) -> dict[str, Any]:
         """What applies to this tool (JSON form, for ``customtools run`` and docs)."""

@@ -25,6 +25,7 @@ BENCHMARKS = [
     "bench_reload.py",
     "bench_cancel.py",
     "bench_contract.py",
+    "bench_policy.py",
 ]
 
 

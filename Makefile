@@ -65,9 +65,12 @@ pytest: $(TEST_STAMP)
 test: lint
 	$(MAKE) --no-print-directory -j2 typecheck pytest
 
+# Runs every benchmark and rewrites the figures of docs/performance.md from their output
+# (BENCH_ARGS=--quick for fewer repetitions, BENCH_ARGS="--only load" for one block).
+BENCH_ARGS ?=
 bench: $(STAMP)
 	$(UV_INSTALL) -e '.[$(LOCK_EXTRAS)]'
-	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/run.py --write-docs $(BENCH_ARGS)
 
 # Refresh the pinned set: a throwaway environment with the newest allowed versions, frozen.
 lock:

@@ -9,6 +9,7 @@ Targets (issue: Python-native authoring):
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -18,7 +19,17 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import VALID, Case, compile_case, fmt_time, measure
+from _harness import (
+    VALID,
+    Case,
+    cases_table,
+    compile_case,
+    emit,
+    fmt_time,
+    measure,
+    ratio,
+    run_main,
+)
 
 from customtools import CustomTool, CustomToolAdapter, Type, tool
 
@@ -85,7 +96,7 @@ def derivation_time(repeats: int = 200) -> float:
     return best
 
 
-async def main_async() -> int:
+async def main_async(repeats: int) -> None:
     decorated = CustomToolAdapter(tool(read_file))
     hand = CustomToolAdapter(HAND_WRITTEN)
     for adapter in (decorated, hand):
@@ -93,19 +104,27 @@ async def main_async() -> int:
         assert not result.is_error and result.text == "ok", result
     ns = {"decorated": decorated, "hand": hand, "VALID": VALID}
     cases = [
-        Case("hand-written Type + execute", compile_case('await hand.execute("c", VALID)', ns)),
-        Case("@tool function", compile_case('await decorated.execute("c", VALID)', ns)),
+        Case("hand-written `Type` + `execute`", compile_case('await hand.execute("c", VALID)', ns)),
+        Case("`@tool` function", compile_case('await decorated.execute("c", VALID)', ns)),
     ]
-    await measure(cases, repeats=15)
-    base, ours = cases[0], cases[1]
-    for case in cases:
-        print(f"{case.name:40} best {fmt_time(case.best):>10}  median {fmt_time(case.median)}")
-    ratio = ours.best / base.best
+    await measure(cases, repeats=repeats)
+    table = cases_table(
+        cases, baseline=cases[0], note=f"Best and median of {repeats} round-robin repeats."
+    )
+    value = cases[1].best / cases[0].best
+    table.target("`@tool` call ≤ 1.2× hand-written (best)", ratio(value), value <= 1.2)
     derive = derivation_time()
-    print(f"\n@tool call / hand-written call: {ratio:.2f}x (target <= 1.2x)")
-    print(f"schema derivation, 10 parameters: {fmt_time(derive)} (target <= 1 ms)")
-    return 0 if ratio <= 1.2 and derive <= 1e-3 else 1
+    table.target(
+        "schema derivation, 10-parameter function ≤ 1 ms", fmt_time(derive), derive <= 1e-3
+    )
+    emit(table)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=15)
+    anyio.run(main_async, parser.parse_args().repeats)
 
 
 if __name__ == "__main__":
-    raise SystemExit(anyio.run(main_async))
+    run_main(main)

@@ -8,7 +8,8 @@ Run with ``python benchmarks/bench_cancel.py`` (or ``make bench``). Two parts, o
    ``grace`` 0.2 and 2.0 side by side. A stubborn call must end near the grace (the model of
    docs/cancellation.md: deadline + grace + a small bound); a cooperative one in milliseconds.
 2. **The valid-call path against the code before this change**, in the same run: the adapter's
-   hot path and its guarded path, timed alternately in child processes importing this tree
+   hot path, its guarded path and a guarded tool that suspends (each suspension is driven by
+   the adapter), timed alternately in child processes importing this tree
    and the tree of ``--before`` (a git revision, extracted with ``git archive``). Target:
    within 1.05x.
 """
@@ -35,7 +36,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
-from _harness import fmt_time  # noqa: E402
+from _harness import Table, emit, fmt_time, ratio, run_main  # noqa: E402
 
 # -- 1. abort-to-result latency -------------------------------------------------------------
 
@@ -189,20 +190,32 @@ CHILD = textwrap.dedent(
     async def execute(tool_call_id, params, on_update, ctx, signal):
         return "ok"
 
-    async def main():
-        adapter = CustomToolAdapter(
+    async def awaits(tool_call_id, params, on_update, ctx, signal):
+        for _ in range(10):  # ten suspensions: the guarded call drives each one
+            await asyncio.sleep(0)
+        return "ok"
+
+    def adapter_of(execute):
+        return CustomToolAdapter(
             CustomTool(name="read_file", description="bench", parameters=SCHEMA, execute=execute)
         )
+
+    async def main():
+        adapter, awaiting = adapter_of(execute), adapter_of(awaits)
         signal = AbortController().signal
+        guarded = {{"signal": signal, "timeout": 60}}
         await adapter.execute("c", VALID)
         out = {{}}
-        for label, kwargs in (("valid", {{}}), ("guarded", {{"signal": signal, "timeout": 60}})):
+        for label, tool, kwargs, n in (
+            ("valid", adapter, {{}}, 20000),
+            ("guarded", adapter, guarded, 20000),
+            ("awaits", awaiting, guarded, 5000),
+        ):
             best = float("inf")
             for _ in range(7):
-                n = 20000
                 start = time.perf_counter()
                 for _ in range(n):
-                    await adapter.execute("c", VALID, **kwargs)
+                    await tool.execute("c", VALID, **kwargs)
                 best = min(best, (time.perf_counter() - start) / n)
             out[label] = best
         print(json.dumps(out))
@@ -238,7 +251,7 @@ def valid_path(before: str, rounds: int) -> dict[str, dict[str, float]]:
         return best
 
 
-def main() -> int:
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--calls", type=int, default=20, help="calls per in-process kind")
     parser.add_argument("--isolated-calls", type=int, default=10)
@@ -249,34 +262,48 @@ def main() -> int:
 
     import anyio
 
-    rows = [] if args.valid_only else anyio.run(latency_table, args.calls, args.isolated_calls)
-    print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
-    print("abort -> result latency (20 concurrent calls per row; isolated: 10 on one worker)")
-    print(f"{'tool':34} {'grace':>5} {'p50':>10} {'p99':>10} {'p99 - grace':>12}")
-    failures = 0
-    for name, grace, values in rows:
-        p50, p99 = statistics.median(values), percentile(values, 0.99)
-        print(f"{name:34} {grace:>5} {fmt_time(p50):>10} {fmt_time(p99):>10} {p99 - grace:>11.3f}s")
-        if p99 > grace + 0.5:  # deadline + grace + a small bound (0.25 s, plus scheduling)
-            failures += 1
-            print(f"  FAIL: {name} with grace {grace} ended {p99 - grace:.2f} s past the grace")
+    if not args.valid_only:
+        rows = anyio.run(latency_table, args.calls, args.isolated_calls)
+        table = Table(
+            ["tool", "grace", "p50", "p99"],
+            note=f"Abort to result: {args.calls} concurrent calls per row"
+            f" ({args.isolated_calls} on one worker for the isolated rows), asyncio.",
+        )
+        worst = float("-inf")
+        for name, grace, values in rows:
+            p50, p99 = statistics.median(values), percentile(values, 0.99)
+            table.row(name, f"{grace} s", fmt_time(p50), fmt_time(p99))
+            worst = max(worst, p99 - grace)
+        # deadline + grace + a small bound (0.25 s, plus scheduling)
+        table.target(
+            "p99 ≤ grace + 0.5 s, every row", f"at most {worst:.2f} s past the grace", worst <= 0.5
+        )
+        emit(table)
 
     best = valid_path(args.before, args.rounds)
-    print(f"\nvalid-call path, best of {args.rounds} alternating rounds x 7 x 20000 calls:")
-    for label in ("valid", "guarded"):
-        ratio = best["after"][label] / best["before"][label]
-        ok = ratio <= 1.05
-        failures += not ok
-        print(
-            f"  {label:8} before {fmt_time(best['before'][label]):>10}"
-            f"  after {fmt_time(best['after'][label]):>10}  {ratio:.3f}x"
-            f"  {'ok' if ok else 'FAIL'} (<= 1.05x)"
+    table = Table(
+        ["path", f"before (`{args.before}`)", "now", "ratio"],
+        note=f"Best of {args.rounds} alternating rounds × 7 × 20,000 calls, child processes"
+        " (awaits: 5,000 guarded calls of a tool that suspends ten times).",
+    )
+    for label, name in (
+        ("valid", "valid: the hot path"),
+        ("guarded", "valid, signal + timeout"),
+        ("awaits", "guarded, a tool that awaits"),
+    ):
+        value = best["after"][label] / best["before"][label]
+        table.row(
+            f"`adapter.execute` ({name})",
+            fmt_time(best["before"][label]),
+            fmt_time(best["after"][label]),
+            ratio(value),
         )
-    return 1 if failures else 0
+        table.target(f"{name} ≤ 1.05× before", ratio(value), value <= 1.05)
+    emit(table)
 
 
 if __name__ == "__main__":
     if sys.platform == "win32":  # pragma: no cover
         raise SystemExit("POSIX only")
     del asyncio  # the latency part runs under anyio (asyncio backend)
-    raise SystemExit(main())
+    run_main(main)

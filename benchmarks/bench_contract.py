@@ -14,18 +14,19 @@ tools. Target: contract / validate <= 1.5 (best of the repeats, as in the other 
 
 Usage::
 
-    python benchmarks/bench_contract.py [--repeats 3] [--modules 1000] [--json]
+    python benchmarks/bench_contract.py [--repeats 3] [--modules 1000]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _harness import Table, emit, ratio, run_main
 
 TARGET = 1.5
 
@@ -72,11 +73,10 @@ def run(argv: list[str], cwd: Path) -> tuple[float, subprocess.CompletedProcess[
     return time.perf_counter() - started, done
 
 
-def main() -> int:
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--modules", type=int, default=1000)
-    parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-contract-") as tmp:
         root = Path(tmp)
@@ -94,18 +94,21 @@ def main() -> int:
             assert f"{args.modules // 10} compatible" in done.stdout, done.stdout[-500:]
             times["contract"].append(seconds)
     best = {name: min(values) for name, values in times.items()}
-    ratio = best["contract"] / best["validate"]
-    if args.json:
-        print(json.dumps({"modules": args.modules, "seconds": times, "ratio": ratio}))
-    else:
-        print(f"{args.modules} modules, best of {args.repeats} (seconds):")
-        for name, values in times.items():
-            shown = ", ".join(f"{value:.2f}" for value in values)
-            print(f"  {name:<9} best {best[name]:7.2f}   all: {shown}")
-        verdict = "ok" if ratio <= TARGET else "OVER TARGET"
-        print(f"contract check / validate = {ratio:.2f} (target <= {TARGET}) {verdict}")
-    return 0 if ratio <= TARGET else 1
+    value = best["contract"] / best["validate"]
+    table = Table(
+        ["command", "best", "all runs"],
+        note=f"{args.modules} modules, each command a fresh process, {args.repeats} alternating runs.",
+    )
+    labels = {
+        "validate": "`customtools validate`",
+        "contract": "`customtools contract check --baseline`",
+    }
+    for name, values in times.items():
+        shown = ", ".join(f"{v:.2f} s" for v in values)
+        table.row(labels[name], f"{best[name]:.2f} s", shown)
+    table.target(f"contract check ≤ {TARGET}× validate (best)", ratio(value), value <= TARGET)
+    emit(table)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+
+from _harness import Table, emit, ratio, run_main
 
 from customtools import tool
 
@@ -274,50 +275,61 @@ async def openai_runs(n: int, repeats: int, pack: Path) -> dict[str, float]:
         return await compare(runs, n, repeats)
 
 
-def show(title: str, figures: dict[str, float], rows: list[tuple[str, str]]) -> dict[str, Any]:
-    print(f"\n{title}")
-    for label, seconds in figures.items():
-        print(f"  {label:<8} {seconds * 1e6:10.1f} us")
-    ratios = {}
-    for top, bottom in rows:
-        if top in figures and bottom in figures:
-            ratios[f"{top}/{bottom}"] = figures[top] / figures[bottom]
-            print(f"  {top}/{bottom}: {ratios[f'{top}/{bottom}']:.2f}x")
-    return {"us": {k: v * 1e6 for k, v in figures.items()}, "ratios": ratios}
+def show(table: Table, title: str, figures: dict[str, float]) -> None:
+    def cell(key: str) -> str:
+        return f"{figures[key] * 1e6:,.1f}" if key in figures else ""
 
+    def share(top: str, bottom: str) -> str:
+        return ratio(figures[top] / figures[bottom]) if top in figures else ""
 
-async def main(calls: int, runs: int, repeats: int) -> dict[str, Any]:
-    report: dict[str, Any] = {}
-    ratio_rows = [("adapter", "native"), ("mcp", "adapter")]
-    report["langchain_call"] = show(
-        "LangChain, per call (tool.ainvoke)", await langchain_calls(calls, repeats), ratio_rows
+    table.row(
+        title,
+        cell("native"),
+        cell("adapter"),
+        cell("mcp"),
+        share("adapter", "native"),
+        share("mcp", "adapter"),
     )
-    report["openai_call"] = show(
-        "OpenAI Agents, per call (on_invoke_tool)", await openai_calls(calls, repeats), ratio_rows
+    value = figures["adapter"] / figures["native"]
+    table.target(f"{title}: adapter ≤ 1.2× native", ratio(value), value <= 1.2)
+
+
+async def main_async(calls: int, runs: int, repeats: int) -> Table:
+    table = Table(
+        [
+            "µs per call or per run",
+            "native",
+            "adapter",
+            "MCP stdio",
+            "adapter / native",
+            "MCP / adapter",
+        ],
+        note=f"Best of {repeats} round-robin repeats of {calls} calls or {runs} agent runs.",
+    )
+    show(table, "LangChain, per call (`tool.ainvoke`)", await langchain_calls(calls, repeats))
+    show(
+        table,
+        "Agents SDK, per call (`on_invoke_tool`)",
+        await openai_calls(calls, repeats),
     )
     with tempfile.TemporaryDirectory() as tmp:
         pack = Path(tmp) / "echo_pack.py"
         pack.write_text(PACK)
         async with McpEcho(pack) as mcp:
-            report["pydantic_ai_run"] = show(
-                "pydantic-ai, per agent run", await pydantic_ai_runs(runs, repeats, mcp), ratio_rows
-            )
-            report["langgraph_run"] = show(
-                "LangGraph, per agent run", await langgraph_runs(runs, repeats, mcp), ratio_rows
-            )
-        report["openai_run"] = show(
-            "OpenAI Agents, per agent run", await openai_runs(runs, repeats, pack), ratio_rows
-        )
-    return report
+            show(table, "pydantic-ai, per agent run", await pydantic_ai_runs(runs, repeats, mcp))
+            show(table, "LangGraph, per agent run", await langgraph_runs(runs, repeats, mcp))
+        show(table, "Agents SDK, per agent run", await openai_runs(runs, repeats, pack))
+    return table
 
 
-if __name__ == "__main__":
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=2000, help="calls per repeat (per call)")
     parser.add_argument("--runs", type=int, default=200, help="agent runs per repeat")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--json", action="store_true", help="also print the figures as JSON")
     options = parser.parse_args()
-    figures = asyncio.run(main(options.calls, options.runs, options.repeats))
-    if options.json:
-        print(json.dumps(figures, indent=2))
+    emit(asyncio.run(main_async(options.calls, options.runs, options.repeats)))
+
+
+if __name__ == "__main__":
+    run_main(main)

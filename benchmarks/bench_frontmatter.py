@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 
 import yaml
+from _harness import Table, emit, ratio, run_main
 
 from customtools._loading._frontmatter import _load_yaml, _plain_mapping
 
@@ -59,7 +60,7 @@ def guarded() -> object:
     return _load_yaml(BLOCK)
 
 
-def main() -> int:
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=2000)
     args = parser.parse_args()
@@ -70,16 +71,21 @@ def main() -> int:
     floor = per_call_us(lambda: yaml.load(BLOCK, Loader=c_loader), args.repeat)
     yaml_import = import_ms("yaml")
     package_import = import_ms("customtools")
-    print(f"fast reader          {fast:8.1f} us/block")
-    print(f"guarded PyYAML       {slow:8.1f} us/block  ({slow / fast:.0f}x the fast reader)")
-    print(f"CSafeLoader (floor)  {floor:8.1f} us/block  (guard overhead {slow / floor:.1f}x)")
-    print(
-        f"import yaml          {yaml_import:8.1f} ms       "
-        f"({yaml_import / package_import:.2f}x of import customtools, {package_import:.0f} ms)"
+    table = Table(["case", "per block", "ratio"], note=f"{args.repeat} reads of each.")
+    table.row("fast reader (flat `key: value`)", f"{fast:.1f} µs", ratio(1))
+    table.row("guarded PyYAML", f"{slow:.1f} µs", ratio(slow / fast))
+    table.row(
+        "`CSafeLoader` alone (floor)", f"{floor:.1f} µs", ratio(slow / floor) + " guard overhead"
     )
-    print(f"blocks per saved import: {yaml_import * 1000 / (slow - fast):.0f}")
-    return 0
+    table.row("`import yaml`", f"{yaml_import:.1f} ms", "")
+    table.row("`import customtools`", f"{package_import:.1f} ms", "")
+    table.target(
+        "blocks read before the saved import pays off",
+        f"{yaml_import * 1000 / (slow - fast):.0f}",
+        None,
+    )
+    emit(table)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

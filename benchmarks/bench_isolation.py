@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
 import textwrap
@@ -24,7 +23,7 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import SCHEMA, VALID
+from _harness import SCHEMA, VALID, Table, emit, fmt_time, ratio, run_main
 
 from customtools import CustomTool, CustomToolAdapter
 from customtools._isolation._pool import IsolationPool
@@ -131,25 +130,25 @@ async def mcp_stdio(calls: int, blocks: int, directory: str) -> list[float] | No
         return samples
 
 
-def report(backend: str, samples: dict[str, list[float]]) -> bool:
-    base = statistics.median(samples["in-process"])
-    ok = True
+def report(table: Table, backend: str, samples: dict[str, list[float]]) -> None:
+    base = percentile(samples["in-process"], 0.5)
     for name, values in samples.items():
         p50 = percentile(values, 0.5)
-        p99 = percentile(values, 0.99)
-        line = (
-            f"{backend:8} {name:11} p50 {p50 * 1e6:9.1f} µs  p99 {p99 * 1e6:9.1f} µs"
-            f"  ({p50 / base:6.1f}x in-process p50)"
+        table.row(
+            f"{name}, {backend}",
+            fmt_time(p50),
+            fmt_time(percentile(values, 0.99)),
+            ratio(p50 / base),
         )
         if name == "isolated":
-            met = p50 <= TARGET_P50
-            ok &= met
-            line += f"  target p50 <= {TARGET_P50 * 1e6:.0f} µs: {'met' if met else 'MISSED'}"
-        print(line, flush=True)
-    return ok
+            table.target(
+                f"isolated p50 ≤ {fmt_time(TARGET_P50)}, {backend}",
+                fmt_time(p50),
+                p50 <= TARGET_P50,
+            )
 
 
-def main() -> int:
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--calls", type=int, default=2000, help="calls per block")
     parser.add_argument("--blocks", type=int, default=5, help="alternating blocks")
@@ -157,7 +156,10 @@ def main() -> int:
         "--spin-us", type=int, default=200, help="IsolationOptions.spin_us (0: never poll)"
     )
     args = parser.parse_args()
-    ok = True
+    table = Table(
+        ["path", "p50", "p99", "× in-process p50"],
+        note=f"{args.blocks} alternating blocks of {args.calls} sequential calls per path.",
+    )
     with tempfile.TemporaryDirectory() as directory:
         Path(directory, "bench_tool.py").write_text(textwrap.dedent(TOOL_MODULE))
         for backend in ("asyncio", "trio"):
@@ -169,19 +171,19 @@ def main() -> int:
                 args.spin_us,
                 backend=backend,
             )
-            ok &= report(backend, samples)
+            report(table, backend, samples)
         mcp = anyio.run(mcp_stdio, max(1, args.calls // 4), args.blocks, directory)
         if mcp is None:
-            print("mcp stdio: skipped (install the bench extra)")
+            table.row("MCP SDK over stdio: skipped (install the bench extra)", "", "", "")
         else:
-            base = statistics.median(samples["isolated"])
-            print(
-                f"asyncio  mcp stdio   p50 {percentile(mcp, 0.5) * 1e6:9.1f} µs"
-                f"  p99 {percentile(mcp, 0.99) * 1e6:9.1f} µs"
-                f"  ({percentile(mcp, 0.5) / base:6.1f}x isolated p50, trio run)"
+            table.row(
+                "MCP SDK over stdio, asyncio (why the worker does not use it)",
+                fmt_time(percentile(mcp, 0.5)),
+                fmt_time(percentile(mcp, 0.99)),
+                "",
             )
-    return 0 if ok else 1
+    emit(table)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

@@ -22,14 +22,13 @@ repeat r+1), best of the repeats per case (noise on a shared machine only adds t
 
 Usage::
 
-    python benchmarks/bench_mcp.py [--calls 300] [--repeats 5] [--json] [--auth-only]
+    python benchmarks/bench_mcp.py [--calls 300] [--repeats 5] [--auth-only]
     python benchmarks/bench_mcp.py --server floor|mcpserver stdio|http [PORT]   (internal)
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import socket
 import sys
@@ -39,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from _harness import Table, emit, ratio, run_main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -350,11 +350,22 @@ TARGETS = {
 }
 
 
-def main() -> int:
+LABELS = {
+    "stdio customtools/floor": "stdio: customtools / floor",
+    "stdio customtools/mcpserver": "stdio: customtools / `MCPServer`",
+    "http customtools/floor": "HTTP: customtools / floor",
+    "http customtools/mcpserver": "HTTP: customtools / `MCPServer`",
+    "http 32 clients customtools/mcpserver throughput": "HTTP, 32 clients: customtools /"
+    " `MCPServer` calls per second",
+    "mounted/bare client": "mounted call / bare SDK client call",
+    "http token/no token": "HTTP: bearer token / no token",
+}
+
+
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--json", action="store_true")
     parser.add_argument(
         "--auth-only", action="store_true", help="only HTTP with and without a bearer token"
     )
@@ -364,24 +375,23 @@ def main() -> int:
         kind, transport, *rest = args.server
         port = int(rest[0]) if rest else 0
         {"floor": run_floor, "mcpserver": run_mcpserver}[kind](transport, port)
-        return 0
+        raise SystemExit(0)
     results = anyio.run(measure_auth if args.auth_only else measure, args.calls, args.repeats)
-    if args.json:
-        print(json.dumps(results, indent=2))
-    else:
-        print(f"{args.calls} calls per repeat, best of {args.repeats} repeats")
-        for name, value in results["us_per_call"].items():
-            print(f"  {name:<26} {value:>9.1f} us/call")
-        for kind, value in results["calls_per_s_32_clients"].items():
-            print(f"  http 32 clients {kind:<11} {value:>7} calls/s")
-    failed = False
-    for name, ratio in results["ratios"].items():
+    table = Table(
+        ["case", "per call"],
+        note=f"Best of {args.repeats} interleaved repeats of {args.calls} sequential calls.",
+    )
+    for name, value in results["us_per_call"].items():
+        table.row(name.replace("/", ": "), f"{value:,.1f} µs")
+    for kind, value in results["calls_per_s_32_clients"].items():
+        table.row(f"HTTP, 32 clients: {kind} (calls per second)", f"{value:,}")
+    for name, value in results["ratios"].items():
         op, target = TARGETS[name]
-        ok = {"<=": ratio <= target, "<": ratio < target, ">=": ratio >= target}[op]
-        failed |= not ok
-        print(f"  {name:<50} {ratio:5.2f}x  target {op} {target}  {'ok' if ok else 'MISSED'}")
-    return 1 if failed else 0
+        ok = {"<=": value <= target, "<": value < target, ">=": value >= target}[op]
+        sign = {"<=": "≤", "<": "<", ">=": "≥"}[op]
+        table.target(f"{LABELS[name]} {sign} {target}×", ratio(value), ok)
+    emit(table)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

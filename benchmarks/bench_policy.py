@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import subprocess
 import sys
@@ -27,7 +26,18 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import SCHEMA, VALID, Case, compile_case, fmt_time, measure
+from _harness import (
+    SCHEMA,
+    VALID,
+    Case,
+    Table,
+    compile_case,
+    emit,
+    fmt_time,
+    measure,
+    ratio,
+    run_main,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -136,15 +146,7 @@ def export(rev: str, into: str) -> str:
     return into
 
 
-TARGETS = {
-    "policy_off_vs_baseline": ("policy off vs the baseline's valid call", 1.02),
-    "one_cap_ratio": ("one cap, uncontended, vs no policy", 1.1),
-    "two_caps_ratio": ("tool + host caps, uncontended, vs no policy", 1.1),
-    "cache_hit_vs_bare": ("cache hit vs bare await", 2.0),
-}
-
-
-def main() -> int:
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=60)
     parser.add_argument("--baseline", metavar="DIR", help="an exported older tree")
@@ -152,43 +154,49 @@ def main() -> int:
         "--baseline-rev", metavar="REV", default="main", help="else this git revision (main)"
     )
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--json", action="store_true", help="print a JSON summary too")
     args = parser.parse_args()
 
     cases = asyncio.run(in_process(args.repeats))
-    base = cases["baseline: await fn(**params)"].best
+    bare_await = cases["baseline: await fn(**params)"].best
     plain = cases["adapter, no policy (valid)"].best
-    print(f"Python {sys.version.split()[0]}; CPU time, best of {args.repeats} round-robin repeats")
-    print(f"{'case':42} {'best':>10} {'vs bare':>8} {'vs no policy':>13} {'median':>10}")
+    table = Table(
+        ["case", "best", "× bare await", "× no policy", "median"],
+        note=f"CPU time of one process, best and median of {args.repeats} round-robin"
+        " repeats of 20 ms.",
+    )
     for case in cases.values():
-        print(
-            f"{case.name:42} {fmt_time(case.best):>10} {case.best / base:>7.2f}x"
-            f" {case.best / plain:>12.2f}x {fmt_time(case.median):>10}"
+        table.row(
+            case.name,
+            fmt_time(case.best),
+            ratio(case.best / bare_await),
+            ratio(case.best / plain),
+            fmt_time(case.median),
         )
+    for label, name in (
+        ("one cap", "adapter, one cap, uncontended"),
+        ("tool and host caps", "adapter, tool + host caps"),
+    ):
+        value = cases[name].best / plain
+        table.target(f"{label}, uncontended ≤ 1.1× no policy", f"{value:.3f}×", value <= 1.1)
+    hit = cases["adapter, cache hit"].best
+    table.target("a cache hit ≤ 2× a bare await", ratio(hit / bare_await), hit / bare_await <= 2)
+    table.target("a cache hit / a valid call without policy", ratio(hit / plain), None)
+    emit(table)
+
     with tempfile.TemporaryDirectory(prefix="bench-policy-") as scratch:
         baseline = args.baseline or export(args.baseline_rev, scratch)
         new, old = against_baseline(baseline, args.rounds, args.repeats)
-    where = args.baseline or f"git {args.baseline_rev}"
-    print(
-        f"valid call, no policy: this tree {fmt_time(new)}, {where} {fmt_time(old)}"
-        f" (child processes taking turns, {args.rounds} rounds)"
+    where = f"`{args.baseline}`" if args.baseline else f"git `{args.baseline_rev}`"
+    trees = Table(
+        ["tree", "valid call, no policy (best)"],
+        note=f"The same valid call in child processes taking turns, {args.rounds} rounds,"
+        " CPU time.",
     )
-    summary = {
-        "policy_off_vs_baseline": new / old,
-        "one_cap_ratio": cases["adapter, one cap, uncontended"].best / plain,
-        "two_caps_ratio": cases["adapter, tool + host caps"].best / plain,
-        "cache_hit_vs_bare": cases["adapter, cache hit"].best / base,
-    }
-    print(f"\n{'ratio':46} {'value':>7} {'target':>7}")
-    for key, (label, target) in TARGETS.items():
-        value = summary[key]
-        print(
-            f"{label:46} {value:>6.3f}x {target:>6.2f}x  {'met' if value <= target else 'MISSED'}"
-        )
-    if args.json:
-        print(json.dumps(summary, indent=2))
-    return 0
+    trees.row("this tree", fmt_time(new))
+    trees.row(where, fmt_time(old))
+    trees.target(f"policy off ≤ 1.02× {where}", f"{new / old:.3f}×", new / old <= 1.02)
+    emit(trees)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from _harness import Table, emit, fmt_time, run_main
 
 
 def source(name: str, version: int) -> str:
@@ -73,21 +74,22 @@ async def measure(rounds: int, debounce_ms: int) -> list[float]:
     return samples
 
 
-def main() -> int:
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=30)
     args = parser.parse_args()
+    table = Table(
+        ["watcher debounce", "p50", "p90"],
+        note=f"{args.rounds} rounds, one of 20 modules rewritten per round.",
+    )
     for debounce in (50, 1):
         samples = anyio.run(measure, args.rounds, debounce)
         ordered = sorted(samples)
         p90 = ordered[int(len(ordered) * 0.9) - 1]
-        print(
-            f"debounce {debounce:>2} ms: write -> list_changed p50"
-            f" {statistics.median(samples) * 1000:.1f} ms, p90 {p90 * 1000:.1f} ms"
-            f" ({len(samples)} rounds, 20 modules)"
-        )
-    return 0
+        label = f"{debounce} ms" + (" (the default)" if debounce == 50 else "")
+        table.row(label, fmt_time(statistics.median(samples)), fmt_time(p90))
+    emit(table)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

@@ -27,7 +27,7 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import SCHEMA, VALID
+from _harness import SCHEMA, VALID, Table, emit, fmt_time, ratio, run_main
 
 from customtools import CustomToolAdapter
 from customtools._isolation._pool import IsolationPool
@@ -93,40 +93,38 @@ async def calls(directory: str, count: int, blocks: int) -> dict[str, list[float
         return out
 
 
-def main() -> int:
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--starts", type=int, default=15, help="worker starts of each kind")
     parser.add_argument("--calls", type=int, default=1000, help="calls per block")
     parser.add_argument("--blocks", type=int, default=4, help="alternating blocks")
     args = parser.parse_args()
-    ok = True
+    table = Table(
+        ["measurement", "unsandboxed", "sandboxed", "ratio"],
+        note=f"{args.starts} worker starts of each kind; {args.blocks} alternating blocks of"
+        f" {args.calls} calls of each kind per backend.",
+    )
     with tempfile.TemporaryDirectory() as directory:
         Path(directory, "bench_tool.py").write_text(textwrap.dedent(TOOL_MODULE))
         started = anyio.run(starts, directory, args.starts)
         plain = statistics.median(started["unsandboxed"])
         boxed = statistics.median(started["sandboxed"])
-        ratio = boxed / plain
-        ok &= ratio <= START_TARGET
-        print(
-            f"worker start  unsandboxed {plain * 1e3:7.1f} ms  sandboxed {boxed * 1e3:7.1f} ms"
-            f"  ratio {ratio:.3f}x  target <= {START_TARGET}x:"
-            f" {'met' if ratio <= START_TARGET else 'MISSED'}",
-            flush=True,
+        label = "worker start (load of one module, median)"
+        table.row(label, fmt_time(plain), fmt_time(boxed), ratio(boxed / plain))
+        table.target(
+            f"{label} ≤ {START_TARGET}×", ratio(boxed / plain), boxed / plain <= START_TARGET
         )
         for backend in ("asyncio", "trio"):
             samples: Any = anyio.run(calls, directory, args.calls, args.blocks, backend=backend)
             plain = statistics.median(samples["unsandboxed"])
             boxed = statistics.median(samples["sandboxed"])
-            ratio = boxed / plain
-            ok &= ratio <= CALL_TARGET
-            print(
-                f"call {backend:8} unsandboxed p50 {plain * 1e6:7.1f} µs  sandboxed p50"
-                f" {boxed * 1e6:7.1f} µs  ratio {ratio:.3f}x  target <= {CALL_TARGET}x:"
-                f" {'met' if ratio <= CALL_TARGET else 'MISSED'}",
-                flush=True,
+            label = f"call round trip p50, {backend}"
+            table.row(label, fmt_time(plain), fmt_time(boxed), ratio(boxed / plain))
+            table.target(
+                f"{label} ≤ {CALL_TARGET}×", ratio(boxed / plain), boxed / plain <= CALL_TARGET
             )
-    return 0 if ok else 1
+    emit(table)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

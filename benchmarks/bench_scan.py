@@ -2,7 +2,7 @@
 
 Compares ``scan_sources`` (entry points off, every file a candidate, deduplicated on the real
 path) with a bare ``os.scandir`` walk of the same directories that only collects ``*.py`` names.
-Target (issue #3, section 7): the scan of 1,000 files <= 5 ms.
+Target: the scan of 1,000 files <= 5 ms.
 
 Run: ``.venv/bin/python benchmarks/bench_scan.py [--files 1000] [--dirs 10] [--repeat 200]``
 """
@@ -12,10 +12,11 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
+
+from _harness import Table, emit, ratio, run_main
 
 from customtools._loading._scan import scan_sources
 
@@ -62,7 +63,7 @@ def timings_ms(func: Callable[[], object], repeat: int) -> tuple[float, float]:
     return statistics.median(samples) * 1000, min(samples) * 1000
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> None:
     """Build the tree, time both walks, print medians and the ratio."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=1000)
@@ -87,14 +88,17 @@ def main(argv: list[str] | None = None) -> int:
             lambda: scan_sources((), project, home=home, entry_points=True),
             max(5, args.repeat // 10),
         )
-    print(f"python {sys.version.split()[0]}, {args.files} files in {args.dirs} dirs, ms")
-    print(f"{'':34}{'median':>8}{'best':>8}")
-    print(f"{'scan_sources (entry points off)':34}{scan_ms:8.3f}{scan_best:8.3f}  target <= 5")
-    print(f"{'bare os.scandir walk':34}{bare_ms:8.3f}{bare_best:8.3f}")
-    print(f"{'ratio scan / bare':34}{scan_ms / bare_ms:8.2f}{scan_best / bare_best:8.2f}")
-    print(f"{'empty scan, entry points on':34}{ep_ms:8.3f}{ep_best:8.3f}  (site-packages size)")
-    return 0 if scan_best <= 5.0 else 1
+    table = Table(
+        ["case", "median", "best"],
+        note=f"{args.files} files in {args.dirs} directories, {args.repeat} scans of each.",
+    )
+    table.row("`scan_sources` (entry points off)", f"{scan_ms:.2f} ms", f"{scan_best:.2f} ms")
+    table.row("bare `os.scandir` walk", f"{bare_ms:.2f} ms", f"{bare_best:.2f} ms")
+    table.row("scan / bare walk", ratio(scan_ms / bare_ms), ratio(scan_best / bare_best))
+    table.row("empty scan, entry points on (this venv)", f"{ep_ms:.2f} ms", f"{ep_best:.2f} ms")
+    table.target("scan of 1,000 files ≤ 5 ms (best)", f"{scan_best:.2f} ms", scan_best <= 5.0)
+    emit(table)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

@@ -18,13 +18,12 @@ interleaved round-robin in blocks of ``--calls`` sequential calls, p50 (median) 
 
 Usage::
 
-    python benchmarks/bench_talkback.py [--calls 200] [--repeats 7] [--baseline SRC] [--json]
+    python benchmarks/bench_talkback.py [--calls 200] [--repeats 7] [--baseline SRC]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from _harness import Table, emit, ratio, run_main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -152,17 +152,19 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--baseline", type=Path, default=None)
-    parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     out = anyio.run(run, args.calls, args.repeats, args.baseline)
-    if args.json:
-        print(json.dumps(out, indent=2))
-        return
+    table = Table(
+        ["case", "p50 per call", "× plain"],
+        note=f"{args.repeats} interleaved blocks of {args.calls} sequential calls per case.",
+    )
     for name, value in out["p50_us"].items():
-        print(f"{name:<22} p50 {value:8.0f} µs")
-    for name, value in out["ratios"].items():
-        print(f"{name:<30} {value:5.2f}x")
+        table.row(name, f"{value:,.0f} µs", ratio(value / out["p50_us"]["plain"]))
+    if "plain / plain, baseline" in out["ratios"]:
+        value = out["ratios"]["plain / plain, baseline"]
+        table.target("plain call ≤ 1.02× the baseline's", ratio(value), value <= 1.02)
+    emit(table)
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

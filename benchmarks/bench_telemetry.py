@@ -23,7 +23,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import SCHEMA, VALID, Case, compile_case, fmt_time, measure
+from _harness import SCHEMA, VALID, Case, cases_table, compile_case, emit, measure, run_main
 
 from customtools import CustomTool, CustomToolAdapter, _observe
 
@@ -87,25 +87,21 @@ async def run(repeats: int) -> dict[str, Case]:
     return {case.name: case for case in cases}
 
 
-def main() -> int:
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=60)
     args = parser.parse_args()
     cases = asyncio.run(run(args.repeats))
-    base = cases["plain adapter.execute (valid)"].best
-    print(f"{'case':52} {'best':>10} {'vs plain':>9} {'median':>10} {'spread':>7}")
-    for case in cases.values():
-        print(
-            f"{case.name:52} {fmt_time(case.best):>10} {case.best / base:>8.3f}x"
-            f" {fmt_time(case.median):>10} {case.spread:>6.0%}"
-        )
-    ratio = cases["instrumented, API only (valid)"].best / base
-    ok = ratio <= TARGET
-    print(
-        f"API without SDK: {ratio:.3f}x of plain (target ≤ {TARGET}x): {'ok' if ok else 'MISSED'}"
+    base = cases["plain adapter.execute (valid)"]
+    table = cases_table(
+        list(cases.values()),
+        baseline=base,
+        note=f"Best and median of {args.repeats} round-robin repeats of 20 ms.",
     )
-    return 0 if ok else 1
+    value = cases["instrumented, API only (valid)"].best / base.best
+    table.target(f"API without an SDK ≤ {TARGET}× plain", f"{value:.3f}×", value <= TARGET)
+    emit(table)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

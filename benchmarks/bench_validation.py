@@ -2,11 +2,12 @@
 
 Times ``CompiledValidator.validate`` on the 4-property schema of the performance anchors,
 valid and invalid (all 4 violations collected), against both engines, plus ``check_schema``
-(cached and uncached) and ``parse_arguments``. Prints medians of 9 repeats in microseconds.
+(cached and uncached) and ``parse_arguments``. Prints the best and the median of many short timed loops.
 """
 
 from __future__ import annotations
 
+import argparse
 import copy
 import json
 import statistics
@@ -15,7 +16,7 @@ import timeit
 from collections.abc import Callable
 from typing import Any
 
-from _harness import INVALID, SCHEMA, VALID
+from _harness import INVALID, SCHEMA, VALID, Table, emit, fmt_time, run_main
 
 from customtools._errors import ToolArgumentsError
 from customtools._validation import check_schema, compile_validator, parse_arguments
@@ -27,7 +28,7 @@ WITH_DEFAULTS = copy.deepcopy(SCHEMA)
 WITH_DEFAULTS["properties"]["tags"]["default"] = []
 
 
-def measure(func: Callable[[], object], chunks: int = 200) -> tuple[float, float]:
+def measure_chunks(func: Callable[[], object], chunks: int) -> tuple[float, float]:
     """(best, median) µs per call over ``chunks`` short timed loops of about 2 ms each.
 
     Short loops and the best chunk keep the figure meaningful on a shared, busy machine;
@@ -53,6 +54,13 @@ def expect_error(validate: Callable[[Any], object], value: Any) -> Callable[[], 
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chunks", type=int, default=200, help="timed loops per case")
+    chunks = parser.parse_args().chunks
+
+    def measure(func: Callable[[], object]) -> tuple[float, float]:
+        return measure_chunks(func, chunks)
+
     rows: list[tuple[str, tuple[float, float]]] = []
     for engine in ("rust", "reference"):
         validator = compile_validator(SCHEMA, tool_name="read_file", engine=engine)
@@ -103,12 +111,14 @@ def main() -> None:
         schema["description"] = f"tool {index}"
         check_schema(schema)
     each = (time.perf_counter() - start) * 1e3
-    rows.append(("check_schema x 1,000 distinct schemas (µs each, one pass)", (each, each)))
-    width = max(len(name) for name, _ in rows)
-    print(f"{'case':<{width}}  {'best µs':>9}  {'median µs':>9}")
+    rows.append(("check_schema, 1,000 distinct schemas (each, one pass)", (each, each)))
+    table = Table(
+        ["case", "best", "median"], note=f"Best and median of {chunks} timed loops of about 2 ms."
+    )
     for name, (best, median) in rows:
-        print(f"{name:<{width}}  {best:9.2f}  {median:9.2f}")
+        table.row(name, fmt_time(best / 1e6), fmt_time(median / 1e6))
+    emit(table)
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -15,8 +15,8 @@ namespaces that follow the architecture's layers:
 - ``customtools.host``, ``customtools.actions``: the host toolkit and plugin actions;
 - ``customtools.testing``, ``customtools.cli``: the pytest plugin's helpers and the command.
 
-Everything in a ``_``-prefixed module is private. Heavy dependencies (the validators, YAML)
-are imported on first use, so ``import customtools`` stays cheap.
+Everything in a ``_``-prefixed module is private. Every module, and every dependency (the
+validators, YAML), is imported on first use, so ``import customtools`` stays cheap.
 """
 
 from __future__ import annotations
@@ -24,71 +24,101 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from customtools._abort import AbortController, AbortListener, AbortSignal
-from customtools._adapter import (
-    COERCIONS_META_KEY,
-    VIOLATIONS_META_KEY,
-    CustomToolAdapter,
-    UpdateCallback,
-)
-from customtools._approval import ApprovalRequest, Approver
-from customtools._content import (
-    AudioContent,
-    ContentBlock,
-    EmbeddedResource,
-    ExtensionContent,
-    ImageContent,
-    ResourceLink,
-    TextContent,
-    ToolResult,
-    content_from_dict,
-    normalize_result,
-)
-from customtools._context import DEFAULT_CONTEXT, ToolContext
-from customtools._errors import (
-    ContentError,
-    CustomToolsError,
-    LoadFailedError,
-    SchemaError,
-    ToolAbortedError,
-    ToolArgumentsError,
-    ToolDefinitionError,
-    ToolTimeoutError,
-)
 from customtools._public import rehome as _rehome
-from customtools._registry import ToolRegistry
-from customtools._tool import TOOL_NAME_PATTERN, CustomTool, check_tool_name
-from customtools._typebox import Type
 
 if TYPE_CHECKING:
+    from customtools._abort import AbortController, AbortListener, AbortSignal
+    from customtools._adapter import (
+        COERCIONS_META_KEY,
+        VIOLATIONS_META_KEY,
+        CustomToolAdapter,
+        UpdateCallback,
+    )
+    from customtools._approval import ApprovalRequest, Approver
+    from customtools._content import (
+        AudioContent,
+        ContentBlock,
+        EmbeddedResource,
+        ExtensionContent,
+        ImageContent,
+        ResourceLink,
+        TextContent,
+        ToolResult,
+        content_from_dict,
+        normalize_result,
+    )
+    from customtools._context import DEFAULT_CONTEXT, ToolContext
+    from customtools._errors import (
+        ContentError,
+        CustomToolsError,
+        LoadFailedError,
+        SchemaError,
+        ToolAbortedError,
+        ToolArgumentsError,
+        ToolDefinitionError,
+        ToolTimeoutError,
+    )
     from customtools._exec import ExecResult, exec_command
     from customtools._function import tool
     from customtools._loading._api import ToolAPI
     from customtools._loading._loader import LoadResult, discover_and_load, load_custom_tools
     from customtools._loading._records import LoadedTool, LoadError
+    from customtools._registry import ToolRegistry
     from customtools._session import (
         HookFailure,
         SessionEvent,
         SessionReason,
         dispatch_session_event,
     )
+    from customtools._tool import TOOL_NAME_PATTERN, CustomTool, check_tool_name
+    from customtools._typebox import Type
 
-_LAZY: dict[str, str] = {
-    "ExecResult": "customtools._exec",
-    "HookFailure": "customtools._session",
-    "LoadError": "customtools._loading._records",
-    "LoadResult": "customtools._loading._loader",
-    "LoadedTool": "customtools._loading._records",
-    "SessionEvent": "customtools._session",
-    "SessionReason": "customtools._session",
-    "ToolAPI": "customtools._loading._api",
-    "discover_and_load": "customtools._loading._loader",
-    "dispatch_session_event": "customtools._session",
-    "exec_command": "customtools._exec",
-    "load_custom_tools": "customtools._loading._loader",
-    "tool": "customtools._function",
+_HOMES: dict[str, tuple[str, ...]] = {
+    "_abort": ("AbortController", "AbortListener", "AbortSignal"),
+    "_adapter": (
+        "COERCIONS_META_KEY",
+        "VIOLATIONS_META_KEY",
+        "CustomToolAdapter",
+        "UpdateCallback",
+    ),
+    "_approval": ("ApprovalRequest", "Approver"),
+    "_content": (
+        "AudioContent",
+        "ContentBlock",
+        "EmbeddedResource",
+        "ExtensionContent",
+        "ImageContent",
+        "ResourceLink",
+        "TextContent",
+        "ToolResult",
+        "content_from_dict",
+        "normalize_result",
+    ),
+    "_context": ("DEFAULT_CONTEXT", "ToolContext"),
+    "_errors": (
+        "ContentError",
+        "CustomToolsError",
+        "LoadFailedError",
+        "SchemaError",
+        "ToolAbortedError",
+        "ToolArgumentsError",
+        "ToolDefinitionError",
+        "ToolTimeoutError",
+    ),
+    "_exec": ("ExecResult", "exec_command"),
+    "_function": ("tool",),
+    "_loading._api": ("ToolAPI",),
+    "_loading._loader": ("LoadResult", "discover_and_load", "load_custom_tools"),
+    "_loading._records": ("LoadError", "LoadedTool"),
+    "_registry": ("ToolRegistry",),
+    "_session": ("HookFailure", "SessionEvent", "SessionReason", "dispatch_session_event"),
+    "_tool": ("TOOL_NAME_PATTERN", "CustomTool", "check_tool_name"),
+    "_typebox": ("Type",),
 }
-"""Public names whose modules load on first use (the loader, exec, session events)."""
+"""Where each public name is defined. Each module loads when one of its names is first used,
+so ``import customtools`` imports none of them (a test pins what it does import)."""
+
+_LAZY = {name: f"customtools.{module}" for module, names in _HOMES.items() for name in names}
 
 
 def __getattr__(name: str) -> Any:
@@ -157,5 +187,3 @@ __all__ = [
     "normalize_result",
     "tool",
 ]
-
-_rehome(globals(), __name__, __all__)

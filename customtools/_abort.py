@@ -18,15 +18,15 @@ it).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from customtools._errors import ToolAbortedError
+from customtools._format import logger
 
 __all__ = ["AbortController", "AbortListener", "AbortSignal"]
 
-_log = logging.getLogger("customtools.abort")
+_log = logger("customtools.abort")
 
 AbortListener = Callable[[Any], None]
 """A callback run once when a signal is aborted; it receives the abort reason."""

@@ -38,7 +38,6 @@ import contextlib
 import dataclasses
 import functools
 import inspect
-import logging
 import math
 import time
 import types
@@ -56,18 +55,19 @@ from customtools._approval import (
 from customtools._containment import ThreadBaseException, belongs_to_caller
 from customtools._content import ToolResult, normalize_result, text_result
 from customtools._context import DEFAULT_CONTEXT, ToolContext
-from customtools._error_results import Code, Kind, error_result, failure_result
+from customtools._error_results import ERROR_RESULTS, Code, Kind, error_result, failure_result
 from customtools._errors import (
     ContentError,
     ToolAbortedError,
     ToolArgumentsError,
     ToolTimeoutError,
 )
-from customtools._format import describe_exception, safe_str
+from customtools._format import describe_exception, logger, safe_str
 from customtools._runtime import (
     ABANDONED,
     CALLER_CANCELLED,
     DEFAULT_GRACE,
+    PREPARE,
     SELF_STOP_BOUND,
     STOPS_ITSELF,
     CallGuard,
@@ -92,7 +92,7 @@ __all__ = [
     "discard_update",
 ]
 
-_log = logging.getLogger("customtools.adapter")
+_log = logger("customtools.adapter")
 
 UpdateCallback = Callable[[ToolResult], Any]
 """A host's ``on_update``: receives each partial result as a :class:`ToolResult`."""
@@ -286,6 +286,7 @@ class CustomToolAdapter:
         "_name",
         "_output_validator",
         "_plan",
+        "_prepare",
         "_stops_itself",
         "_timeout",
         "_update_interval",
@@ -326,6 +327,7 @@ class CustomToolAdapter:
         self._execute = tool.execute
         self._is_async = tool.execute_is_async
         self._stops_itself = getattr(tool.execute, STOPS_ITSELF, False) is True
+        self._prepare = getattr(tool.execute, PREPARE, None)
         self._timeout = _min_timeout(timeout, tool.timeout)
         self._approver = approver
         self._approval_timeout = approval_timeout
@@ -483,6 +485,10 @@ class CustomToolAdapter:
             grace = self._grace
         else:
             _check_grace(grace)
+        if self._prepare is not None:
+            await self._prepare()
+            if signal is not None and signal.aborted:
+                return self._cancelled(signal.reason)
         result = await self._run_guarded(
             tool_call_id, params, on_update, context, signal, timeout, grace
         )
@@ -768,7 +774,16 @@ class CustomToolAdapter:
             return self._thread_limit(error)
         if type(error) is ToolArgumentsError:
             return self._bad_arguments(error)
+        if isinstance(error, TalkBackError):
+            return self._unanswered(error)
         return failure_result(error, self._name)
+
+    def _unanswered(self, error: TalkBackError) -> ToolResult:
+        # A question nobody answered, in-process or forwarded from a worker: a code of the
+        # table (a tool's own TalkBackError may carry any code; it is then "talkback-failed").
+        code = error.code if error.code in ERROR_RESULTS[Kind.TALKBACK][1] else None
+        message = safe_str(error) or f"tool {self._name!r} asked, and nobody answered"
+        return error_result(Kind.TALKBACK, code or Code.TALKBACK_FAILED, message, message=message)
 
     def _bad_arguments(self, error: ToolArgumentsError) -> ToolResult:
         # Raised by customtools' own wrappers inside the tool (a function tool's argument

@@ -11,11 +11,10 @@ differently across versions and is not the plain ``str`` that crosses the wire.
 
 from __future__ import annotations
 
-import logging
 from typing import Any, Final
 
 from customtools._content import ToolResult, text_result
-from customtools._format import describe_exception, safe_str
+from customtools._format import describe_exception, logger, safe_str
 
 __all__ = [
     "ERROR_RESULTS",
@@ -63,8 +62,10 @@ class Kind:
     UNREVIEWED_CODE: Final = _kind("UnreviewedCode", "a file changed since the user trusted it")
     MESSAGE_TOO_LARGE: Final = _kind("MessageTooLarge", "arguments or result too big for a worker")
     TOOL_NOT_FOUND: Final = _kind("ToolNotFound", "the worker process no longer defines the tool")
+    LAZY_LOAD_FAILED: Final = _kind("LazyLoadFailed", "a lazy tool's module failed or changed")
     SANDBOX_DENIED: Final = _kind("SandboxDenied", "a sandbox denied what the pack didn't declare")
     MCP_SERVER: Final = _kind("McpServerError", "a mounted MCP server failed, refused or timed out")
+    TALKBACK: Final = _kind("TalkBackError", "nobody answered the tool's `ctx.ask` or `ctx.sample`")
     POLICY_REFUSED: Final = _kind("PolicyRefused", "the execution policy did not start the call")
     TOOL_RAISED: Final = _kind("<exception class name>", "the tool raised (or exited)")
 
@@ -90,11 +91,19 @@ class Code:
     CHANGED_SINCE_TRUSTED: Final = _code("changed-since-trusted", Kind.UNREVIEWED_CODE)
     MESSAGE_TOO_LARGE: Final = _code("message-too-large", Kind.MESSAGE_TOO_LARGE)
     TOOL_NOT_FOUND: Final = _code("tool-not-found", Kind.TOOL_NOT_FOUND)
+    IMPORT_FAILED: Final = _code("import-failed", Kind.LAZY_LOAD_FAILED)
+    DEFINITION_CHANGED: Final = _code("definition-changed", Kind.LAZY_LOAD_FAILED)
     SANDBOX_DENIED: Final = _code("sandbox-denied", Kind.SANDBOX_DENIED)
     UNAVAILABLE: Final = _code("unavailable", Kind.MCP_SERVER)
     CONNECTION_LOST: Final = _code("connection-lost", Kind.MCP_SERVER)
     REFUSED: Final = _code("refused", Kind.MCP_SERVER)
     INVALID_RESULT: Final = _code("invalid-result", Kind.MCP_SERVER)
+    NO_INPUT_HANDLER: Final = _code("no-input-handler", Kind.TALKBACK)
+    NO_SAMPLER: Final = _code("no-sampler", Kind.TALKBACK)
+    INPUT_TIMEOUT: Final = _code("input-timeout", Kind.TALKBACK)
+    SAMPLING_TIMEOUT: Final = _code("sampling-timeout", Kind.TALKBACK)
+    INVALID_ANSWER: Final = _code("invalid-answer", Kind.TALKBACK)
+    TALKBACK_FAILED: Final = _code("talkback-failed", Kind.TALKBACK)
     QUEUE_TIMEOUT: Final = _code("queue-timeout", Kind.POLICY_REFUSED)
     RATE_LIMITED: Final = _code("rate-limited", Kind.POLICY_REFUSED)
     TOOL_EXIT: Final = _code("tool-exit", Kind.TOOL_RAISED)  # a SystemExit
@@ -109,6 +118,7 @@ _WORKER = "the isolation worker: the module ended it, its `PERMISSIONS` cannot b
 _WORTH = "scan and load diagnostics worth fixing"
 _INFO = "informational: a skipped or disabled source, threads left running, a reload, a server"
 _SANDBOX = "what the kernel enforces of a sandboxed module's permissions"
+_LAZY = "lazy loading: imported at load anyway, a failed first call, an unusable manifest cache"
 _SERVE = "a tool `serve` does not offer: a name clients reject or taken, a non-object schema"
 
 
@@ -166,11 +176,16 @@ class LoadCode:
     SANDBOX_ENFORCED: Final = _load("Diagnostic", _SANDBOX, "sandbox-enforced")
     SANDBOX_PARTIAL: Final = _load("Diagnostic", _SANDBOX, "sandbox-partial")
     SANDBOX_UNAVAILABLE: Final = _load("Diagnostic", _SANDBOX, "sandbox-unavailable")
+    EAGER_IMPORT: Final = _load("Diagnostic", _LAZY, "eager-import")
+    LAZY_IMPORT_FAILED: Final = _load("Diagnostic", _LAZY, "lazy-import-failed")
+    LAZY_DEFINITION_CHANGED: Final = _load("Diagnostic", _LAZY, "lazy-definition-changed")
+    MANIFEST_CACHE_IGNORED: Final = _load("Diagnostic", _LAZY, "manifest-cache-ignored")
+    MANIFEST_CACHE_UNWRITABLE: Final = _load("Diagnostic", _LAZY, "manifest-cache-unwritable")
     INVALID_NAME: Final = _load("ServeDiagnostic", _SERVE, "invalid-name")
     SCHEMA_ROOT: Final = _load("ServeDiagnostic", _SERVE, "schema-root")
 
 
-_log = logging.getLogger("customtools.adapter")
+_log = logger("customtools.adapter")
 
 
 def error_result(kind: str, code: str | None, text: str, **details: Any) -> ToolResult:

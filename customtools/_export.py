@@ -5,6 +5,9 @@ Export
     :class:`~customtools.CustomTool` into the definition each API advertises. They copy the
     tool's ``parameters`` unchanged: nothing is rewritten to fit a provider, so what a tool
     declares is what the model sees. ``customtools schema NAME --format ...`` prints them.
+    Deferred tools (``defer=True``, or :attr:`CustomTool.deferrable`) carry
+    ``defer_loading: true`` in the formats that have that flag (Anthropic, OpenAI
+    Responses); MCP and Chat Completions have none.
 
 Compatibility
     :func:`openai_issues`, :func:`openai_strict_issues` and :func:`anthropic_issues` list the
@@ -33,6 +36,7 @@ from customtools._jsonpointer import escape_token
 from customtools._tool import CustomTool
 
 __all__ = [
+    "APPROVAL_META_KEY",
     "JSON_SCHEMA_DIALECT",
     "OPENAI_DESCRIPTION_LIMIT",
     "OPENAI_STRICT_KEYWORDS",
@@ -158,13 +162,25 @@ def to_json_schema(tool: CustomTool) -> dict[str, Any]:
     return out
 
 
-def to_openai(tool: CustomTool, *, api: Literal["chat", "responses"] = "chat") -> dict[str, Any]:
+def _deferred(tool: CustomTool, defer: bool | None) -> bool:
+    return tool.deferrable if defer is None else bool(defer)
+
+
+def to_openai(
+    tool: CustomTool,
+    *,
+    api: Literal["chat", "responses"] = "chat",
+    defer: bool | None = None,
+) -> dict[str, Any]:
     """The tool as an OpenAI function tool.
 
     Args:
         tool: the tool.
         api: ``"chat"`` for Chat Completions (``{"type": "function", "function": {...}}``) or
             ``"responses"`` for the Responses API (the same fields, not nested).
+        defer: mark the tool ``defer_loading: true`` for the Responses API's tool search (its
+            schema is loaded when a search finds it); ``None`` follows
+            :attr:`CustomTool.deferrable`. Chat Completions has no such flag: ignored there.
 
     ``strict`` is included, as ``true``, only when the tool sets ``strict=True``; check
     :func:`openai_strict_issues` first, since the API rejects a strict schema outside the
@@ -177,26 +193,52 @@ def to_openai(tool: CustomTool, *, api: Literal["chat", "responses"] = "chat") -
     if tool.strict:
         function["strict"] = True
     if api == "responses":
+        if _deferred(tool, defer):
+            function["defer_loading"] = True
         return {"type": "function", **function}
     if api != "chat":
         raise ValueError(f"api must be 'chat' or 'responses', got {api!r}")
     return {"type": "function", "function": function}
 
 
-def to_anthropic(tool: CustomTool) -> dict[str, Any]:
+def to_anthropic(tool: CustomTool, *, defer: bool | None = None) -> dict[str, Any]:
     """The tool as an Anthropic Messages API tool: ``name``, ``description``,
-    ``input_schema``."""
+    ``input_schema``, and ``defer_loading: true`` when deferred.
+
+    Args:
+        tool: the tool.
+        defer: mark it deferred for the API's tool search (its schema stays out of the
+            context until a search finds it); ``None`` follows :attr:`CustomTool.deferrable`.
+    """
     out: dict[str, Any] = {"name": tool.name}
     if tool.description:
         out["description"] = tool.description
     out["input_schema"] = _parameters(tool)
+    if _deferred(tool, defer):
+        out["defer_loading"] = True
     return out
 
 
+APPROVAL_META_KEY: Final = "customtools/approval"
+"""The ``_meta`` key of an MCP listing telling clients a tool asks for approval (by
+elicitation): ``"always"``, or ``"conditional"`` when a rule of the arguments decides."""
+
+
+def _approval(tool: CustomTool) -> str | None:
+    rule = tool.requires_approval
+    if callable(rule):
+        return "conditional"
+    if rule is None:
+        hints = tool.annotations or {}
+        rule = hints.get("destructiveHint") is True and hints.get("readOnlyHint") is not True
+    return "always" if rule else None
+
+
 def to_mcp(tool: CustomTool) -> dict[str, Any]:
-    """The tool as a Model Context Protocol ``Tool``: ``name``, ``title`` (the label),
-    ``description``, ``inputSchema`` and, when set, ``outputSchema``, ``annotations`` and
-    ``_meta``."""
+    """The tool as a Model Context Protocol ``Tool``, exactly as ``customtools serve`` lists it:
+    ``name``, ``title`` (the label, left out when it is the name: clients show the name
+    then), ``description``, ``inputSchema`` and, when set, ``outputSchema``, ``annotations``
+    and ``_meta`` (with :data:`APPROVAL_META_KEY` for a tool that asks for approval)."""
     wire = tool.to_dict()
     out: dict[str, Any] = {"name": tool.name}
     if tool.label and tool.label != tool.name:
@@ -204,9 +246,15 @@ def to_mcp(tool: CustomTool) -> dict[str, Any]:
     if tool.description:
         out["description"] = tool.description
     out["inputSchema"] = _parameters(tool)
-    for key in ("outputSchema", "annotations", "_meta"):
+    for key in ("outputSchema", "annotations"):
         if key in wire:
             out[key] = wire[key]
+    meta = dict(wire.get("_meta") or {})
+    approval = _approval(tool)
+    if approval is not None:
+        meta[APPROVAL_META_KEY] = approval
+    if meta:
+        out["_meta"] = meta
     return out
 
 

@@ -10,8 +10,10 @@ renderer or ``validate`` can report the failure instead of failing with it.
 from __future__ import annotations
 
 import re
-import unicodedata
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
+
+if TYPE_CHECKING:
+    import logging
 
 __all__ = [
     "MAX_MESSAGE_CHARS",
@@ -19,6 +21,7 @@ __all__ = [
     "describe_exception",
     "escape_control",
     "find_invisible",
+    "logger",
     "safe_repr",
     "safe_str",
 ]
@@ -128,9 +131,35 @@ def find_invisible(text: str) -> list[InvisibleChar]:
     person cannot see (zero-width spaces, bidi overrides, Unicode tag characters) can hide
     instructions from the person who approves them. An empty list means none were found.
     """
+    import unicodedata
+
     found: list[InvisibleChar] = []
     for match in _INVISIBLE.finditer(text):
         char = match.group()
         name = unicodedata.name(char, "") or f"tag or control character {ord(char):#x}"
         found.append(InvisibleChar(match.start(), f"U+{ord(char):04X}", name))
     return found
+
+
+class _LazyLogger:
+    __slots__ = ("_logger", "_name")
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._logger: Any = None
+
+    def __getattr__(self, attr: str) -> Any:
+        if self._logger is None:
+            import logging
+
+            self._logger = logging.getLogger(self._name)
+        return getattr(self._logger, attr)
+
+
+def logger(name: str) -> logging.Logger:
+    """The :class:`logging.Logger` ``name``, looked up when it is first used.
+
+    The package logs on failure paths only, so ``import customtools`` does not import
+    :mod:`logging` (nor the ``traceback``, ``string`` and ``threading`` it brings).
+    """
+    return cast("logging.Logger", _LazyLogger(name))

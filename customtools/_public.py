@@ -9,7 +9,7 @@ that every exported object's ``__module__`` is the namespace it is listed in.
 
 from __future__ import annotations
 
-import inspect
+import types
 from collections.abc import Iterable, Mapping
 
 __all__ = ["rehome"]
@@ -24,7 +24,7 @@ def rehome(namespace: Mapping[str, object], home: str, names: Iterable[str]) -> 
     """
     for name in names:
         obj = namespace.get(name)
-        if not (inspect.isclass(obj) or inspect.isfunction(obj)):
+        if not isinstance(obj, (type, types.FunctionType)):
             continue
         module = getattr(obj, "__module__", "") or ""
         if module == "customtools" or module.startswith("customtools."):

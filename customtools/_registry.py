@@ -13,6 +13,13 @@ A tool's ``former_names`` are registered after it, through the same rule, as dep
 aliases (:meth:`~customtools.CustomTool.deprecated_aliases`); an alias yields its name to any
 tool that really has it.
 
+:meth:`ToolRegistry.search` ranks the tools for a query from their definitions alone (so a
+lazily loaded tool is found without importing it): BM25 over a weighted bag of words of each
+tool's name, label, description and parameter names and descriptions, with a light plural
+folding and prefix matches at half weight. It is a few dozen lines here rather than a
+dependency: the libraries that do BM25 in Python either score every document per query
+(``rank_bm25``) or need numpy and scipy (``bm25s``), for a few thousand short documents.
+
 The registry sits in the execution layer: it takes a load result by shape (anything with
 ``.tools`` of records carrying ``.tool`` and ``.path``, as
 :class:`~customtools.LoadResult` has), never by import.
@@ -20,7 +27,10 @@ The registry sits in the execution layer: it takes a load result by shape (anyth
 
 from __future__ import annotations
 
-import difflib
+import bisect
+import heapq
+import math
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -34,6 +44,7 @@ __all__ = [
     "LoadedToolLike",
     "NameRule",
     "RegisteredTool",
+    "SearchIndex",
     "ToolConflict",
     "ToolRegistry",
     "ToolsLike",
@@ -229,7 +240,7 @@ class ToolRegistry:
         ToolDefinitionError: a function cannot be made a tool (from :func:`~customtools.tool`).
     """
 
-    __slots__ = ("_conflicts", "_entries", "_options", "_rule", "_similar")
+    __slots__ = ("_conflicts", "_entries", "_index", "_options", "_rule", "_similar")
 
     def __init__(
         self,
@@ -243,6 +254,7 @@ class ToolRegistry:
         self._similar: list[ToolConflict] = []
         self._rule = NameRule(reserved_names)
         self._options = dict(adapter_options)
+        self._index: SearchIndex | None = None
         self.extend(tools)
 
     def __repr__(self) -> str:
@@ -320,6 +332,7 @@ class ToolRegistry:
         if found is not None:
             self._similar.append(found)
         self._entries[name] = RegisteredTool(tool, origin, self._options, record, alias_of)
+        self._index = None
         return None
 
     def remove(self, name: str) -> CustomTool | None:
@@ -330,6 +343,7 @@ class ToolRegistry:
         for alias in [key for key, held in self._entries.items() if held.alias_of == name]:
             del self._entries[alias]
             self._rule.release(alias)
+        self._index = None
         return entry.tool if entry is not None else None
 
     # -- reading --------------------------------------------------------------------------
@@ -394,8 +408,31 @@ class ToolRegistry:
         """
         return self.entry(name).adapter
 
+    def search(self, query: str, limit: int = 10) -> tuple[CustomTool, ...]:
+        """The tools that best match ``query``, best first (at most ``limit``).
+
+        Ranked by BM25 over each tool's name and parameter names (weighing most), label,
+        description and parameter descriptions; words are split at spaces, punctuation,
+        ``snake_case`` and ``camelCase``, compared without case and plural ``s``; a word of
+        three letters or more also matches the words it begins, at half weight; the exact
+        name of a tool ranks it first. Equal scores keep registration order, so the answer
+        is deterministic. Only definitions are read: lazily loaded tools stay unimported.
+
+        Raises:
+            ValueError: ``limit`` is not a positive integer.
+        """
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValueError(f"limit must be a positive integer, got {limit!r}")
+        index = self._index
+        if index is None:
+            tools = [e.tool for e in self._entries.values() if e.alias_of is None]
+            index = self._index = SearchIndex(tools)
+        return tuple(index.tools[i] for i in index.rank(query, limit))
+
     def unknown(self, name: str) -> str:
         """The message for a name no tool has: close matches, then every name."""
+        import difflib
+
         close = difflib.get_close_matches(name, self._entries, n=3)
         hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
         known = ", ".join(self._entries) or "none"
@@ -419,3 +456,143 @@ class ToolRegistry:
         return await self.entry(name).adapter.execute(
             tool_call_id, params, signal=signal, on_update=on_update, ctx=ctx
         )
+
+
+# -- search ---------------------------------------------------------------------------------
+
+_WORD = re.compile(r"[^\W_]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_STOP_WORDS = frozenset((
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "into", "is", "it",
+    "its", "of", "on", "or", "that", "the", "this", "to", "with",
+))  # fmt: skip
+_K1 = 1.2
+_B = 0.75
+_MAX_PREFIX_MATCHES = 64
+
+
+def _words(text: Any) -> list[str]:
+    """The search words of ``text``: split, case-folded, stop words out, plural ``s`` off."""
+    if not isinstance(text, str):
+        return []
+    out = []
+    for word in _WORD.findall(_CAMEL.sub(" ", text)):
+        word = word.casefold()
+        if word in _STOP_WORDS:
+            continue
+        if len(word) > 3 and word[-1] == "s" and word[-2] != "s":
+            word = word[:-1]
+        out.append(word)
+    return out
+
+
+def _parameter_words(schema: Any, names: list[str], texts: list[str], depth: int = 0) -> None:
+    """The property names and descriptions of a schema (nested objects and items too)."""
+    if not isinstance(schema, Mapping) or depth > 4:
+        return
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping):
+        for name, sub in properties.items():
+            names += _words(name)
+            if isinstance(sub, Mapping):
+                texts += _words(sub.get("description"))
+                _parameter_words(sub, names, texts, depth + 1)
+    items = schema.get("items")
+    if isinstance(items, Mapping):
+        _parameter_words(items, names, texts, depth + 1)
+
+
+class SearchIndex:
+    """An inverted index of tool definitions for :meth:`ToolRegistry.search`, built once.
+
+    Each word's postings are kept by impact (its BM25 contribution to a tool, highest first)
+    and by tool, so a query reads them with Fagin's threshold algorithm: in rounds down every
+    list at once, scoring each tool the first time it is seen, until the best ``limit``
+    scores beat what any tool not yet seen could reach. The answer is exact (ties by
+    registration order); a word found in most tools costs about ``limit`` steps, not one
+    step per tool.
+    """
+
+    __slots__ = ("_by_impact", "_impacts", "_names", "_vocabulary", "tools")
+
+    def __init__(self, tools: Iterable[CustomTool]) -> None:
+        self.tools = tuple(tools)
+        bags: list[dict[str, float]] = []
+        frequency: dict[str, int] = {}
+        for tool in self.tools:
+            names: list[str] = []
+            texts: list[str] = []
+            _parameter_words(tool.parameters, names, texts)
+            bag: dict[str, float] = {}
+            for words, weight in (
+                (_words(tool.name), 3.0),
+                (_words(tool.label) if tool.label != tool.name else [], 2.0),
+                (names, 2.0),
+                (_words(tool.description), 1.0),
+                (texts, 1.0),
+            ):
+                for word in words:
+                    bag[word] = bag.get(word, 0.0) + weight
+            bags.append(bag)
+            for word in bag:
+                frequency[word] = frequency.get(word, 0) + 1
+        count = len(bags) or 1
+        average = sum(sum(bag.values()) for bag in bags) / count or 1.0
+        idf = {w: math.log(1 + (count - df + 0.5) / (df + 0.5)) for w, df in frequency.items()}
+        impacts: dict[str, dict[int, float]] = {word: {} for word in frequency}
+        for doc, bag in enumerate(bags):
+            norm = _K1 * (1 - _B + _B * sum(bag.values()) / average)
+            for word, tf in bag.items():
+                impacts[word][doc] = idf[word] * tf * (_K1 + 1) / (tf + norm)
+        self._impacts = impacts
+        self._by_impact = {
+            word: sorted(((-impact, doc) for doc, impact in postings.items()))
+            for word, postings in impacts.items()
+        }
+        self._vocabulary = sorted(impacts)
+        self._names = {tool.name.casefold(): doc for doc, tool in enumerate(self.tools)}
+
+    def _terms(self, query: str) -> list[tuple[str, float]]:
+        """The indexed words of ``query`` with their weights: a word that is not indexed
+        stands for the words it begins (at half weight)."""
+        terms: dict[str, float] = {}
+        for word in _words(query):
+            if word in self._impacts:
+                terms[word] = max(terms.get(word, 0.0), 1.0)
+            elif len(word) >= 3:
+                start = bisect.bisect_left(self._vocabulary, word)
+                for other in self._vocabulary[start : start + _MAX_PREFIX_MATCHES]:
+                    if not other.startswith(word):
+                        break
+                    terms[other] = max(terms.get(other, 0.0), 0.5)
+        return list(terms.items())
+
+    def rank(self, query: str, limit: int) -> list[int]:
+        """The positions of the best ``limit`` tools for ``query``, best first."""
+        lists = [(self._by_impact[t], self._impacts[t], weight) for t, weight in self._terms(query)]
+        best: list[tuple[float, int]] = []  # a min-heap of (score, -position): the worst first
+        seen: set[int] = set()
+        depth = 0
+        while True:
+            reachable = 0.0  # the most a tool not seen yet can score
+            for by_impact, _, weight in lists:
+                if depth >= len(by_impact):
+                    continue
+                negative, doc = by_impact[depth]
+                reachable -= negative * weight
+                if doc in seen:
+                    continue
+                seen.add(doc)
+                score = sum(w * impacts.get(doc, 0.0) for _, impacts, w in lists)
+                if len(best) < limit:
+                    heapq.heappush(best, (score, -doc))
+                elif (score, -doc) > best[0]:
+                    heapq.heapreplace(best, (score, -doc))
+            if reachable == 0.0 or (len(best) == limit and best[0][0] > reachable):
+                break
+            depth += 1
+        ranked = [-doc for _, doc in sorted(best, reverse=True)]
+        exact = self._names.get(query.strip().casefold())
+        if exact is not None:
+            ranked = [exact, *(doc for doc in ranked if doc != exact)][:limit]
+        return ranked

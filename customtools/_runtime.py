@@ -22,15 +22,16 @@ Async tools under a guard
     is a plain ``await``; to the adapter it shows the first suspension (only then is the
     deadline timer armed: a tool that answers without awaiting costs no timer) and every
     cancellation thrown in. The first cancellation fires the tool's signal; a tool that
-    swallows cancellation and keeps awaiting is closed ``grace`` seconds after it; one that
-    swallows the ``GeneratorExit`` of that close too is *abandoned*: its coroutine is never
-    resumed again, the cancel scopes it left open on the task are closed for it, and it is
-    counted (:func:`abandoned_coroutines`).
+    swallows cancellation and keeps awaiting is closed ``grace`` seconds after it, at an await
+    the cancellation reaches (never inside a scope it shields, such as ``api.exec`` reaping its
+    group, nor inside the exit of an ``async with`` block, such as a task group waiting for its
+    children: those run to their end). One that swallows the ``GeneratorExit`` of that close
+    too is *abandoned*: its coroutine is never resumed again, the cancel scopes it left open on
+    the task are closed for it, and it is counted (:func:`abandoned_coroutines`).
 """
 
 from __future__ import annotations
 
-import logging
 import math
 import threading
 import time
@@ -41,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Final
 from customtools._abort import AbortSignal
 from customtools._containment import contained_in_thread
 from customtools._errors import ToolTimeoutError
-from customtools._format import describe_exception
+from customtools._format import describe_exception, logger
 
 if TYPE_CHECKING:
     import anyio
@@ -51,6 +52,7 @@ __all__ = [
     "CALLER_CANCELLED",
     "DEFAULT_GRACE",
     "MAX_ABANDONED_THREADS",
+    "PREPARE",
     "SELF_STOP_BOUND",
     "STOPS_ITSELF",
     "SYNC_TOOL_THREADS",
@@ -64,7 +66,7 @@ __all__ = [
     "run_in_thread",
 ]
 
-_log = logging.getLogger("customtools.adapter")
+_log = logger("customtools.adapter")
 
 DEFAULT_GRACE: Final = 2.0
 """Seconds a cancelled call's tool has, after its signal fired, to end by itself before it is
@@ -375,6 +377,11 @@ def caller_cancelled(scope: Any) -> bool:
         return False
 
 
+PREPARE: Final = "_customtools_prepare"
+"""An ``execute`` may carry an async callable under this attribute: the adapter awaits it on
+the event loop before the call (after validation and approval), for work that must run there
+before a sync ``execute`` starts in its worker thread (a lazily loaded tool's import)."""
+
 STOPS_ITSELF: Final = "_customtools_stops_itself"
 """An ``execute`` with this attribute true stops its own work past the grace (an isolation
 proxy kills its worker): the adapter gives it :data:`SELF_STOP_BOUND` more seconds to do so
@@ -386,8 +393,8 @@ CLOSE_MARGIN: Final = 0.25
 """Seconds past the grace before a tool that is still running is closed (the small bound of
 docs/cancellation.md)."""
 
-_CLOSED: Final = object()
-_ABANDON: Final = object()
+_STOPPED: Final = object()
+_GO_ON: Final = object()
 
 _abandoned_coros: list[tuple[str, Coroutine[Any, Any, Any]]] = []
 
@@ -402,25 +409,85 @@ def abandoned_coroutines(tool: str | None = None) -> int:
     return sum(1 for name, _ in _abandoned_coros if tool is None or name == tool)
 
 
-def _close(coro: Coroutine[Any, Any, Any], guard: CallGuard, tool_name: str) -> Any:
-    """Close an expired tool: ``_CLOSED`` when it closed, ``_ABANDON`` when it cannot be.
+def _stoppable(coro: Coroutine[Any, Any, Any], scope: Any) -> bool:
+    """Whether an expired tool may be stopped at the await the event loop ends with an exception.
 
-    ``coro.throw(GeneratorExit)`` rather than ``coro.close()``: a tool that swallows even
-    ``GeneratorExit`` (a bare ``except:``) yields again, and ``close()`` would raise. Such a
-    tool cannot be stopped in-process: it is abandoned (never resumed again: what it yielded
-    never reaches the event loop) and the caller gets its result.
+    Not inside a scope the tool shields (the exception there is that scope's own deadline, as
+    a sleep's): a shielded cleanup (``api.exec`` stopping and reaping its group) runs to its
+    end. Not inside the exit of an ``async with`` block (a task group waiting for its children,
+    a resource closing): an exception thrown in there would leave the block half exited
+    (trio's nursery would stay on the task's stack, anyio's asyncio task group would leave its
+    children running). The tool is stopped at its next await outside both.
     """
+    opened = _inner_scopes(scope)
+    if opened is not None and any(inner.shield for inner in opened):
+        return False
+    awaited: Any = coro
+    for _ in range(_AWAIT_DEPTH):
+        code = getattr(awaited, "cr_code", None) or getattr(awaited, "gi_code", None)
+        if code is None:  # a future, or a step whose frames cannot be read
+            return True
+        if code.co_name == "__aexit__":
+            return False
+        awaited = getattr(awaited, "cr_await", None) or getattr(awaited, "gi_yieldfrom", None)
+    return True
+
+
+_AWAIT_DEPTH: Final = 200  # how deep :func:`_stoppable` follows a chain of awaits
+
+
+def _inner_scopes(scope: Any) -> list[Any] | None:
+    """The cancel scopes opened on this task inside ``scope``, innermost first (anyio's on
+    asyncio, trio's own on trio); ``None`` when ``scope`` is not on this task's stack or the
+    backend's state cannot be read (another anyio or trio version).
+
+    anyio has no public API for this; each backend is reached through its own task state.
+    """
+    opened: list[Any] = []
     try:
-        yielded = coro.throw(GeneratorExit)
-    except (GeneratorExit, StopIteration):
-        return _CLOSED
-    except BaseException as exc:  # its cleanup raised: it is finished all the same
-        _log.warning(
-            "tool %r raised while it was closed after ignoring its cancellation: %s",
-            tool_name,
-            describe_exception(exc),
-        )
-        return _CLOSED
+        if type(scope).__module__.endswith("_trio"):
+            import trio
+
+            native = scope._CancelScope__original
+            status: Any = trio.lowlevel.current_task()._cancel_status
+            while status is not None and status._scope is not native and len(opened) < 1000:
+                opened.append(status._scope)
+                status = status._parent
+            return opened if status is not None and status._scope is native else None
+        from anyio._backends import _asyncio
+
+        backend: Any = _asyncio
+        state = backend._task_states.get(backend.current_task())
+        inner = state.cancel_scope if state is not None else None
+        while inner is not None and inner is not scope and len(opened) < 1000:
+            opened.append(inner)
+            inner = inner._parent_scope
+        return opened if inner is scope else None
+    except Exception:  # pragma: no cover - another anyio or trio version
+        return None
+
+
+def _stop(coro: Coroutine[Any, Any, Any], guard: CallGuard, tool_name: str, closed: bool) -> Any:
+    """Stop an expired tool at an await its cancellation reaches (see :func:`_stoppable`).
+
+    The first time it is closed: ``GeneratorExit`` is thrown in instead of the cancellation.
+    ``coro.throw(GeneratorExit)`` rather than ``coro.close()``: a tool may await while it
+    unwinds (its task group waits for its children, a ``finally`` awaits under a shield); what
+    it yields is returned, and it is driven on. If it awaits where its cancellation reaches it
+    *after* it was closed, it swallowed the ``GeneratorExit`` (a bare ``except:``): it cannot
+    be stopped in-process and is abandoned, never resumed again (the cancellation the loop
+    delivers there left nothing of that await registered). Returns ``_STOPPED`` when it
+    ended or was abandoned, ``_GO_ON`` when it cannot be abandoned (the cancellation is
+    delivered as usual), else what it yielded.
+    """
+    if not closed:
+        try:
+            return coro.throw(GeneratorExit)
+        except (GeneratorExit, StopIteration):
+            return _STOPPED
+        except BaseException as exc:  # its cleanup raised: it is finished all the same
+            _closed_raised(tool_name, exc)
+            return _STOPPED
     if not _unwind_scopes(guard.scope):
         guard.cancelled_at = math.inf  # never try again: the grace cannot help this tool
         _log.warning(
@@ -428,7 +495,7 @@ def _close(coro: Coroutine[Any, Any, Any], guard: CallGuard, tool_name: str) -> 
             " it cannot be abandoned safely, and the call waits until it returns",
             tool_name,
         )
-        return yielded
+        return _GO_ON
     _abandoned_coros.append((tool_name, coro))
     _never_finalize(coro)
     _log.warning(
@@ -437,7 +504,21 @@ def _close(coro: Coroutine[Any, Any, Any], guard: CallGuard, tool_name: str) -> 
         tool_name,
         guard.grace,
     )
-    return _ABANDON
+    return _STOPPED
+
+
+def _closed_raised(tool_name: str, exc: BaseException) -> None:
+    """A closed tool ended: note it when it raised something else than ``GeneratorExit``."""
+    inner = getattr(exc, "exceptions", None)  # trio's nursery wraps it in a group
+    if isinstance(exc, GeneratorExit) or (
+        isinstance(inner, tuple) and all(isinstance(e, GeneratorExit) for e in inner)
+    ):
+        return
+    _log.warning(
+        "tool %r raised while it was closed after ignoring its cancellation: %s",
+        tool_name,
+        describe_exception(exc),
+    )
 
 
 def _never_finalize(coro: Coroutine[Any, Any, Any]) -> None:
@@ -457,39 +538,23 @@ def _unwind_scopes(scope: Any) -> bool:
     """Close the cancel scopes an abandoned tool left open on this task, inside ``scope``.
 
     The tool is never resumed, so its ``with`` blocks never exit; left open they would make
-    ``scope``'s exit fail. anyio has no public API for this; each backend is reached through
-    its own task state. ``False`` (nothing done) when the tool has a task group open: its
-    child tasks cannot be abandoned with it.
+    ``scope``'s exit fail. ``False`` (nothing done) when the tool has a task group of its own
+    open (its child tasks cannot be abandoned with it) or the scopes cannot be read.
     """
+    opened = _inner_scopes(scope)
+    if opened is None:
+        return False
+    if type(scope).__module__.endswith("_trio"):
+        import trio
+
+        nurseries = trio.lowlevel.current_task().child_nurseries  # the caller's do not count
+        if any(nursery.cancel_scope in opened for nursery in nurseries):
+            return False
+    elif any(len(inner._tasks) > 1 for inner in opened):
+        return False  # a task group's scope, with child tasks
     try:
-        if type(scope).__module__.endswith("_trio"):
-            import trio
-
-            native = scope._CancelScope__original
-            task: Any = trio.lowlevel.current_task()
-            if task.child_nurseries:
-                return False
-            for _ in range(1000):
-                status = task._cancel_status
-                if status is None or status._scope is native:
-                    break
-                status._scope.__exit__(None, None, None)
-        else:
-            from anyio._backends import _asyncio
-
-            backend: Any = _asyncio
-            state = backend._task_states.get(backend.current_task())
-            chain: list[Any] = []
-            inner = state.cancel_scope if state is not None else None
-            while inner is not None and inner is not scope and len(chain) < 1000:
-                if len(inner._tasks) > 1:
-                    return False  # a task group's scope, with child tasks
-                chain.append(inner)
-                inner = inner._parent_scope
-            if inner is not scope:
-                return False
-            for inner in chain:
-                inner.__exit__(None, None, None)
+        for inner in opened:
+            inner.__exit__(None, None, None)
     except Exception:
         _log.exception("could not close the cancel scopes an abandoned tool left open")
     return True
@@ -518,7 +583,15 @@ def drive(
 def resume(
     coro: Coroutine[Any, Any, Any], yielded: Any, guard: CallGuard, tool_name: str
 ) -> Generator[Any, Any, Any]:
-    """Go on driving ``coro``, which suspended on ``yielded`` (see :func:`drive`)."""
+    """Go on driving ``coro``, which suspended on ``yielded`` (see :func:`drive`).
+
+    Past the grace (:meth:`CallGuard.expired`) the tool is stopped (:func:`_stop`), but only
+    where the event loop delivers it an exception anyway: asyncio throws the cancellation in,
+    trio resumes the await with an ``outcome.Error``. An await the loop resumes normally gets
+    its answer, whatever the time: it may be the loop's own bookkeeping (a task group's exit,
+    a lock handed over, a process reaped), which an exception there would cut short.
+    """
+    closed = False  # GeneratorExit was thrown in and the tool went on awaiting: it unwinds
     while True:
         try:
             value = yield yielded
@@ -526,16 +599,25 @@ def resume(
             if guard.cancelled_at is None:
                 if guard.cancelled():
                     guard.fire(time.monotonic())  # the first cancellation: fire the signal
-            elif guard.expired():
-                closed = _close(coro, guard, tool_name)
-                if closed is _CLOSED or closed is _ABANDON:
+            elif guard.expired() and _stoppable(coro, guard.scope):
+                stopped = _stop(coro, guard, tool_name, closed)
+                if stopped is _STOPPED:
                     raise
-                yielded = closed  # it cannot be stopped: driven on
-                continue
+                if stopped is not _GO_ON:
+                    closed = True
+                    yielded = stopped
+                    continue
             try:
                 yielded = coro.throw(exc)
             except StopIteration as stop:
-                return stop.value
+                if not closed:
+                    return stop.value
+                return (yield from _until_cancelled(guard))  # a late result is discarded
+            except BaseException as end:
+                if not closed:
+                    raise
+                _closed_raised(tool_name, end)
+                return (yield from _until_cancelled(guard))
         else:
             # trio resumes a cancelled task with an outcome that raises inside the tool: if
             # it is the call's cancellation, the signal fires first (not at the next probe).
@@ -546,20 +628,27 @@ def resume(
                 and guard.cancelled()
             ):
                 guard.fire(time.monotonic())
-            if guard.expired():
-                closed = _close(coro, guard, tool_name)
-                if closed is _CLOSED:
-                    # trio resumes a cancelled task with a value that raises inside the
-                    # tool, so there is no exception here to re-raise: wait for it.
+            if guard.expired() and _delivers_error(value) and _stoppable(coro, guard.scope):
+                stopped = _stop(coro, guard, tool_name, closed)
+                if stopped is _STOPPED:
+                    # The outcome was not delivered, so there is no exception here to
+                    # re-raise: the call's own cancellation is raised instead.
                     return (yield from _until_cancelled(guard))
-                if closed is _ABANDON:
-                    return ABANDONED
-                yielded = closed  # it cannot be stopped: driven on
-                continue
+                if stopped is not _GO_ON:
+                    closed = True
+                    yielded = stopped
+                    continue
             try:
                 yielded = coro.send(value)
             except StopIteration as stop:
-                return stop.value
+                if not closed:
+                    return stop.value
+                return (yield from _until_cancelled(guard))  # a late result is discarded
+            except BaseException as end:
+                if not closed:
+                    raise
+                _closed_raised(tool_name, end)
+                return (yield from _until_cancelled(guard))
 
 
 def _delivers_error(value: Any) -> bool:
@@ -569,11 +658,13 @@ def _delivers_error(value: Any) -> bool:
 
 
 ABANDONED: Final = object()
-"""What :func:`drive` returns for a tool it closed or abandoned when no cancellation reached
-it (the adapter reports the timeout, abort or caller cancellation that started the grace)."""
+"""What :func:`drive` returns for a tool it closed or abandoned when the call's cancellation
+did not reach it within another grace (the adapter reports the timeout, abort or caller
+cancellation that started the grace)."""
 
 
 def _until_cancelled(guard: CallGuard) -> Generator[Any, Any, Any]:
+    """Raise the call's cancellation in place of a stopped tool's end."""
     import anyio
 
     # The scope that started the grace is cancelled, so this raises its cancellation at once.

@@ -23,21 +23,24 @@ stops the wait as soon as it aborts (what sync tools, in their thread, rely on).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
+from customtools._error_results import Code
 from customtools._errors import CustomToolsError
+from customtools._format import logger
 
 if TYPE_CHECKING:
     from customtools._abort import AbortSignal
 
 __all__ = [
+    "APPROVE_FORM",
     "DEFAULT_ASK_TIMEOUT",
     "DEFAULT_SAMPLE_TIMEOUT",
     "LOG_LEVELS",
     "NO_OP_UI",
+    "FormUI",
     "InputAnswer",
     "InputHandler",
     "InputRequest",
@@ -54,8 +57,8 @@ __all__ = [
     "check_form_schema",
 ]
 
-_log = logging.getLogger("customtools.loading")
-_tool_log = logging.getLogger("customtools.tools")
+_log = logger("customtools.loading")
+_tool_log = logger("customtools.tools")
 
 NotifyLevel = Literal["info", "warning", "error"]
 
@@ -76,15 +79,16 @@ LOG_LEVELS: tuple[LogLevel, ...] = (
 )
 """Every :data:`LogLevel`, least severe first (compare with ``LOG_LEVELS.index``)."""
 
+_INFO = 20  # logging.INFO; the numbers are logging's levels, fixed by its documentation
 _PY_LEVELS = {
-    "debug": logging.DEBUG,
-    "info": logging.INFO,
-    "notice": logging.INFO,
-    "warning": logging.WARNING,
-    "error": logging.ERROR,
-    "critical": logging.CRITICAL,
-    "alert": logging.CRITICAL,
-    "emergency": logging.CRITICAL,
+    "debug": 10,
+    "info": _INFO,
+    "notice": _INFO,
+    "warning": 30,
+    "error": 40,
+    "critical": 50,
+    "alert": 50,
+    "emergency": 50,
 }
 
 DEFAULT_ASK_TIMEOUT = 300.0
@@ -311,6 +315,57 @@ class NoOpUIContext:
 NO_OP_UI = NoOpUIContext()
 """The shared no-op UI."""
 
+APPROVE_FORM: dict[str, Any] = {
+    "type": "object",
+    "properties": {"approve": {"type": "boolean", "title": "Run it", "default": False}},
+    "required": ["approve"],
+}
+"""The form of a yes/no question (``ui.confirm``, an approval): one boolean, ``approve``."""
+
+
+class FormUI:
+    """``ctx.ui`` where questions can only be forms (over MCP, in an isolation worker):
+    each question is a form of one field asked through ``ask(message, schema)``, and notices
+    are log messages through ``log(level, message, data)``."""
+
+    __slots__ = ("_ask", "_log")
+
+    def __init__(self, ask: Any, log: Any) -> None:
+        self._ask = ask
+        self._log = log
+
+    def __repr__(self) -> str:
+        return "<form UI>"
+
+    def notify(self, message: str, level: str = "info") -> None:
+        self._log(level if level in LOG_LEVELS else "info", message, {})
+
+    async def confirm(self, title: str, message: str = "") -> bool:
+        text = f"{title}\n\n{message}" if message else title
+        answer = await self._ask(text, APPROVE_FORM)
+        return bool(answer.accepted and answer.values.get("approve") is True)
+
+    async def select(self, title: str, options: Sequence[str]) -> str | None:
+        schema = {
+            "type": "object",
+            "properties": {"choice": {"type": "string", "enum": [str(o) for o in options]}},
+            "required": ["choice"],
+        }
+        answer = await self._ask(title, schema)
+        return str(answer.values["choice"]) if answer.accepted else None
+
+    async def input(self, title: str, placeholder: str | None = None) -> str | None:
+        field: dict[str, Any] = {"type": "string"}
+        if placeholder:
+            field["description"] = placeholder
+        schema = {"type": "object", "properties": {"value": field}, "required": ["value"]}
+        answer = await self._ask(title, schema)
+        return str(answer.values["value"]) if answer.accepted else None
+
+    def set_status(self, key: str, text: str | None) -> None:
+        if text:
+            self.notify(f"{key}: {text}", "info")
+
 
 def check_form_schema(schema: Any) -> dict[str, Any]:
     """Check that ``schema`` is a form a client can show; return it as a plain dict.
@@ -454,7 +509,7 @@ def answer_from(
         raise TalkBackError(
             f"the answer to a form of tool {tool!r} has action {action!r}; expected accept,"
             " decline or cancel",
-            code="invalid-answer",
+            code=Code.INVALID_ANSWER,
         )
     if action != "accept":
         return InputAnswer(action=action)
@@ -470,7 +525,7 @@ def answer_from(
     except ToolArgumentsError as exc:
         raise TalkBackError(
             f"the answer to a form of tool {tool!r} does not match the form: {exc}",
-            code="invalid-answer",
+            code=Code.INVALID_ANSWER,
         ) from None
     return InputAnswer(action="accept", values=dict(checked))
 
@@ -499,7 +554,7 @@ def sample_messages(messages: Any) -> tuple[Mapping[str, Any], ...]:
 
 def py_level(level: str) -> int:
     """The Python logging level of an RFC 5424 ``level`` (INFO when unknown)."""
-    return _PY_LEVELS.get(level, logging.INFO)
+    return _PY_LEVELS.get(level, _INFO)
 
 
 def on_event_loop() -> bool:

@@ -12,7 +12,9 @@ import inspect
 import math
 import re
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
+from types import FunctionType
 from typing import Any, Literal
 
 from customtools._errors import ToolDefinitionError
@@ -30,6 +32,10 @@ TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 """Tool names accepted everywhere: what both OpenAI and Anthropic accept for function names."""
 
 _NAME_RE = re.compile(TOOL_NAME_PATTERN)
+_CO_COROUTINE = inspect.CO_COROUTINE
+
+# Set while :meth:`CustomTool.from_dict` builds a tool from schemas already checked.
+_SCHEMAS_CHECKED: ContextVar[bool] = ContextVar("customtools_schemas_checked", default=False)
 
 
 def _empty_object_schema() -> dict[str, Any]:
@@ -43,6 +49,11 @@ def _json_copy(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_json_copy(v) for v in value]
     return value
+
+
+def _is_mapping(value: object) -> bool:
+    # A dict first: isinstance() against the Mapping ABC is several times slower.
+    return type(value) is dict or isinstance(value, Mapping)
 
 
 def check_tool_name(name: object) -> str:
@@ -81,6 +92,11 @@ extra frame in between; the adapter then awaits what the function returns.
 
 def is_async_callable(fn: Callable[..., Any]) -> bool:
     """Whether calling ``fn`` gives an awaitable (an ``async def``, or a marked function)."""
+    if type(fn) is FunctionType:
+        if not fn.__dict__:  # no marker: its code says (what inspect would read, quicker)
+            return bool(fn.__code__.co_flags & _CO_COROUTINE)
+        # a plain function's __call__ is never a coroutine function
+        return inspect.iscoroutinefunction(fn) or getattr(fn, AWAITABLE_MARKER, False) is True
     if inspect.iscoroutinefunction(fn) or getattr(fn, AWAITABLE_MARKER, False) is True:
         return True
     call = getattr(fn, "__call__", None)  # noqa: B004 - callable objects with async __call__
@@ -201,16 +217,18 @@ class CustomTool:
             )
         for mapping_field in ("annotations", "meta"):
             value = getattr(self, mapping_field)
-            if value is not None and not isinstance(value, Mapping):
+            if value is not None and not _is_mapping(value):
                 raise ToolDefinitionError(f"tool {name!r}: {mapping_field} must be a mapping")
-        if not isinstance(self.parameters, Mapping):
+        if not _is_mapping(self.parameters):
             raise ToolDefinitionError(
                 f"tool {name!r}: parameters must be a JSON Schema object (a mapping),"
                 f" got {type(self.parameters).__name__}; build one with customtools.Type.Object"
             )
-        from customtools._validation import check_schema
+        checked = _SCHEMAS_CHECKED.get()
+        if not checked:
+            from customtools._validation import check_schema
 
-        check_schema(self.parameters, where=f"tool {name!r} parameters")
+            check_schema(self.parameters, where=f"tool {name!r} parameters")
         if self.output_schema is not None:
             if not isinstance(self.output_schema, Mapping) or (
                 self.output_schema.get("type") != "object"
@@ -219,7 +237,10 @@ class CustomTool:
                     f"tool {name!r}: output_schema must be a JSON Schema whose root has"
                     ' "type": "object" (structured content is a JSON object)'
                 )
-            check_schema(self.output_schema, where=f"tool {name!r} output_schema")
+            if not checked:
+                from customtools._validation import check_schema
+
+                check_schema(self.output_schema, where=f"tool {name!r} output_schema")
         formers: Any = self.former_names
         if isinstance(formers, str) or not isinstance(formers, (tuple, list)):
             raise ToolDefinitionError(f"tool {name!r}: former_names must be a list of names")
@@ -288,39 +309,59 @@ class CustomTool:
         on_session: Callable[..., Any] | None = None,
         render_call: Callable[..., Any] | None = None,
         render_result: Callable[..., Any] | None = None,
+        checked: bool = False,
     ) -> CustomTool:
         """A tool from its wire form (:meth:`to_dict`) and the callables that cannot travel.
 
         Unknown keys are ignored (a newer peer may send more); ``_meta`` is kept as given.
 
+        Args:
+            data: the wire form.
+            execute: the tool's ``execute``.
+            on_session: its session hook, if any.
+            render_call: its call renderer, if any.
+            render_result: its result renderer, if any.
+            checked: this version of customtools already checked the JSON Schemas of
+                ``data`` (the loader's manifest cache): they are not checked again, which is
+                most of the cost of building a tool; an adapter still compiles them on the
+                first call. Every other rule is checked.
+
         Raises:
             ToolDefinitionError: a field breaks the tool rules (as for the constructor).
         """
-        if not isinstance(data, Mapping) or not isinstance(data.get("name"), str):
+        if not _is_mapping(data) or not isinstance(data.get("name"), str):
             raise ToolDefinitionError("tool wire form: a mapping with a string 'name' is needed")
-        return cls(
-            name=data["name"],
-            execute=execute,
-            label=data.get("label") or "",
-            description=data.get("description") or "",
-            parameters=data.get("parameters") or _empty_object_schema(),
-            on_session=on_session,
-            render_call=render_call,
-            render_result=render_result,
-            timeout=data.get("timeout"),
-            coerce_args=data.get("coerceArgs"),
-            apply_defaults=data.get("applyDefaults"),
-            lenient_args=bool(data.get("lenientArgs")),
-            hidden=bool(data.get("hidden")),
-            deferrable=bool(data.get("deferrable")),
-            strict=bool(data.get("strict")),
-            concurrency=data.get("concurrency") or "shared",
-            annotations=data.get("annotations"),
-            meta=data.get("_meta"),
-            output_schema=data.get("outputSchema"),
-            requires_approval=data.get("requiresApproval"),
-            former_names=tuple(data.get("formerNames") or ()),
-        )
+        get = data.get
+        fields = {
+            "name": data["name"],
+            "execute": execute,
+            "label": get("label") or "",
+            "description": get("description") or "",
+            "parameters": get("parameters") or _empty_object_schema(),
+            "on_session": on_session,
+            "render_call": render_call,
+            "render_result": render_result,
+            "timeout": get("timeout"),
+            "coerce_args": get("coerceArgs"),
+            "apply_defaults": get("applyDefaults"),
+            "lenient_args": bool(get("lenientArgs")),
+            "hidden": bool(get("hidden")),
+            "deferrable": bool(get("deferrable")),
+            "strict": bool(get("strict")),
+            "concurrency": get("concurrency") or "shared",
+            "annotations": get("annotations"),
+            "meta": get("_meta"),
+            "output_schema": get("outputSchema"),
+            "requires_approval": get("requiresApproval"),
+            "former_names": tuple(get("formerNames") or ()),
+        }
+        if not checked:
+            return cls(**fields)
+        token = _SCHEMAS_CHECKED.set(True)
+        try:
+            return cls(**fields)
+        finally:
+            _SCHEMAS_CHECKED.reset(token)
 
     def deprecated_aliases(self) -> tuple[CustomTool, ...]:
         """One tool per former name: this tool under its old name, marked deprecated.
@@ -345,23 +386,24 @@ class CustomTool:
         )
 
     def definition(self) -> dict[str, Any]:
-        """The JSON-serializable description a host advertises: name, label, description,
-        parameters, and the flags and ``_meta`` that are set."""
-        out: dict[str, Any] = {
-            "name": self.name,
-            "label": self.label,
-            "description": self.description,
-            "parameters": dict(self.parameters),
+        """Deprecated: use :meth:`to_dict`, the one JSON form of a tool.
+
+        The same data in snake case (``output_schema``), without the fields ``to_dict`` adds
+        (``timeout``, ``requiresApproval``, ...); kept for old callers until it is removed.
+        """
+        import warnings
+
+        warnings.warn(
+            "CustomTool.definition() is deprecated: use CustomTool.to_dict(), the one JSON"
+            " form of a tool (its output schema is under 'outputSchema')",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        wire = self.to_dict()
+        kept = ("name", "label", "description", "parameters", "hidden", "deferrable", "strict")
+        out = {
+            key: wire[key] for key in (*kept, "concurrency", "annotations", "_meta") if key in wire
         }
-        if self.output_schema is not None:
-            out["output_schema"] = dict(self.output_schema)
-        for flag in ("hidden", "deferrable", "strict"):
-            if getattr(self, flag):
-                out[flag] = True
-        if self.concurrency != "shared":
-            out["concurrency"] = self.concurrency
-        if self.annotations is not None:
-            out["annotations"] = dict(self.annotations)
-        if self.meta is not None:
-            out["_meta"] = dict(self.meta)
+        if "outputSchema" in wire:
+            out["output_schema"] = wire["outputSchema"]
         return out

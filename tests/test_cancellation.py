@@ -417,3 +417,129 @@ async def test_an_async_tools_cleanup_sees_its_signal_aborted_by_the_callers_can
                 await anyio.sleep(0.02)
                 group.cancel_scope.cancel()
     assert seen == [(True, CALLER_CANCELLED)] * 5
+
+
+# -- past the grace, a tool is closed only where its cancellation reaches it ----------------------
+#
+# The close (GeneratorExit thrown in) used to land at whatever await the tool was resumed from
+# once the grace had run out: inside the exit of its task group (trio's nursery was left on the
+# task's stack: "Cancel scope stack corrupted", "Nursery misnesting"; anyio's asyncio task group
+# left its children behind) or inside a shielded cleanup such as api.exec's stop and reap (the
+# child was never reaped). Each test forces that interleaving: the cleanup outlasts the grace.
+
+CLOSE_GRACE = 0.05
+# A cleanup still running when the tool is closed: past the grace and the close margin.
+OUTLAST = CLOSE_GRACE + _runtime.CLOSE_MARGIN + 0.15
+
+
+async def aborted_call(adapter: CustomToolAdapter, seen: list[str]) -> Any:
+    """Call the tool, abort it at once, and note what had happened when the call returned."""
+    controller = AbortController()
+    async with anyio.create_task_group() as group:  # the caller has a task group of its own
+
+        async def abort() -> None:
+            await anyio.sleep(0.01)
+            controller.abort("stop")
+
+        group.start_soon(abort)
+        result = await adapter.execute("c", {}, signal=controller.signal)
+        seen.append("returned")
+    return result
+
+
+async def _cancellable_body(seen: list[str]) -> None:
+    await anyio.sleep_forever()  # cancelled at once: the tool waits in its task group's exit
+
+
+async def _cleaning_body(seen: list[str]) -> None:
+    try:
+        await anyio.sleep_forever()
+    finally:
+        with anyio.CancelScope(shield=True):  # the body's own cleanup, closed into before
+            await anyio.sleep(OUTLAST)
+        seen.append("body cleaned up")
+
+
+@pytest.mark.parametrize(
+    ("body", "cleanups"),
+    [(_cancellable_body, []), (_cleaning_body, ["body cleaned up"])],
+    ids=["waits", "cleans"],
+)
+async def test_a_tool_whose_cleanup_outlasts_the_grace_is_not_closed_inside_it(
+    body: Any, cleanups: list[str]
+) -> None:
+    seen: list[str] = []
+
+    async def execute(*_: Any) -> str:
+        async def child() -> None:
+            try:
+                await anyio.sleep_forever()
+            finally:
+                with anyio.CancelScope(shield=True):  # ends after the body's cleanup
+                    await anyio.sleep(OUTLAST + 0.1)
+                seen.append("child cleaned up")
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(child)
+            await body(seen)
+        return "late"
+
+    adapter = CustomToolAdapter(CustomTool(name="nested", execute=execute), grace=CLOSE_GRACE)
+    with anyio.fail_after(10):
+        result = await aborted_call(adapter, seen)
+        # The event loop's scope stack is intact (on trio the old close corrupted it).
+        with anyio.move_on_after(0.01) as scope:
+            await anyio.sleep(1)
+    assert result.details["code"] == "aborted"
+    assert scope.cancelled_caught
+    # Nothing of the call outlived it: every cleanup ended before the call returned.
+    assert seen == [*cleanups, "child cleaned up", "returned"]
+
+
+async def test_an_exec_group_stopped_past_the_grace_is_reaped_before_the_call_returns(
+    tmp_path: pathlib.Path,
+) -> None:
+    pid_file = tmp_path / "pid"
+    seen: list[Any] = []
+
+    async def execute(_id: str, _p: Any, _u: Any, _c: Any, signal: Any) -> str:
+        script = f"echo $$ > {pid_file}; trap '' TERM; sleep 60 & wait"
+        try:
+            # Its own kill grace, longer than the call's: the stop and reap outlast the grace.
+            await exec_command("sh", ["-c", script], signal=signal, kill_grace=OUTLAST)
+        except BaseException as exc:
+            seen.append(type(exc))
+            raise
+        return "never"
+
+    adapter = CustomToolAdapter(CustomTool(name="tree", execute=execute), grace=CLOSE_GRACE)
+    with anyio.fail_after(10):
+        result = await aborted_call(adapter, seen)
+    assert result.details["code"] == "aborted"
+    # exec_command ended its own way (the cancellation, after the SIGKILL and the reap), not
+    # by a GeneratorExit thrown into its cleanup.
+    assert seen == [anyio.get_cancelled_exc_class(), "returned"]
+    assert not os.path.exists(f"/proc/{int(pid_file.read_text())}")  # reaped: not even a zombie
+
+
+async def test_a_tool_swallowing_generator_exit_is_abandoned_under_a_callers_task_group() -> None:
+    finished: list[str] = []
+
+    async def execute(*_: Any) -> str:
+        started = time.monotonic()
+        while time.monotonic() - started < 5:  # bounded, for the test
+            with contextlib.suppress(BaseException):  # a bare except, GeneratorExit included
+                await anyio.sleep(0.02)
+        finished.append("late")
+        return "late"
+
+    adapter = CustomToolAdapter(
+        CustomTool(name="bare_in_group", execute=execute), grace=CLOSE_GRACE
+    )
+    before = _runtime.abandoned_coroutines("bare_in_group")
+    with anyio.fail_after(10):
+        # The caller's task group is not the tool's: it does not stop the abandonment.
+        result = await aborted_call(adapter, [])
+    assert result.details["code"] == "aborted"
+    assert not finished
+    assert _runtime.abandoned_coroutines("bare_in_group") == before + 1

@@ -56,7 +56,9 @@ def draw(cls: type, prefix: str = "", last: bool = True, top: bool = True) -> li
 
 def tree() -> str:
     for name in NAMESPACES:
-        importlib.import_module(name)
+        namespace = importlib.import_module(name)
+        for public in namespace.__all__:  # a lazy namespace re-homes a name on first use
+            getattr(namespace, public)
     return "```\n" + "\n".join(draw(CustomToolsError)) + "\n```\n"
 
 

@@ -237,6 +237,39 @@ def test_import_does_not_load_heavy_dependencies() -> None:
     assert out.stdout.strip() == ""
 
 
+# What `import customtools` and the core a host uses must not load: the root loads no module
+# of the package until a name is used, and the package imports `logging` (with `traceback`)
+# and `difflib` on the paths that log or suggest a name.
+ROOT_IMPORT_NEVER = ("logging", "traceback", "difflib", "inspect", "dataclasses", "threading")
+CORE_IMPORT_NEVER = ("logging", "traceback", "difflib")
+
+
+def _new_modules(statement: str) -> list[str]:
+    code = (
+        "import sys\nbefore = set(sys.modules)\n"
+        f"{statement}\n"
+        "print(' '.join(sorted(set(sys.modules) - before)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return out.stdout.split()
+
+
+def test_import_customtools_loads_no_module_of_the_package_until_a_name_is_used() -> None:
+    loaded = _new_modules("import customtools")
+    ours = [m for m in loaded if m.startswith("customtools")]
+    assert ours == ["customtools", "customtools._public"]
+    assert [m for m in ROOT_IMPORT_NEVER if m in loaded] == []
+    assert "anyio" not in loaded
+
+
+def test_the_core_a_host_uses_loads_no_logging_traceback_or_difflib() -> None:
+    loaded = _new_modules(
+        "from customtools import CustomTool, CustomToolAdapter, ToolContext, ToolRegistry, Type"
+    )
+    assert "customtools._adapter" in loaded  # the statement did load the core
+    assert [m for m in CORE_IMPORT_NEVER if m in loaded] == []
+
+
 def test_import_does_not_load_any_agent_framework() -> None:
     code = (
         "import sys, customtools, customtools.integrations\n"

@@ -230,3 +230,62 @@ def test_removing_a_tool_removes_its_aliases() -> None:
     registry.remove("find")
 
     assert registry.names == ()
+
+
+# -- search -----------------------------------------------------------------------------------
+
+
+def described(name: str, description: str = "", **properties: str) -> CustomTool:
+    schema = Type.Object({key: Type.String(description=text) for key, text in properties.items()})
+    return CustomTool(
+        name=name, description=description, parameters=schema, execute=lambda *args: "ok"
+    )
+
+
+SEARCHED = [
+    described("read_file", "Read a file from disk and return its lines.", path="the file path"),
+    described("sendEmail", "Send a message to a recipient.", to="address", body="message text"),
+    described("weather", "Current conditions for a city.", city="where"),
+    described("grep", "Search text in files.", pattern="regular expression", path="directory"),
+    described("notes", "Keep notes about the weather.", text="the note"),
+]
+
+
+def test_search_ranks_names_over_descriptions_and_splits_code_words() -> None:
+    registry = ToolRegistry(SEARCHED)
+    assert [t.name for t in registry.search("weather")] == ["weather", "notes"]
+    assert [t.name for t in registry.search("email")] == ["sendEmail"]  # camelCase split
+    assert registry.search("read files")[0].name == "read_file"  # plural folded
+    assert registry.search("regular expression")[0].name == "grep"  # a parameter description
+    assert registry.search("city")[0].name == "weather"  # a parameter name
+    assert registry.search("recip")[0].name == "sendEmail"  # a prefix of a word
+    assert registry.search("no such thing") == ()
+    assert registry.search("") == ()
+
+
+def test_search_is_deterministic_and_exact_names_come_first() -> None:
+    twins = [described(f"tool_{n}", "Same words here.") for n in range(5)]
+    registry = ToolRegistry([*twins, described("same", "Unrelated.")])
+    assert [t.name for t in registry.search("same", limit=3)] == ["same", "tool_0", "tool_1"]
+    assert [t.name for t in registry.search("words", limit=3)] == ["tool_0", "tool_1", "tool_2"]
+    assert registry.search("TOOL_3")[0].name == "tool_3"
+
+
+def test_search_sees_tools_added_and_removed_after_it_ran() -> None:
+    registry = ToolRegistry(SEARCHED)
+    assert registry.search("calendar") == ()
+    registry.add(described("calendar", "Events of a day."))
+    assert [t.name for t in registry.search("calendar")] == ["calendar"]
+    registry.remove("calendar")
+    assert registry.search("calendar") == ()
+
+
+@pytest.mark.parametrize("limit", [0, -1, 1.5, True])
+def test_search_limit_must_be_a_positive_integer(limit: object) -> None:
+    with pytest.raises(ValueError, match="limit must be a positive integer"):
+        ToolRegistry(SEARCHED).search("weather", limit=limit)  # type: ignore[arg-type]
+
+
+def test_search_leaves_deprecated_aliases_out() -> None:
+    registry = ToolRegistry([renamed()])
+    assert [t.name for t in registry.search("find things search lookup")] == ["find"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import pytest
@@ -86,9 +87,35 @@ def test_async_detection() -> None:
     assert not CustomTool(name="a", execute=run).execute_is_async
 
 
-def test_definition_lists_only_set_flags() -> None:
+def test_async_detection_reads_markers_on_plain_functions() -> None:
+    from customtools._tool import AWAITABLE_MARKER, is_async_callable
+
+    def marked(*args: Any) -> Any:
+        return None
+
+    setattr(marked, AWAITABLE_MARKER, True)
+
+    async def with_attribute(*args: Any) -> None:
+        return None
+
+    with_attribute.note = 1  # type: ignore[attr-defined]
+
+    class Callable:
+        async def __call__(self, *args: Any) -> None:
+            return None
+
+    assert is_async_callable(marked)
+    assert is_async_callable(with_attribute)
+    assert is_async_callable(Callable())
+    assert not is_async_callable(lambda *args: None)
+    assert not is_async_callable(functools.partial(lambda *args: None, 1))
+
+
+def test_definition_is_deprecated_and_lists_only_set_flags() -> None:
     tool = CustomTool(name="grep", execute=run, description="d", hidden=True, meta={"m": 1})
-    assert tool.definition() == {
+    with pytest.warns(DeprecationWarning, match=r"use CustomTool\.to_dict\(\)"):
+        definition = tool.definition()
+    assert definition == {
         "name": "grep",
         "label": "grep",
         "description": "d",

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from customtools._isolation._audit_child import MESSAGE_LIMIT
-from customtools._isolation._audit_worker import frame_in, main_file
+from customtools._isolation._audit_worker import error_entry, frame_in, main_file
 from customtools._isolation._limits import WorkerLimits, dumpable, set_dumpable
 from customtools._isolation._process import (
     MARKER_VARIABLE,
@@ -84,8 +84,9 @@ _CHILD: Final = "customtools._isolation._audit_child"
 class ModuleReport:
     """What loading one candidate in a worker process produced.
 
-    ``errors`` hold dicts with ``code``, ``message``, ``toolName``, ``file``, ``line`` and
-    ``traceback``; ``tools`` the worker's tool reports (see ``_audit_worker._tool_report``).
+    ``errors`` hold ``LoadError.to_dict()`` forms plus ``file`` and ``line``
+    (:func:`~._audit_worker.error_entry`); ``tools`` the worker's tool reports
+    (``_audit_worker._tool_report``).
     """
 
     candidate: Candidate
@@ -203,11 +204,9 @@ def _finding(
     traceback: str | None = None,
 ) -> ModuleReport:
     """A report of one finding about the module (at ``where``, else its main file)."""
-    file, line = where if where is not None else (main_file(candidate), None)
-    error = {"code": code, "message": message, "toolName": None, "file": file, "line": line}
-    return ModuleReport(
-        candidate=candidate, status=status, errors=[{**error, "traceback": traceback}]
-    )
+    file, line = where if where is not None else (None, None)
+    error = error_entry(candidate, code, message, file=file, line=line, traceback=traceback)
+    return ModuleReport(candidate=candidate, status=status, errors=[error])
 
 
 def _limit_hint(message: str, limits: WorkerLimits) -> str:
@@ -252,7 +251,7 @@ def _from_outcome(
     if outcome.get("status") not in ("loaded", "failed") or not isinstance(report, dict):
         return _failure(candidate, outcome, timeout, limits)
     errors = [
-        {**error, "message": _limit_hint(str(error.get("message", "")), limits)}
+        {**error, "error": _limit_hint(str(error.get("error", "")), limits)}
         for error in report.get("errors", ())
         if isinstance(error, dict)
     ]

@@ -70,12 +70,14 @@ def spawn(
     env: Mapping[str, str],
     python: str | None = None,
     stderr: Callable[[bytes], object] | None = None,
+    pass_fds: tuple[int, ...] = (),
 ) -> tuple[subprocess.Popen[bytes], int, int, threading.Thread | None]:
     """Start ``python -c`` running ``module``'s ``main()`` in a new session.
 
     Returns the process, the descriptor to read its messages from, the one to write to it,
     and, when ``stderr`` is given, the thread passing every chunk of its stderr to ``stderr``
-    (else the worker writes to ours).
+    (else the worker writes to ours). ``pass_fds`` stay open in the worker (the caller closes
+    its copies).
     """
     import subprocess
     import threading
@@ -101,6 +103,7 @@ def spawn(
             cwd=cwd,
             env=env,
             close_fds=True,
+            pass_fds=pass_fds,
             **kwargs,
         )
     except BaseException:

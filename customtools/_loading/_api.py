@@ -194,13 +194,15 @@ class PendingActionStore:
 class SharedState:
     """What every :class:`ToolAPI` view of one load shares (mutable on purpose)."""
 
-    __slots__ = ("cwd", "has_ui", "pending_actions", "ui")
+    __slots__ = ("cwd", "has_ui", "late_diagnostics", "pending_actions", "ui")
 
     def __init__(self, *, cwd: str, pending_actions: PendingActionStore) -> None:
         self.cwd = cwd
         self.ui: Any = NO_OP_UI
         self.has_ui = False
         self.pending_actions = pending_actions
+        self.late_diagnostics: list[Any] = []
+        """Diagnostics of lazy imports, recorded after the load (on first calls)."""
 
 
 _LOGGER_SAFE = re.compile(r"[^A-Za-z0-9_-]")

@@ -436,6 +436,8 @@ class ImportOutcome:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     cleanup: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     """Stops what serves the tools elsewhere (isolation workers) once a reload replaced them."""
+    lazy: bool = False
+    """The tools come from the manifest cache; the module is imported on a first call."""
 
 
 def _error(

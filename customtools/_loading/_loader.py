@@ -67,6 +67,7 @@ from customtools._registry import ToolRegistry
 if TYPE_CHECKING:
     from customtools._loading._api import UIContext
     from customtools._loading._isolating import ModuleIsolation
+    from customtools._loading._lazy import LazyLoad
     from customtools._loading._mcpjson import McpToolProvider
     from customtools._loading._providers import ToolProvider
     from customtools._loading._trust import PendingSource
@@ -99,7 +100,8 @@ class LoadResult:
         errors: everything that failed, one record per file, tool or conflict.
         metadata: ``.md``/``.json`` metadata files found by the scan (never imported).
         diagnostics: skipped files, duplicate paths, disabled providers, similar names,
-            project sources pending trust (code ``"pending-trust"``), ...
+            project sources pending trust (code ``"pending-trust"``), modules a lazy load
+            imported at load (``"eager-import"``), ...; first calls of lazy tools add theirs.
         pending_trust: the project sources that were not loaded because they are not trusted,
             with the files that would run (show them, then ``TrustStore.grant`` and reload).
         pending_actions: the store behind ``api.push_pending_action`` for this load.
@@ -107,10 +109,10 @@ class LoadResult:
     """
 
     __slots__ = (
+        "_diagnostics",
         "_registry",
         "_state",
         "_talkback",
-        "diagnostics",
         "errors",
         "metadata",
         "module_names",
@@ -140,7 +142,7 @@ class LoadResult:
         self.tools: tuple[LoadedTool, ...] = tuple(registry.entry(n).record for n in registry.names)
         self.errors: tuple[LoadError, ...] = tuple(errors)
         self.metadata: tuple[MetadataFile, ...] = tuple(metadata)
-        self.diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)
+        self._diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)
         self.module_names: tuple[str, ...] = tuple(module_names)
         self.pending_trust: tuple[PendingSource, ...] = tuple(pending_trust)
         self.pending_actions = _state.pending_actions
@@ -155,6 +157,14 @@ class LoadResult:
 
     def __repr__(self) -> str:
         return f"<LoadResult {len(self.tools)} tool(s), {len(self.errors)} error(s)>"
+
+    @property
+    def diagnostics(self) -> tuple[Diagnostic, ...]:
+        """Skipped files, duplicate paths, disabled providers, similar names, project sources
+        pending trust (code ``"pending-trust"``), ...; then what first calls of lazy tools
+        found since (``"lazy-import-failed"``, ``"lazy-definition-changed"``)."""
+        late = self._state.late_diagnostics
+        return self._diagnostics + tuple(late) if late else self._diagnostics
 
     @property
     def ok(self) -> bool:
@@ -189,7 +199,7 @@ class LoadResult:
         self._state.ui = NO_OP_UI if ui is None else ui
         self._state.has_ui = bool(has_ui) and ui is not None
 
-    # -- talk-back (issue 21) ---------------------------------------------------------------
+    # -- talk-back --------------------------------------------------------------------------
 
     def set_talkback(
         self,
@@ -278,6 +288,7 @@ class Collected:
                     resolved_path=candidate.resolved_path,
                     tool=tool,
                     source=candidate.source,
+                    lazy=outcome.lazy,
                     pack=pack,
                 )
             )
@@ -386,31 +397,46 @@ async def import_here(
     return outcomes
 
 
+async def _import(
+    candidates: Sequence[Candidate], state: SharedState, load: LoadOptions
+) -> Sequence[ImportOutcome]:
+    """Import ``candidates`` here, or in the load's isolation workers."""
+    request = load.isolation
+    if not candidates:
+        return ()
+    if request is None:
+        return await import_here(candidates, state, load.load_timeout)
+    return await request.pool.load_candidates(
+        candidates, cwd=state.cwd, load_timeout=load.load_timeout, request=request
+    )
+
+
 async def _outcomes(
     candidates: Sequence[Candidate],
     state: SharedState,
     load: LoadOptions,
     previous: PreviousLoad | None,
+    lazy: LazyLoad | None,
 ) -> list[ImportOutcome]:
-    """One outcome per candidate: reused from ``previous``, or imported (here or isolated)."""
+    """One outcome per candidate: reused from ``previous``, served from the manifest cache
+    (``lazy``), or imported (here or isolated)."""
     reused = [previous.reuse(c) if previous is not None else None for c in candidates]
     fresh = [c for c, outcome in zip(candidates, reused, strict=True) if outcome is None]
-    request = load.isolation
-    if not fresh:
-        imported: Sequence[ImportOutcome] = ()
-    elif request is None:
-        imported = await import_here(fresh, state, load.load_timeout)
-    else:
-        imported = await request.pool.load_candidates(
-            fresh, cwd=state.cwd, load_timeout=load.load_timeout, request=request
-        )
-    new = iter(imported)
-    return [
-        outcome
-        if outcome is not None
-        else (previous.served(candidate, next(new)) if previous else next(new))
-        for candidate, outcome in zip(candidates, reused, strict=True)
-    ]
+    cached = {id(c): lazy.serve(c) for c in fresh} if lazy is not None else {}
+    wanted = [c for c in fresh if cached.get(id(c)) is None]
+    imported = iter(await _import(wanted, state, load))
+    outcomes = []
+    for candidate, outcome in zip(candidates, reused, strict=True):
+        if outcome is None:
+            outcome = cached.get(id(candidate))
+            if outcome is None:
+                outcome = next(imported)
+                if lazy is not None:
+                    lazy.keep(candidate, outcome)
+            if previous is not None:
+                outcome = previous.served(candidate, outcome)
+        outcomes.append(outcome)
+    return outcomes
 
 
 async def run_load(
@@ -438,6 +464,7 @@ async def run_load(
 
         store = TrustStore(home=options.home, app_name=options.app_name)
     collected = Collected(builtin_tool_names, scanned)
+    digests: dict[str, str] = {}
     if project and options.trust == "all":
         # Nothing hashed, but project code still never runs from bytecode caches.
         from customtools._loading._reviewed import register_root
@@ -456,11 +483,31 @@ async def run_load(
         collected.errors += gate.errors
         collected.diagnostics += gate.diagnostics
         collected.pending += gate.pending
+        digests = {c.resolved_path: s.digest for s in gate.sources for c in s.candidates}
     actions = load.pending_actions
     state = SharedState(
         cwd=cwd, pending_actions=actions if actions is not None else PendingActionStore()
     )
-    outcomes = await _outcomes(scanned.candidates, state, load, previous)
+    lazy = None
+    if load.lazy:
+        from customtools._loading._lazy import LazyLoad
+        from customtools._loading._manifests import ManifestCache, manifest_dir
+
+        async def first_call(candidate: Candidate) -> ImportOutcome:
+            return (await _import([candidate], state, load))[0]
+
+        lazy = LazyLoad(
+            ManifestCache(manifest_dir(options.home, options.app_name)),
+            cwd=cwd,
+            digests=digests,
+            importer=first_call,
+            late=state.late_diagnostics,
+            isolation=load.isolation,
+        )
+    outcomes = await _outcomes(scanned.candidates, state, load, previous, lazy)
+    if lazy is not None:
+        lazy.cache.save()
+        collected.diagnostics += lazy.cache.diagnostics
     for candidate, outcome in zip(scanned.candidates, outcomes, strict=True):
         collected.add(candidate, outcome)
     if load.mcp_servers is not None:
@@ -555,6 +602,7 @@ async def discover_and_load(
     isolation: ModuleIsolation | None = None,
     sandbox: bool = False,
     require_sandbox: bool = False,
+    lazy: bool | Unset = UNSET,
 ) -> LoadResult:
     """Find tool modules in every source, import them and call their factories.
 
@@ -588,6 +636,10 @@ async def discover_and_load(
         sandbox: confine each isolated module to the permissions it declares, enforced by
             the kernel (needs ``isolation``; see ``docs/sandbox.md``).
         require_sandbox: refuse a module whose sandbox cannot be fully enforced here.
+        lazy: serve the tools of modules that loaded before, unchanged, from the manifest
+            cache (``~/.<app_name>/cache/manifests``) without importing them; a tool's first
+            call imports its module, as this load would have (see ``docs/discovery.md``).
+            Such tools are marked :attr:`LoadedTool.lazy`.
 
     Raises:
         LoadFailedError: ``strict`` is true and there were errors.
@@ -617,6 +669,7 @@ async def load_custom_tools(
     isolation: ModuleIsolation | None = None,
     sandbox: bool = False,
     require_sandbox: bool = False,
+    lazy: bool | Unset = UNSET,
 ) -> LoadResult:
     """Load exactly the given files and directories, nothing discovered.
 
@@ -654,6 +707,7 @@ async def load_scan(
     sandbox: bool = False,
     require_sandbox: bool = False,
     home: PathArg | None = None,
+    lazy: bool | Unset = UNSET,
 ) -> LoadResult:
     """Import the candidates of a :func:`scan` result and call their factories.
 

@@ -108,7 +108,8 @@ class DiscoveryOptions:
 class LoadOptions:
     """How a load imports its candidates, as one frozen value: the loader keywords of
     ``discover_and_load`` (which describes them), ``isolation``, ``sandbox`` and
-    ``require_sandbox`` as one :class:`~customtools._loading._isolating.IsolationRequest`.
+    ``require_sandbox`` as one :class:`~customtools._loading._isolating.IsolationRequest`,
+    and ``lazy`` (serve modules from the manifest cache, imported on first call).
 
     Raises:
         ValueError: ``load_timeout`` is not a positive number or ``None``.
@@ -119,6 +120,7 @@ class LoadOptions:
     pending_actions: PendingActionStore | None = None
     isolation: IsolationRequest | None = None
     mcp_servers: McpToolProvider | None = None
+    lazy: bool = False
 
     def __post_init__(self) -> None:
         timeout = self.load_timeout

@@ -54,6 +54,7 @@ __all__ = [
     "StatKey",
     "TooLargeError",
     "bytecode_warnings",
+    "candidate_source",
     "file_source",
     "fingerprint",
     "hash_file",
@@ -495,9 +496,14 @@ class _Collector:
         self.add_tree(directory)
 
     def source(
-        self, *, provider: str, source: ToolSource | None, candidates: Sequence[Candidate]
+        self,
+        *,
+        provider: str,
+        source: ToolSource | None,
+        candidates: Sequence[Candidate],
+        real_root: str | None = None,
     ) -> ProjectSource:
-        real_root = os.path.realpath(self.root)
+        real_root = os.path.realpath(self.root) if real_root is None else real_root
         files = tuple(sorted(self.files.values(), key=lambda item: item.name))
         digest = hashlib.sha256(real_root.encode("utf-8", "surrogateescape") + b"\0")
         for item in files:
@@ -570,6 +576,24 @@ def project_sources(
         if candidate.source.level == "project":
             groups.setdefault(_root_of(candidate), []).append(candidate)
     return tuple(_hash_group(root, members, cache, project) for root, members in groups.items())
+
+
+def candidate_source(candidate: Candidate, *, cache: StatCache | None = None) -> ProjectSource:
+    """One module or package candidate read and hashed as a source root is: its module file,
+    or every file below its package directory (for code no grant covers: user scope, or
+    project code loaded with ``trust="all"``; the manifest cache keys on its digest).
+    ``cache`` lets a file whose stat key is unchanged skip the read, as for the store."""
+    collector = _Collector(candidate.path, cache)
+    if candidate.kind == "package":
+        collector.add_tree(candidate.path)
+    else:
+        collector.add(candidate.path, candidate.resolved_path)
+    return collector.source(
+        provider=candidate.source.provider,
+        source=candidate.source,
+        candidates=(candidate,),
+        real_root=candidate.resolved_path,
+    )
 
 
 def _hash_group(

@@ -521,6 +521,8 @@ class GateOutcome:
     pending: tuple[PendingSource, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()
     errors: tuple[LoadError, ...] = ()
+    sources: tuple[ProjectSource, ...] = ()
+    """The project sources as hashed (their digests key the manifest cache)."""
 
 
 async def apply_trust(
@@ -586,6 +588,7 @@ async def apply_trust(
         pending=tuple(pending),
         diagnostics=diagnostics,
         errors=tuple(errors),
+        sources=sources,
     )
 
 

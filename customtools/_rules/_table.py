@@ -79,6 +79,10 @@ RULES: Final[Mapping[str, Rule]] = _rules(
             LoadCode.UNKNOWN_PROVIDER,
             LoadCode.SIMILAR_NAME,
             LoadCode.PENDING_TRUST,
+            LoadCode.LAZY_IMPORT_FAILED,
+            LoadCode.LAZY_DEFINITION_CHANGED,
+            LoadCode.MANIFEST_CACHE_IGNORED,
+            LoadCode.MANIFEST_CACHE_UNWRITABLE,
         ),
         notices=(
             LoadCode.SKIPPED_FILE,
@@ -93,6 +97,7 @@ RULES: Final[Mapping[str, Rule]] = _rules(
             LoadCode.SANDBOX_ENFORCED,
             LoadCode.SANDBOX_PARTIAL,
             LoadCode.SANDBOX_UNAVAILABLE,
+            LoadCode.EAGER_IMPORT,
         ),
     ),
     # -- one tool ---------------------------------------------------------------------------

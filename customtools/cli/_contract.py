@@ -181,7 +181,7 @@ def _contract(
                 failed.add(module)
                 findings.new(
                     error["code"],
-                    error["message"],
+                    error["error"],
                     file=error.get("file") or module_file(report),
                     line=error.get("line"),
                     pack=pack,

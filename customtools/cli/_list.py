@@ -45,6 +45,12 @@ def add_parser(subparsers: Any) -> None:
         help="list the tool modules that would load, without running any tool code",
     )
     parser.add_argument(
+        "--lazy",
+        action="store_true",
+        help="load as `serve` does: modules that loaded before, unchanged, come from the"
+        " manifest cache without being imported (shown as LOAD lazy)",
+    )
+    parser.add_argument(
         "--format", choices=("text", "json"), default="text", help="report format (default: text)"
     )
     add_discovery_arguments(parser)
@@ -58,15 +64,17 @@ def command(args: argparse.Namespace) -> int:
     import anyio
 
     from customtools._errors import TrustStoreError
-    from customtools._loading._loader import load_scan, scan
+    from customtools._loading._loader import run_load, scan_with
+    from customtools._loading._options import LoadOptions
     from customtools._loading._records import LoadError
     from customtools._loading._trust_store import TrustStore
 
     cwd = resolve_cwd(args)
     here = os.getcwd()
     args.paths = absolute_paths(args.paths)
-    scanned = scan(args.paths, cwd, **scan_options(args))
     store = TrustStore(app_name=args.app_name)
+    options = scan_options(args)["options"].replace(trust_store=store)
+    scanned = scan_with(args.paths, cwd, options)
     report: dict[str, Any] = {"version": REPORT_VERSION, "cwd": cwd, "scanOnly": args.scan_only}
     if args.scan_only:
         report["tools"] = None
@@ -80,12 +88,20 @@ def command(args: argparse.Namespace) -> int:
         else:
             blocked = {id(c) for item in pending for c in item.source.candidates}
     else:
-        load = functools.partial(load_scan, trust_store=store)
+        load = functools.partial(
+            run_load,
+            scanned,
+            cwd=cwd,
+            builtin_tool_names=tuple(args.builtins),
+            options=options,
+            load=LoadOptions(lazy=args.lazy),
+        )
         try:
-            result = anyio.run(load, scanned, cwd, tuple(args.builtins))
+            result = anyio.run(load)
         except Exception as exc:  # tool code outwitted the loader
             raise load_failure(exc) from None
         report["tools"] = [_tool(loaded, here) for loaded in result.tools]
+        report["lazy"] = args.lazy
         metadata, diagnostics, errors = result.metadata, result.diagnostics, result.errors
         pending = result.pending_trust
         blocked = {id(c) for item in pending for c in item.source.candidates}
@@ -135,6 +151,7 @@ def _tool(loaded: Any, here: str) -> dict[str, Any]:
         "source": loaded.source.to_dict(),
         "hidden": tool.hidden,
         "strict": tool.strict,
+        "lazy": loaded.lazy,
         "formerNames": list(tool.former_names),
     }
 
@@ -165,14 +182,20 @@ def _text(report: dict[str, Any]) -> str:
     lines: list[str] = []
     report = _escaped(report)
     if report["tools"] is not None:
+        header = ["NAME", "LABEL", "PROVIDER", "LEVEL", "TRUST", "PATH"]
+        lazy = report.get("lazy")  # with --lazy: how each tool's module was loaded
+        if lazy:
+            header.insert(5, "LOAD")
         rows = []
         for tool in report["tools"]:
             cells = [tool["provider"], tool["level"], tool["trust"], tool["path"]]
+            if lazy:
+                cells.insert(3, "lazy" if tool["lazy"] else "eager")
             rows.append([tool["name"], tool["label"], *cells])
             for former in tool["formerNames"]:  # deprecated aliases: still callable
                 rows.append([former, f"(deprecated: renamed to {tool['name']})", *cells])
         if rows:
-            lines += _table(rows, ["NAME", "LABEL", "PROVIDER", "LEVEL", "TRUST", "PATH"])
+            lines += _table(rows, header)
         else:
             lines.append("no tools found")
     else:

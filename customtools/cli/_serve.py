@@ -47,6 +47,12 @@ def add_parser(subparsers: Any) -> None:
         action="store_true",
         help="watch the loaded sources and serve every change (needs the reload extra)",
     )
+    parser.add_argument(
+        "--eager",
+        action="store_true",
+        help="import every tool module at start; by default a module that loaded before,"
+        " unchanged, is served from the manifest cache and imported on its first call",
+    )
     parser.set_defaults(handler=command, dev=False)
     dev = subparsers.add_parser(
         "dev",
@@ -55,7 +61,8 @@ def add_parser(subparsers: Any) -> None:
         " to stderr as it happens. Needs the mcp and reload extras. See docs/cli.md.",
     )
     add_serve_arguments(dev)
-    dev.set_defaults(handler=command, dev=True, reload=True)
+    # An author wants every module imported (and its errors shown) at every start.
+    dev.set_defaults(handler=command, dev=True, reload=True, eager=True)
 
 
 def add_serve_arguments(parser: Any) -> None:
@@ -83,6 +90,19 @@ def add_serve_arguments(parser: Any) -> None:
         help="the server name shown to clients (default: %(default)s)",
     )
     parser.add_argument("--timeout", type=float, metavar="S", help="abort any call after S seconds")
+    parser.add_argument(
+        "--tool-search",
+        action="store_true",
+        help="list only a search_tools tool and the pinned tools; a search lists what it"
+        " finds for that client (every tool stays callable by name)",
+    )
+    parser.add_argument(
+        "--pin",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="with --tool-search: a tool name or fnmatch pattern always listed (repeatable)",
+    )
     token = parser.add_mutually_exclusive_group()
     token.add_argument(
         "--token-file",
@@ -170,6 +190,8 @@ def command(args: argparse.Namespace) -> int:
         raise UsageError("--stateless applies to --http only")
     if args.timeout is not None and not args.timeout > 0:
         raise UsageError("--timeout must be a positive number of seconds")
+    if args.pin and not args.tool_search:
+        raise UsageError("--pin applies to --tool-search only")
     address = parse_address(args.http) if args.http else None
     security = _security(args, address)
     cwd = resolve_cwd(args)
@@ -196,6 +218,9 @@ def command(args: argparse.Namespace) -> int:
         "timeout": args.timeout,
         "reload": args.reload,
         "policy": read_policy(args),
+        "lazy": not args.eager,
+        "tool_search": args.tool_search,
+        "pinned": tuple(args.pin),
         **scan_options(args),
     }
     if args.dev:

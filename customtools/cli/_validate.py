@@ -340,7 +340,7 @@ def _check_module(report: ModuleReport, pack: Pack, findings: Findings, slow_imp
     for error in report.errors:
         findings.new(
             error["code"],
-            error["message"],
+            error["error"],
             file=error.get("file") or file,
             line=error.get("line"),
             pack=pack,

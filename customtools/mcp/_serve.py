@@ -12,9 +12,10 @@ import sys
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
+from customtools._error_results import LoadCode
 from customtools._format import escape_control
 from customtools._loading._loader import LoadResult, discover_and_load
-from customtools._loading._reload import RELOAD_KEPT_PREVIOUS, Reloader, require_watchfiles
+from customtools._loading._reload import Reloader, require_watchfiles
 from customtools.mcp._http import HEADER_TIMEOUT, HttpSecurity, guarded_protocol
 from customtools.mcp._mount import ORIGIN_META_KEY, McpMount, MountChanges
 from customtools.mcp._server import ToolServer
@@ -27,6 +28,14 @@ __all__ = ["report_load", "serve", "serve_http"]
 _log = logging.getLogger("customtools.mcp")
 
 _STOP_BOUND = 5.0  # seconds uvicorn may take to stop (its graceful shutdown is 2 s)
+# The load diagnostics a server operator should see (the others are in `customtools list`).
+_REPORTED = frozenset(
+    {
+        LoadCode.RELOAD_KEPT_PREVIOUS,
+        LoadCode.MANIFEST_CACHE_IGNORED,
+        LoadCode.MANIFEST_CACHE_UNWRITABLE,
+    }
+)
 
 
 def report_load(result: LoadResult, server: ToolServer, stream: TextIO | None = None) -> None:
@@ -36,7 +45,7 @@ def report_load(result: LoadResult, server: ToolServer, stream: TextIO | None = 
         path = escape_control(str(error.path))
         out.write(f"customtools serve: {path}: {escape_control(error.error)}\n")
     for diagnostic in result.diagnostics:
-        if diagnostic.code == RELOAD_KEPT_PREVIOUS:
+        if diagnostic.code in _REPORTED:
             out.write(f"customtools serve: {escape_control(diagnostic.message)}\n")
     for problem in server.diagnostics:
         out.write(f"customtools serve: {escape_control(problem.message)}\n")
@@ -46,7 +55,9 @@ def report_load(result: LoadResult, server: ToolServer, stream: TextIO | None = 
             f"customtools serve: {len(pending)} project tool source(s) are not trusted and are"
             " not served; `customtools trust` shows what they would run\n"
         )
-    out.write(f"customtools serve: serving {len(server.tool_names)} tools\n")
+    lazy = sum(loaded.lazy for loaded in result.tools)
+    later = f" ({lazy} imported on first call)" if lazy else ""
+    out.write(f"customtools serve: serving {len(server.tool_names)} tools{later}\n")
     out.flush()
 
 
@@ -151,6 +162,8 @@ async def serve(
     reload: bool = False,
     on_load: Callable[[LoadResult], Any] | None = None,
     policy: Policy | None = None,
+    tool_search: bool = False,
+    pinned: Sequence[str] = (),
     **scan_options: Any,
 ) -> None:
     """Discover and load tools exactly as :func:`~customtools.discover_and_load` does, and
@@ -181,8 +194,13 @@ async def serve(
             and every reload).
         policy: the execution policy of every call (see :class:`ToolServer`); each pack's
             declared ``POLICY`` applies under it.
+        tool_search: list the ``search_tools`` tool and the ``pinned`` tools instead of
+            every tool; a search lists what it finds for that client (see
+            :class:`ToolServer`).
+        pinned: with ``tool_search``, the names (or ``fnmatch`` patterns) always listed.
         **scan_options: every other keyword of ``discover_and_load`` (discovery and trust
-            options, ``isolation``, ``sandbox``, ``mcp_servers``, ``strict``, ...).
+            options, ``isolation``, ``sandbox``, ``mcp_servers``, ``strict``, ``lazy``,
+            ...).
             With ``mcp_servers=`` an open :class:`McpMount`, a mounted server whose tools
             change has them replaced in the served list, and clients get
             ``notifications/tools/list_changed``.
@@ -204,7 +222,14 @@ async def serve(
         else:
             result = await discover_and_load(configured, cwd, builtin_tool_names, **scan_options)
         served[:] = result.tools  # load records: they carry their packs' declarations
-        server = ToolServer(served, name=name, timeout=timeout, policy=policy)
+        server = ToolServer(
+            served,
+            name=name,
+            timeout=timeout,
+            policy=policy,
+            tool_search=tool_search,
+            pinned=pinned,
+        )
         report_load(result, server)
         if on_load is not None:
             on_load(result)

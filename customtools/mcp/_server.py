@@ -44,6 +44,7 @@ from customtools._approval import Approver
 from customtools._content import ToolResult
 from customtools._context import DEFAULT_CONTEXT, ToolContext
 from customtools._error_results import LoadCode
+from customtools._export import to_mcp
 from customtools._observe import use_context
 from customtools._registry import LoadedToolLike, RegisteredTool, ToolRegistry
 from customtools._runtime import DEFAULT_GRACE, SELF_STOP_BOUND
@@ -53,6 +54,14 @@ from customtools._tool import CustomTool
 from customtools.mcp._http import BearerMiddleware, HttpSecurity
 from customtools.mcp._rerun import StateSeal, arguments_digest, input_required, resume
 from customtools.mcp._results import progress_message, to_call_result
+from customtools.mcp._search import (
+    CURRENT_REQUEST,
+    SEARCH_TOOL_NAME,
+    ToolVisibility,
+    client_key,
+    connection_of,
+    search_tool,
+)
 from customtools.mcp._talkback import CallBridge, LogLevels
 
 if TYPE_CHECKING:
@@ -104,41 +113,8 @@ class ServeDiagnostic:
     message: str
 
 
-APPROVAL_META_KEY = "customtools/approval"
-"""The listing's ``_meta`` key telling clients a tool asks for approval (by elicitation):
-``"always"``, or ``"conditional"`` when a rule of the arguments decides."""
-
-
-def _approval_meta(tool: CustomTool) -> str | None:
-    rule = tool.requires_approval
-    if callable(rule):
-        return "conditional"
-    if rule is None:
-        hints = tool.annotations or {}
-        asks = hints.get("destructiveHint") is True and hints.get("readOnlyHint") is not True
-        return "always" if asks else None
-    return "always" if rule else None
-
-
 def _listing(tool: CustomTool) -> types.Tool:
-    wire = tool.to_dict()
-    annotations = None
-    if wire.get("annotations"):
-        annotations = types.ToolAnnotations.model_validate(wire["annotations"])
-    schema = tool.output_schema
-    meta = dict(wire.get("_meta") or {})
-    approval = _approval_meta(tool)
-    if approval is not None:
-        meta[APPROVAL_META_KEY] = approval
-    return types.Tool(
-        name=tool.name,
-        title=tool.label or None,
-        description=tool.description or None,
-        input_schema=dict(tool.parameters),
-        output_schema=dict(schema) if schema is not None else None,
-        annotations=annotations,
-        _meta=meta or None,
-    )
+    return types.Tool.model_validate(to_mcp(tool))
 
 
 def _check(item: CustomTool | LoadedToolLike, registry: ToolRegistry) -> ServeDiagnostic | None:
@@ -315,6 +291,9 @@ class ToolServer:
             handshake era (one per stdio server), else none (sessionless requests and
             stateless HTTP: nothing is cached for them). A ``read_result`` tool
             is served too, for trimmed results (unless a tool already has the name).
+        tool_search: list only the ``search_tools`` tool, the ``pinned`` tools and what each
+            client's searches found (every tool stays callable by name; see ``docs/mcp.md``).
+        pinned: with ``tool_search``, the tool names (or ``fnmatch`` patterns) always listed.
     """
 
     def __init__(
@@ -331,6 +310,8 @@ class ToolServer:
         approver: Approver | None = None,
         state_key: bytes | None = None,
         policy: Policy | None = None,
+        tool_search: bool = False,
+        pinned: Iterable[str] = (),
     ) -> None:
         if version is None:
             from customtools import __version__
@@ -347,6 +328,9 @@ class ToolServer:
         self._seal = StateSeal(state_key if state_key is not None else secrets.token_bytes(32))
         self._levels = LogLevels()
         self._registry = ToolRegistry()
+        if policy is not None:  # its trimmed results name read_result: list it to everyone
+            pinned = (*pinned, "read_result")
+        self._visibility = ToolVisibility(pinned) if tool_search else None
         self._structured: frozenset[str] = frozenset()
         self._listing: list[types.Tool] = []
         self._tools: tuple[CustomTool, ...] = ()
@@ -355,6 +339,7 @@ class ToolServer:
         # and says nothing when one closes: a failed send drops it, and the oldest go first
         # past the SDK's own session cap.
         self._sessions: dict[Any, None] = {}
+        self._connections: dict[Any, None] = {}  # theirs, for tool search's client keys
         self._bus = InMemorySubscriptionBus()
         self._install(tools)
         with warnings.catch_warnings():
@@ -391,6 +376,8 @@ class ToolServer:
         policy = self._policy
         registry = ToolRegistry(timeout=self._timeout, context=self._context, policy=policy)
         diagnostics: list[ServeDiagnostic] = []
+        if self._visibility is not None:
+            tools = [search_tool(registry, self._reveal), *tools]
         for tool in tools:
             problem = _check(tool, registry)
             if problem is not None:
@@ -433,8 +420,11 @@ class ToolServer:
     async def _track_sessions(self, ctx: Any, call_next: Any) -> Any:
         if ctx.method == "notifications/initialized":
             self._sessions[ctx.session] = None
+            self._connections[connection_of(ctx.session)] = None
             if len(self._sessions) > _MAX_SESSIONS:
-                del self._sessions[next(iter(self._sessions))]
+                oldest = next(iter(self._sessions))
+                del self._sessions[oldest]
+                self._connections.pop(connection_of(oldest), None)
         return await call_next(ctx)
 
     @contextlib.asynccontextmanager
@@ -445,6 +435,7 @@ class ToolServer:
             yield {}
         finally:
             self._sessions.clear()
+            self._connections.clear()
             with anyio.CancelScope(shield=True), anyio.move_on_after(self._grace):
                 await dispatch_session_event(
                     self._tools, SessionEvent(reason="shutdown"), self._context
@@ -455,7 +446,25 @@ class ToolServer:
         return tool.parameters if tool is not None else None
 
     async def _on_list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=self._listing)
+        visibility = self._visibility
+        if visibility is None:
+            return types.ListToolsResult(tools=self._listing)
+        found = visibility.found(client_key(ctx, self._connections))
+        listed = [t for t in self._listing if t.name in found or visibility.is_pinned(t.name)]
+        return types.ListToolsResult(tools=listed)
+
+    async def _reveal(self, names: list[str]) -> None:
+        """Tool search found ``names`` for the client of the current call: list them for it
+        and tell it the list changed."""
+        ctx = CURRENT_REQUEST.get()
+        if ctx is None or self._visibility is None:
+            return
+        if not self._visibility.reveal(client_key(ctx, self._connections), names):
+            return
+        try:  # this client's connection only (a client without one has nothing to re-list)
+            await ctx.session.send_tool_list_changed()
+        except Exception:
+            self._sessions.pop(ctx.session, None)
 
     async def _on_set_level(self, ctx: Any, params: Any) -> types.EmptyResult:
         self._levels.set(ctx.session, params.level)
@@ -467,6 +476,8 @@ class ToolServer:
         entry = self._registry.lookup(params.name)
         if entry is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        # The search tool reads its client from here (the call runs in this context).
+        token = CURRENT_REQUEST.set(ctx) if entry.name == SEARCH_TOOL_NAME else None
         try:
             return await self._call(entry, ctx, params)
         except MCPError:
@@ -480,6 +491,9 @@ class ToolServer:
                 message=f"internal error in the customtools MCP bridge while calling"
                 f" {params.name!r}; see the server log",
             ) from None
+        finally:
+            if token is not None:
+                CURRENT_REQUEST.reset(token)
 
     def _talk_context(self, meta: Any, bridge: CallBridge) -> ToolContext:
         """The call's context: the host's, with the client's talk-back where the host has none."""

@@ -55,7 +55,7 @@ def test_a_child_that_cannot_start_fails_every_module(monkeypatch):
     reports = audit_modules(candidates, cwd=str(FIXTURES), timeout=5)
     assert [r.status for r in reports] == ["failed", "failed"]
     assert all(r.errors[0]["code"] == "worker-error" for r in reports)
-    assert "No module named 'customtools._no_audit_child_here'" in reports[0].errors[0]["message"]
+    assert "No module named 'customtools._no_audit_child_here'" in reports[0].errors[0]["error"]
 
 
 def test_tool_output_cannot_corrupt_the_report(tmp_path):
@@ -182,7 +182,7 @@ def test_a_module_cannot_forge_the_report_of_another(tmp_path):
     assert broken.status == "failed"
     assert [e["code"] for e in broken.errors] == ["syntax-error"]
     assert raises.status == "failed"
-    assert "not configured" in raises.errors[0]["message"]
+    assert "not configured" in raises.errors[0]["error"]
     assert all(tool["name"] != "totally_fine" for r in reports for tool in r.tools)
     if forger.status == "loaded":
         # A user without CAP_SYS_PTRACE: no descriptor of the supervisor or of this process
@@ -212,7 +212,7 @@ def test_a_parent_that_cannot_compile_the_module_never_reports_it_loaded(tmp_pat
     checked = _audit._cross_check(forged)
     assert checked.status == "failed"
     assert checked.errors[0]["code"] == "syntax-error"
-    assert "forged" in checked.errors[0]["message"]
+    assert "forged" in checked.errors[0]["error"]
 
 
 def _process_alive(pid: int, token: str) -> bool:
@@ -286,7 +286,7 @@ def test_a_module_over_the_memory_limit_is_a_finding_naming_the_limit(tmp_path):
     limits = WorkerLimits(memory_limit_mib=200)
     hog, ok = audit_modules(candidates, cwd=str(tmp_path), timeout=30, limits=limits)
     assert hog.status == "failed"
-    message = hog.errors[0]["message"]
+    message = hog.errors[0]["error"]
     assert "MemoryError" in message
     assert "200 MiB" in message
     assert "--memory-limit" in message
@@ -306,7 +306,7 @@ def test_a_module_writing_past_the_file_size_limit_is_a_finding(tmp_path):
         limits=limits,
     )
     assert report.status == "failed"
-    assert "--file-size-limit" in report.errors[0]["message"]
+    assert "--file-size-limit" in report.errors[0]["error"]
     assert (tmp_path / "big.bin").stat().st_size <= 1024 * 1024
 
 
@@ -321,8 +321,8 @@ def test_a_busy_module_is_stopped_by_the_cpu_limit(tmp_path):
         limits=limits,
     )
     assert report.status == "crashed"
-    assert "SIGXCPU" in report.errors[0]["message"]
-    assert "--cpu-limit" in report.errors[0]["message"]
+    assert "SIGXCPU" in report.errors[0]["error"]
+    assert "--cpu-limit" in report.errors[0]["error"]
 
 
 _ENV_PROBE = """\
@@ -369,7 +369,7 @@ def test_modules_get_a_scrubbed_environment_and_secrets_never_reach_the_report(
     assert seen["PATH"] == os.environ["PATH"]
     (error,) = leak_report.errors
     assert secret not in json.dumps(error)
-    assert "<value of $CT_PROBE_SECRET redacted>" in error["message"]
+    assert "<value of $CT_PROBE_SECRET redacted>" in error["error"]
 
 
 def test_an_exception_whose_str_raises_is_reported_not_called_a_crash(tmp_path):
@@ -387,7 +387,7 @@ def test_an_exception_whose_str_raises_is_reported_not_called_a_crash(tmp_path):
     assert report.status == "failed"
     (error,) = report.errors
     assert error["code"] != "crash"
-    assert "os._exit" not in error["message"]
+    assert "os._exit" not in error["error"]
     assert error["file"].endswith("badstr.py")
 
 
@@ -410,7 +410,7 @@ def test_a_module_that_kills_its_supervisor_is_blamed_and_the_rest_still_load(tm
     assert [r.status for r in reports] == ["loaded", "crashed", "loaded"]
     (error,) = reports[1].errors
     assert error["code"] == "crash"
-    assert "SIGKILL" in error["message"]
+    assert "SIGKILL" in error["error"]
     assert [[t["name"] for t in r.tools] for r in reports] == [["first"], [], ["last"]]
 
 
@@ -484,7 +484,7 @@ def test_a_module_that_stops_its_supervisor_is_reported_as_a_hang(tmp_path, monk
     assert report.status == "timeout"
     (error,) = report.errors
     assert error["code"] == "timeout"
-    assert "stopped answering" in error["message"]
+    assert "stopped answering" in error["error"]
 
 
 def test_limit_options_become_worker_limits_in_mib():

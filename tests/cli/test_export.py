@@ -167,3 +167,20 @@ def test_empty_description_and_meta():
 def test_unknown_openai_api_is_rejected():
     with pytest.raises(ValueError, match="api must be"):
         to_openai(_tool(), api="assistants")  # type: ignore[arg-type]
+
+
+def test_deferred_tools_carry_defer_loading_where_the_format_has_the_flag():
+    deferrable = _tool(deferrable=True)
+    plain = _tool()
+    assert to_anthropic(deferrable)["defer_loading"] is True
+    assert to_openai(deferrable, api="responses")["defer_loading"] is True
+    assert "defer_loading" not in to_anthropic(plain)
+    assert "defer_loading" not in to_openai(plain, api="responses")
+    # defer= decides, whatever the tool says
+    assert to_anthropic(plain, defer=True)["defer_loading"] is True
+    assert "defer_loading" not in to_anthropic(deferrable, defer=False)
+    assert to_openai(plain, api="responses", defer=True)["defer_loading"] is True
+    # Chat Completions and MCP have no such flag
+    assert "defer_loading" not in to_openai(deferrable, defer=True)["function"]
+    assert "defer_loading" not in to_openai(deferrable, defer=True)
+    assert "defer_loading" not in to_mcp(deferrable)

@@ -198,3 +198,31 @@ def test_an_exception_whose_str_raises_does_not_crash_list(cli, tmp_path):
     assert result.code in (1, 2)  # 1 once the loader reports it as a load error
     assert "Traceback" not in result.err
     assert "Unprintable" in result.out + result.err or "boom" in result.err
+
+
+def test_lazy_shows_which_tools_come_from_the_manifest_cache(cli, tmp_path):
+    marker = tmp_path / "imported"
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "echo.py").write_text(
+        f"open({str(marker)!r}, 'a').close()\n"
+        "from customtools import CustomTool\n\n"
+        "def factory(api):\n"
+        "    return CustomTool(name='echo', execute=lambda *args: 'ok')\n"
+    )
+    args = ("list", "--no-entry-points", "--lazy", "--path", str(tools))
+    first = cli(*args)
+    assert first.code == 0
+    assert "LOAD" in first.out.splitlines()[0]
+    assert " eager " in first.out.splitlines()[1]
+    marker.unlink()
+    second = cli(*args)
+    assert " lazy " in second.out.splitlines()[1]
+    assert not marker.exists()  # listed from the manifest cache, not imported
+    report = json.loads(cli(*args, "--format", "json").out)
+    assert report["lazy"] is True
+    assert [tool["lazy"] for tool in report["tools"]] == [True]
+    plain = cli("list", "--no-entry-points", "--format", "json", "--path", str(tools))
+    plain = json.loads(plain.out)
+    assert [tool["lazy"] for tool in plain["tools"]] == [False]
+    assert "LOAD" not in cli("list", "--no-entry-points", "--path", str(tools)).out

@@ -62,7 +62,7 @@ def test_a_validated_module_cannot_lift_its_memory_limit(tmp_path: Path) -> None
     limits = WorkerLimits(memory_limit_mib=256)
     (report,) = audit_modules(candidates, cwd=str(tmp_path), timeout=30, limits=limits)
     assert report.status == "failed"
-    assert "MemoryError" in report.errors[0]["message"]
+    assert "MemoryError" in report.errors[0]["error"]
 
 
 def test_set_limits_lowers_the_hard_limits(tmp_path: Path) -> None:

@@ -71,11 +71,11 @@ async def test_a_crash_reads_the_same_in_validate_and_in_a_pool(tmp_path: Path) 
         loaded = await load(pool, tmp_path, "segv.py", "quits.py")
     pooled = {Path(error.path).name: error.error for error in loaded.errors}
     assert (
-        audited[0].errors[0]["message"]
+        audited[0].errors[0]["error"]
         == f"loading the module ended its worker process: it {SEGFAULT}"
     )
     assert (
-        audited[1].errors[0]["message"]
+        audited[1].errors[0]["error"]
         == f"loading the module ended its worker process: it {OS_EXIT}"
     )
     assert f"the worker process importing {tmp_path / 'segv.py'} {SEGFAULT};" in pooled["segv.py"]

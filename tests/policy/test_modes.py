@@ -84,6 +84,29 @@ async def test_in_process_a_pack_declaration_applies_under_the_host_policy(pack:
     )
 
 
+async def test_a_lazy_tool_obeys_its_pack_policy_from_its_first_call(
+    pack: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    options: dict[str, Any] = {"cwd": str(pack.parent), "home": str(home), "lazy": True}
+    await load_custom_tools([str(pack)], **options)  # warms the manifest cache
+
+    async def lazily(**fields: Any) -> ToolRegistry:
+        loaded = await load_custom_tools([str(pack)], **options)
+        assert [t.lazy for t in loaded.tools] == [True, True, True]  # nothing imported yet
+        return ToolRegistry(loaded, policy=Policy(), **fields)
+
+    # Each load imports the module on its first call: the budget, then the cap.
+    await check_the_pack_policy_holds(await lazily())
+    registry = await lazily(context=ToolContext(caller="alice"))
+    first = await registry.call("lookup", "l1", {"q": "x"})
+    again = await registry.call("lookup", "l2", {"q": "x"})
+    assert first.meta["customtools/policy"] == {"cache": "stored"}
+    assert again.meta["customtools/policy"] == {"cache": "hit"}
+    assert again.text == first.text  # the tool ran once
+
+
 async def test_without_a_host_policy_nothing_is_applied(pack: Path) -> None:
     loaded = await load_custom_tools([str(pack)], cwd=str(pack.parent))
     big = await ToolRegistry(loaded).call("big", "b", {})
@@ -150,6 +173,19 @@ async def test_over_mcp_the_same_policy_holds_with_read_result_and_callers_apart
     assert theirs.meta["customtools/policy"] == {"cache": "stored"}
     assert theirs.content[0].text != first.content[0].text  # type: ignore[union-attr]
     assert stolen.is_error is True
+
+
+async def test_with_tool_search_read_result_is_listed_to_every_client(pack: Path) -> None:
+    pytest.importorskip("mcp")
+    from mcp import Client
+
+    from customtools.mcp import ToolServer
+
+    loaded = await load_custom_tools([str(pack)], cwd=str(pack.parent))
+    server = ToolServer(loaded.tools, policy=Policy(), tool_search=True)
+    async with Client(server.server) as client:
+        listed = [tool.name for tool in (await client.list_tools()).tools]
+    assert listed == ["search_tools", "read_result"]  # a trimmed result names read_result
 
 
 # -- the framework adapters (they drive their runs on asyncio) -----------------------------------

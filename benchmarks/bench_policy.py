@@ -153,7 +153,7 @@ def main() -> None:
     parser.add_argument(
         "--baseline-rev", metavar="REV", default="main", help="else this git revision (main)"
     )
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=9)
     args = parser.parse_args()
 
     cases = asyncio.run(in_process(args.repeats))

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import logging
 import time
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
@@ -30,8 +29,6 @@ if TYPE_CHECKING:
     from customtools._tool import CustomTool
 
 __all__ = ["POLICY_META_KEY", "PackFacts", "PackInfo", "ToolPlan", "read_result_tool"]
-
-_log = logging.getLogger("customtools.policy")
 
 POLICY_META_KEY: Final = "customtools/policy"
 """``_meta`` key of a result recording what the execution policy did: ``queued`` (seconds

@@ -365,9 +365,7 @@ def declared_policy(declared: Declarations) -> Policy | None:
         except PolicyError as exc:
             error = str(exc)
     if error is not None:
-        import logging
+        from customtools._format import logger
 
-        logging.getLogger("customtools.policy").warning(
-            "%s; the pack's declared policy is ignored", error
-        )
+        logger("customtools.policy").warning("%s; the pack's declared policy is ignored", error)
     return None

@@ -246,7 +246,7 @@ def main() -> None:
             f"{key:<16}{row['median_ms']:>8.1f}ms{row['min_ms']:>8.1f}ms{row['max_ms']:>8.1f}ms"
             f"{row['peak_rss_growth_kib'] / 1024:>11.1f}MiB"
         )
-    for temperature, target in (("warm", 1.5), ("cold", 1.2)):
+    for temperature, target in (("warm", 1.3), ("cold", 1.2)):
         ratio = (
             summary[f"loader/{temperature}"]["median_ms"]
             / summary[f"bare/{temperature}"]["median_ms"]

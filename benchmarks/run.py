@@ -24,6 +24,7 @@ BENCHMARKS = [
     "bench_telemetry.py",
     "bench_reload.py",
     "bench_cancel.py",
+    "bench_contract.py",
 ]
 
 

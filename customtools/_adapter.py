@@ -43,9 +43,9 @@ import math
 import time
 import types
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
-from customtools import _observe
+import customtools._observe as _observe
 from customtools._abort import AbortSignal
 from customtools._approval import (
     DEFAULT_APPROVAL_TIMEOUT,
@@ -54,9 +54,9 @@ from customtools._approval import (
     approval_required,
 )
 from customtools._containment import ThreadBaseException, belongs_to_caller
-from customtools._containment import failure_code as _failure_code
 from customtools._content import ToolResult, normalize_result, text_result
 from customtools._context import DEFAULT_CONTEXT, ToolContext
+from customtools._error_results import Code, Kind, error_result, failure_result
 from customtools._errors import (
     ContentError,
     ToolAbortedError,
@@ -85,7 +85,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COERCIONS_META_KEY",
-    "THREAD_LIMIT_CODE",
     "VIOLATIONS_META_KEY",
     "CustomToolAdapter",
     "UpdateCallback",
@@ -102,10 +101,6 @@ COERCIONS_META_KEY = "customtools/coercions"
 
 VIOLATIONS_META_KEY = "customtools/violations"
 """``_meta`` key listing the violations a lenient tool was called with anyway."""
-
-THREAD_LIMIT_CODE: Final = "thread-limit"
-"""``details["code"]`` of the error result of a sync call refused because too many abandoned
-sync-tool threads are running (see :func:`customtools._runtime.abandoned_threads`)."""
 
 
 class _NeverAborted(AbortSignal):
@@ -226,10 +221,6 @@ class _ThreadUpdateSink:
             anyio.from_thread.run_sync(self._sink, partial)
 
 
-def _error_result(text: str, details: dict[str, Any]) -> ToolResult:
-    return text_result(text, details, True)
-
-
 def _with_meta(result: ToolResult, key: str, value: Any) -> ToolResult:
     meta = dict(result.meta) if result.meta else {}
     meta[key] = value
@@ -245,10 +236,6 @@ def _with_meta(result: ToolResult, key: str, value: Any) -> ToolResult:
 def _min_timeout(*values: float | None) -> float | None:
     given = [v for v in values if v is not None]
     return min(given) if given else None
-
-
-def _violation_dicts(violations: list[Violation]) -> list[dict[str, Any]]:
-    return [{"path": v.path, "message": v.message, "keyword": v.keyword} for v in violations]
 
 
 class CustomToolAdapter:
@@ -477,13 +464,41 @@ class CustomToolAdapter:
         result = await self._run_guarded(
             tool_call_id, params, on_update, context, signal, timeout, grace
         )
-        if self.tool.output_schema is not None and not result.is_error:
+        if self.tool.output_schema is not None:
             result = self._check_output(result)
         if coercions and not result.is_error:
             result = _with_meta(result, COERCIONS_META_KEY, [c.to_dict() for c in coercions])
         if violations is not None:
-            result = _with_meta(result, VIOLATIONS_META_KEY, _violation_dicts(violations))
+            result = _with_meta(result, VIOLATIONS_META_KEY, [v.to_dict() for v in violations])
         return result
+
+    def needs_approval(self, params: Any) -> bool:
+        """Whether a call with ``params`` would ask for approval, decided as :meth:`execute`
+        decides it: on the validated arguments (coerced, defaults filled in).
+
+        For a host whose framework asks before it calls (the OpenAI Agents SDK's
+        ``needs_approval``). Fails closed: arguments :meth:`execute` would refuse, and a rule
+        that raises, need approval.
+        """
+        if not self._asks:
+            return False
+        checked = self._check(params, fast_checked=False)
+        if type(checked) is ToolResult:
+            return True
+        try:
+            return approval_required(self.tool, self._judged(checked[0]))
+        except BaseException as exc:  # the rule is tool code: even SystemExit is contained
+            if belongs_to_caller(exc):
+                raise
+            return True
+
+    def _judged(self, params: Any) -> Any:
+        """The validated arguments as an approval rule sees them: with the schema's defaults
+        filled in even where the tool gets its own (a ``@tool`` function's), so leaving out
+        an argument whose default needs approval cannot skip it."""
+        if self._apply_defaults:
+            return params
+        return (self._validator or self._compile()).with_defaults(params)
 
     def _check(self, params: Any, *, fast_checked: bool) -> Any:
         """Validate and repair ``params``: the error result of invalid arguments, or
@@ -494,15 +509,11 @@ class CustomToolAdapter:
                 params, fast_checked=fast_checked
             )
         except Exception as exc:
-            return self._failed(exc, "could not prepare argument validation")
+            return failure_result(exc, self._name, "could not prepare argument validation")
         if violations is not None and not self.tool.lenient_args:
             text = validator.message_for(violations, truncated)
-            details = {
-                "error": "ToolArgumentsError",
-                "code": "invalid-arguments",
-                "violations": _violation_dicts(violations),
-            }
-            return text_result(text, details, True)
+            violated = [v.to_dict() for v in violations]
+            return error_result(Kind.ARGUMENTS, Code.INVALID_ARGUMENTS, text, violations=violated)
         return params, coercions, violations
 
     def _sink(self, on_update: UpdateCallback | None) -> _UpdateSink | None:
@@ -617,19 +628,20 @@ class CustomToolAdapter:
         signal: AbortSignal | None,
     ) -> ToolResult | None:
         """``None`` when the call may run; else the error result that says why not."""
+        params = self._judged(params)  # also what the approver is shown
         try:
             needed = approval_required(self.tool, params)
         except BaseException as exc:  # the rule is tool code: even SystemExit is contained
             if belongs_to_caller(exc):
                 raise
             why = f"its approval rule raised {describe_exception(exc)}"
-            return self._refused("approval-error", why)
+            return self._refused(Code.APPROVAL_ERROR, why)
         if not needed:
             return None
         approver = approver if approver is not None else self._approver
         if approver is None:
             return self._refused(
-                "no-approver",
+                Code.NO_APPROVER,
                 "it requires approval and the host has no approver; the call was not run",
             )
         request = ApprovalRequest(tool=self.tool, tool_call_id=tool_call_id, arguments=params)
@@ -647,10 +659,10 @@ class CustomToolAdapter:
             except QuestionPending as pending:  # the answer comes with a re-run of the call
                 return self._cancelled(pending.reason)
             except TalkBackError as exc:  # talk-back: the approver's channel cannot ask
-                return self._refused("no-approver", f"it requires approval: {exc}")
+                return self._refused(Code.NO_APPROVER, f"it requires approval: {exc}")
             except Exception as exc:
                 return self._refused(
-                    "approval-error", f"asking for approval failed: {describe_exception(exc)}"
+                    Code.APPROVAL_ERROR, f"asking for approval failed: {describe_exception(exc)}"
                 )
             finally:
                 if signal is not None:
@@ -659,26 +671,33 @@ class CustomToolAdapter:
             return self._cancelled(signal.reason)
         if waited.cancelled_caught:
             return self._refused(
-                "approval-timeout",
+                Code.APPROVAL_TIMEOUT,
                 f"no approval came within {self._approval_timeout:g} s, so it was not run",
             )
         if answer is not True:
-            return self._refused("approval-denied", "denied by the user; the call was not run")
+            return self._refused(Code.APPROVAL_DENIED, "denied by the user; the call was not run")
         return None
 
     def _refused(self, code: str, why: str) -> ToolResult:
-        return _error_result(
-            f"tool {self._name!r} was not run: {why}",
-            {"error": "ApprovalDenied", "code": code},
-        )
+        return error_result(Kind.APPROVAL_DENIED, code, f"tool {self._name!r} was not run: {why}")
 
     def _check_output(self, result: ToolResult) -> ToolResult:
-        """``result``, or an error result when its structured content breaks the schema."""
+        """``result``, or an error result when its structured content breaks the schema.
+
+        The schema describes a success, so an error result's structured content is never
+        checked: it is dropped, and nothing unchecked is passed on."""
         structured = result.structured_content
+        if result.is_error:
+            return (
+                result
+                if structured is None
+                else dataclasses.replace(result, structured_content=None)
+            )
         if structured is None:
-            return _error_result(
+            return error_result(
+                Kind.OUTPUT_SCHEMA,
+                Code.MISSING_STRUCTURED_CONTENT,
                 f"tool {self._name!r} declares an output schema but returned no structured content",
-                {"error": "OutputSchemaError", "code": "missing-structured-content"},
             )
         try:
             validator = self._output_validator
@@ -695,18 +714,18 @@ class CustomToolAdapter:
                 self._output_validator = validator
             _, _, violations, _ = validator.check(structured)
         except Exception as exc:
-            return self._failed(exc, "could not check its result against its output schema")
+            return failure_result(
+                exc, self._name, "could not check its result against its output schema"
+            )
         if violations is None:
             return result
-        lines = "\n".join(f"  - {v.path or '(root)'}: {v.message}" for v in violations)
-        return _error_result(
+        lines = "\n".join(f"  - {v}" for v in violations)
+        return error_result(
+            Kind.OUTPUT_SCHEMA,
+            Code.INVALID_STRUCTURED_CONTENT,
             f"tool {self._name!r} returned structured content that does not match its output"
             f" schema:\n{lines}",
-            {
-                "error": "OutputSchemaError",
-                "code": "invalid-structured-content",
-                "violations": _violation_dicts(violations),
-            },
+            violations=[v.to_dict() for v in violations],
         )
 
     # -- the one place a call's outcome becomes its result ----------------------------------
@@ -727,7 +746,7 @@ class CustomToolAdapter:
             return self._thread_limit(error)
         if type(error) is ToolArgumentsError:
             return self._bad_arguments(error)
-        return self._failed(error)
+        return failure_result(error, self._name)
 
     def _bad_arguments(self, error: ToolArgumentsError) -> ToolResult:
         # Raised by customtools' own wrappers inside the tool (a function tool's argument
@@ -735,85 +754,45 @@ class CustomToolAdapter:
         # model needs in full, like those of a validation failure.
         message = safe_str(error)
         if message is None:
-            return self._failed(error)
-        details = {
-            "error": "ToolArgumentsError",
-            "code": "invalid-arguments",
-            "message": message,
-            "violations": _violation_dicts(list(error.violations)),
-        }
-        return _error_result(message, details)
+            return failure_result(error, self._name)
+        violations = [v.to_dict() for v in error.violations]
+        return error_result(
+            Kind.ARGUMENTS, Code.INVALID_ARGUMENTS, message, message=message, violations=violations
+        )
 
     def _normalize(self, raw: Any) -> ToolResult:
         try:
             return normalize_result(raw, tool_name=self._name)
         except ContentError as exc:
-            return _error_result(
+            return error_result(
+                Kind.CONTENT,
+                Code.UNUSABLE_RESULT,
                 f"tool {self._name!r} returned an unusable result: {exc}",
-                {
-                    "error": "ContentError",
-                    "code": "unusable-result",
-                    "returned": type(raw).__name__,
-                },
+                returned=type(raw).__name__,
             )
-
-    def _failed(self, exc: BaseException, doing: str | None = None) -> ToolResult:
-        kind = type(exc).__name__
-        _log.debug("tool %r raised %s", self._name, kind, exc_info=exc)
-        described = describe_exception(exc)  # never str(exc): tool code controls __str__
-        if described.startswith(f"{kind}: "):
-            message = described[len(kind) + 2 :]
-        elif described.endswith(" with no message"):
-            message, described = kind, f"{kind}: {kind}"
-        else:
-            message = described  # "Kind (its message could not be read: ...)"
-        details: dict[str, Any] = {"error": kind, "message": message}
-        code = _failure_code(exc)
-        if isinstance(exc, SystemExit):
-            status = _exit_status(exc)
-            details["exit_code"] = status
-            text = (
-                f"tool {self._name!r} exited with sys.exit({status!r}) instead of returning a"
-                " result (SystemExit; a tool must not exit the host)"
-            )
-        elif code is not None:
-            text = f"tool {self._name!r} raised {described} (a BaseException, not an Exception)"
-        else:
-            text = f"tool {self._name!r} {doing}: {described}" if doing else described
-        if code is not None:
-            details["code"] = code
-        return _error_result(text, details)
 
     def _thread_limit(self, refusal: ThreadLimitReached) -> ToolResult:
-        return _error_result(
+        return error_result(
+            Kind.THREAD_LIMIT,
+            Code.THREAD_LIMIT,
             f"tool {refusal.tool!r} was not started: {refusal.running} of its own earlier"
             f" calls were cancelled but ignored their signal, and their threads are still"
             f" running (the limit is {refusal.limit} per tool; other tools are not affected);"
             f" retry later, and make {refusal.tool!r} poll signal.aborted",
-            {
-                "error": "ThreadLimit",
-                "code": THREAD_LIMIT_CODE,
-                "tool": refusal.tool,
-                "abandoned_threads": refusal.running,
-            },
+            tool=refusal.tool,
+            abandoned_threads=refusal.running,
         )
 
     def _cancelled(self, reason: Any) -> ToolResult:
+        why = {} if reason is None else {"reason": _reason_text(reason)}
         if isinstance(reason, ToolTimeoutError):
             text = f"{reason}; the call was cancelled"
-            details: dict[str, Any] = {"error": "ToolTimeoutError", "code": "timeout"}
-            details["cancelled"] = True
-            details["timed_out"] = True
-        else:
-            suffix = f": {_reason_text(reason)}" if reason is not None else ""
-            text = f"tool {self._name!r} was cancelled{suffix}"
-            code = "caller-cancelled" if reason == CALLER_CANCELLED else "aborted"
-            details = {"error": "ToolAbortedError", "code": code}
-            details["cancelled"] = True
-            details["timed_out"] = False
-        if reason is not None:
-            details["reason"] = _reason_text(reason)
-        return _error_result(text, details)
+            return error_result(
+                Kind.TIMEOUT, Code.TIMEOUT, text, cancelled=True, timed_out=True, **why
+            )
+        code = Code.CALLER_CANCELLED if reason == CALLER_CANCELLED else Code.ABORTED
+        text = f"tool {self._name!r} was cancelled" + (f": {why['reason']}" if why else "")
+        return error_result(Kind.ABORTED, code, text, cancelled=True, timed_out=False, **why)
 
 
 def _check_grace(grace: Any) -> None:
@@ -835,13 +814,6 @@ def _reason_text(reason: Any) -> str:
         text = safe_str(reason)
         return text if text is not None else describe_exception(reason)
     return safe_str(reason) or type(reason).__name__
-
-
-def _exit_status(exc: SystemExit) -> Any:
-    code: object = exc.code
-    if code is None or isinstance(code, (int, str)):
-        return code
-    return safe_str(code) or type(code).__name__
 
 
 # -- observation -----------------------------------------------------------------------------------

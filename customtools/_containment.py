@@ -17,9 +17,6 @@ and rendering dispatchers), which must turn the tool's faults into results and l
   Ctrl-C delivered by the signal handler cannot be told apart from one a tool raises there, and
   the user's Ctrl-C must still stop the host. One raised in a worker thread (a sync tool) can
   only come from tool code, so there it is the tool's.
-
-:data:`EXIT_CODE` and :data:`BASE_EXCEPTION_CODE` are the stable ``details["code"]`` values of
-the error results built from the tool's ``BaseException``\\ s.
 """
 
 from __future__ import annotations
@@ -27,25 +24,11 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable
-from typing import Any, Final, TypeVar
+from typing import Any, TypeVar
 
-__all__ = [
-    "BASE_EXCEPTION_CODE",
-    "EXIT_CODE",
-    "ThreadBaseException",
-    "belongs_to_caller",
-    "contained_in_thread",
-    "failure_code",
-]
+__all__ = ["ThreadBaseException", "belongs_to_caller", "contained_in_thread"]
 
 T = TypeVar("T")
-
-EXIT_CODE: Final = "tool-exit"
-"""``details["code"]`` of an error result built from a ``SystemExit`` raised by tool code."""
-BASE_EXCEPTION_CODE: Final = "tool-base-exception"
-"""``details["code"]`` of an error result built from any other ``BaseException`` of tool code
-(``GeneratorExit``, a cancellation exception the tool raised itself, a ``KeyboardInterrupt``
-raised in a worker thread, test-framework outcomes, ...)."""
 
 
 class ThreadBaseException(Exception):  # noqa: N818 - a carrier, not an error of its own
@@ -72,14 +55,6 @@ def contained_in_thread(func: Callable[..., T], *args: Any) -> T:
         raise
     except BaseException as exc:
         raise ThreadBaseException(exc) from None
-
-
-def failure_code(exc: BaseException) -> str | None:
-    """The stable ``details["code"]`` for ``exc`` raised by tool code; ``None`` for an
-    ordinary ``Exception`` (those are named by ``details["error"]`` alone)."""
-    if isinstance(exc, Exception):
-        return None
-    return EXIT_CODE if isinstance(exc, SystemExit) else BASE_EXCEPTION_CODE
 
 
 def belongs_to_caller(exc: BaseException) -> bool:

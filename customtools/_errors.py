@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from customtools._validation._model import Violation
+    from customtools._violations import Violation
 
 __all__ = [
     "ContentError",

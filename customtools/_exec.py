@@ -36,6 +36,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 import anyio.lowlevel
 
+from customtools._runtime import grace_of
+
 if TYPE_CHECKING:
     from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
@@ -58,8 +60,6 @@ _DRAIN_CAP = 1.0
 """After the child exits, stop reading after this long in any case (seconds)."""
 _REAP_TIMEOUT = 5.0
 """How long to wait for the kernel to report a ``SIGKILL``-ed child's exit (seconds)."""
-_DEFAULT_KILL_GRACE = 2.0
-"""``kill_grace`` when neither the caller nor the call's signal sets one (seconds)."""
 _GROUP_POLL = 0.02
 """Interval between checks that a signalled process group has emptied (seconds)."""
 
@@ -209,9 +209,7 @@ async def exec_command(
         TypeError: ``args`` is a single string instead of a sequence of strings.
     """
     if kill_grace is None:
-        kill_grace = getattr(signal, "grace", None)
-        if isinstance(kill_grace, bool) or not isinstance(kill_grace, (int, float)):
-            kill_grace = _DEFAULT_KILL_GRACE
+        kill_grace = grace_of(signal)
     argv = _check_arguments(command, args, timeout, max_output, kill_grace)
     started = time.monotonic()
     if signal is not None and signal.aborted:

@@ -82,8 +82,9 @@ class LoadStep(Protocol):
         """Record an attribute of the step."""
         ...
 
-    def failed(self, error_type: str, message: str) -> None:
-        """The step failed with a low-cardinality ``error_type`` (a load-error code)."""
+    def failed(self, code: str) -> None:
+        """The step failed with a load error of this ``code`` (never its message, which may
+        carry what the failing module put in its exception)."""
         ...
 
 
@@ -124,7 +125,7 @@ class _NullStep:
     def set(self, key: str, value: str | int | float | bool) -> None:
         return None
 
-    def failed(self, error_type: str, message: str) -> None:
+    def failed(self, code: str) -> None:
         return None
 
 
@@ -171,9 +172,9 @@ class _GuardedStep:
         with contextlib.suppress(Exception):
             self._step.set(key, value)
 
-    def failed(self, error_type: str, message: str) -> None:
+    def failed(self, code: str) -> None:
         with contextlib.suppress(Exception):
-            self._step.failed(error_type, message)
+            self._step.failed(code)
 
 
 def load_step(

@@ -27,6 +27,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from customtools._errors import CustomToolsError
+
 __all__ = [
     "DEFAULT_PERMISSIONS",
     "OUTSIDE_DEFAULT",
@@ -43,7 +45,7 @@ NetSpec = Literal["none", "all"] | tuple[int, ...]
 _FIELDS: Final = ("read", "write", "net", "run", "env")
 
 
-class PermissionsError(ValueError):
+class PermissionsError(CustomToolsError, ValueError):
     """A ``PERMISSIONS`` declaration that cannot be read (not literal, wrong type)."""
 
 

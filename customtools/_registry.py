@@ -9,6 +9,9 @@ reused by every call).
 The name rule lives here (:class:`NameRule`) and nowhere else: the loader, the rulebook and
 the MCP bridge render its :class:`ToolConflict` records as a load error, a finding or a serve
 diagnostic. Nothing raises for a conflict.
+A tool's ``former_names`` are registered after it, through the same rule, as deprecated
+aliases (:meth:`~customtools.CustomTool.deprecated_aliases`); an alias yields its name to any
+tool that really has it.
 
 The registry sits in the execution layer: it takes a load result by shape (anything with
 ``.tools`` of records carrying ``.tool`` and ``.path``, as
@@ -24,6 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from customtools._adapter import CustomToolAdapter, UpdateCallback
 from customtools._content import ToolResult
+from customtools._error_results import LoadCode
 from customtools._tool import CustomTool
 
 __all__ = [
@@ -79,7 +83,7 @@ class ToolConflict:
     error: str
     origin: str | None = None
     taken_by: str | None = None
-    code: str = "name-conflict"
+    code: str = LoadCode.NAME_CONFLICT
 
     def __str__(self) -> str:
         return self.error
@@ -104,14 +108,20 @@ class RegisteredTool:
             if any.
     """
 
-    __slots__ = ("_adapter", "_options", "origin", "record", "tool")
+    __slots__ = ("_adapter", "_options", "alias_of", "origin", "record", "tool")
 
     def __init__(
-        self, tool: CustomTool, origin: str | None, options: Mapping[str, Any], record: Any = None
+        self,
+        tool: CustomTool,
+        origin: str | None,
+        options: Mapping[str, Any],
+        record: Any = None,
+        alias_of: str | None = None,
     ) -> None:
         self.tool = tool
         self.origin = origin
         self.record = record
+        self.alias_of = alias_of
         self._options = options
         self._adapter: CustomToolAdapter | None = None
 
@@ -181,7 +191,7 @@ class NameRule:
             tool_name=name,
             origin=origin,
             taken_by=self._claims.get(similar),
-            code="similar-name",
+            code=LoadCode.SIMILAR_NAME,
             error=f"tool {name!r}{where} differs from {similar!r} only by letter case; models"
             " may confuse them",
         )
@@ -274,19 +284,47 @@ class ToolRegistry:
         """
         if not isinstance(tool, CustomTool):
             raise TypeError(f"ToolRegistry.add needs a CustomTool, got {type(tool).__name__}")
-        found = self._rule.claim(tool.name, origin)
-        if found is not None and found.code != "similar-name":
+        conflict = self._add(tool, origin, record, None)
+        if conflict is None:
+            for alias in tool.deprecated_aliases():
+                self._add(alias, origin, record, tool.name)
+        return conflict
+
+    def _add(
+        self, tool: CustomTool, origin: str | None, record: Any, alias_of: str | None
+    ) -> ToolConflict | None:
+        name = tool.name
+        held = self._entries.get(name)
+        if held is not None and held.alias_of is not None and alias_of is None:
+            del self._entries[name]  # a deprecated alias yields to the tool that has the name
+            self._rule.release(name)
+            self._conflicts.append(
+                ToolConflict(
+                    tool_name=name,
+                    origin=held.origin,
+                    taken_by=origin,
+                    error=f"tool name {name!r} is a former name of {held.alias_of!r} and also"
+                    f" the name of {_the(origin, 'another tool')}; the deprecated alias gives"
+                    " way to the tool",
+                )
+            )
+        found = self._rule.claim(name, origin)
+        if found is not None and found.code != LoadCode.SIMILAR_NAME:
             self._conflicts.append(found)
             return found
         if found is not None:
             self._similar.append(found)
-        self._entries[tool.name] = RegisteredTool(tool, origin, self._options, record)
+        self._entries[name] = RegisteredTool(tool, origin, self._options, record, alias_of)
         return None
 
     def remove(self, name: str) -> CustomTool | None:
-        """Take ``name`` out of the registry; returns its tool (``None`` if there was none)."""
+        """Take ``name`` (and its deprecated aliases) out of the registry; returns its tool
+        (``None`` if there was none)."""
         entry = self._entries.pop(name, None)
         self._rule.release(name)
+        for alias in [key for key, held in self._entries.items() if held.alias_of == name]:
+            del self._entries[alias]
+            self._rule.release(alias)
         return entry.tool if entry is not None else None
 
     # -- reading --------------------------------------------------------------------------

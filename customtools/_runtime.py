@@ -59,6 +59,7 @@ __all__ = [
     "abandoned_coroutines",
     "abandoned_threads",
     "drive",
+    "grace_of",
     "resume",
     "run_in_thread",
 ]
@@ -68,6 +69,15 @@ _log = logging.getLogger("customtools.adapter")
 DEFAULT_GRACE: Final = 2.0
 """Seconds a cancelled call's tool has, after its signal fired, to end by itself before it is
 stopped by kind (the adapter's ``grace`` when none is given; see docs/cancellation.md)."""
+
+
+def grace_of(signal: Any) -> float:
+    """The grace a call's signal carries (the adapter's signals do), else :data:`DEFAULT_GRACE`."""
+    grace = getattr(signal, "grace", None)
+    if isinstance(grace, (int, float)) and not isinstance(grace, bool):
+        return grace
+    return DEFAULT_GRACE
+
 
 CALLER_CANCELLED: Final = "the caller's task was cancelled"
 """The reason a tool's signal carries when the task awaiting the call was cancelled."""
@@ -527,6 +537,15 @@ def resume(
             except StopIteration as stop:
                 return stop.value
         else:
+            # trio resumes a cancelled task with an outcome that raises inside the tool: if
+            # it is the call's cancellation, the signal fires first (not at the next probe).
+            if (
+                value is not None
+                and guard.cancelled_at is None
+                and _delivers_error(value)
+                and guard.cancelled()
+            ):
+                guard.fire(time.monotonic())
             if guard.expired():
                 closed = _close(coro, guard, tool_name)
                 if closed is _CLOSED:
@@ -541,6 +560,12 @@ def resume(
                 yielded = coro.send(value)
             except StopIteration as stop:
                 return stop.value
+
+
+def _delivers_error(value: Any) -> bool:
+    """Whether the event loop resumes the tool with an exception to raise inside it: trio's
+    ``outcome.Error`` (asyncio sends ``None`` and throws exceptions in instead)."""
+    return type(value).__name__ == "Error" and hasattr(value, "unwrap")
 
 
 ABANDONED: Final = object()

@@ -31,13 +31,9 @@ from typing import Any, Final, Literal
 import anyio
 import anyio.to_thread
 
-from customtools._containment import (
-    ThreadBaseException,
-    belongs_to_caller,
-    contained_in_thread,
-    failure_code,
-)
+from customtools._containment import ThreadBaseException, belongs_to_caller, contained_in_thread
 from customtools._context import DEFAULT_CONTEXT, ToolContext
+from customtools._error_results import failure_code
 from customtools._errors import ContentError
 from customtools._format import describe_exception
 from customtools._tool import CustomTool, is_async_callable

@@ -19,6 +19,7 @@ from customtools._errors import ToolDefinitionError
 
 __all__ = [
     "AWAITABLE_MARKER",
+    "DEPRECATED_META_KEY",
     "TOOL_NAME_PATTERN",
     "CustomTool",
     "check_tool_name",
@@ -66,6 +67,9 @@ def check_tool_name(name: object) -> str:
         )
     return name
 
+
+DEPRECATED_META_KEY = "customtools/deprecated"
+"""``_meta`` key of a deprecated alias (a tool's former name): ``{"renamedTo": name}``."""
 
 AWAITABLE_MARKER = "__customtools_returns_awaitable__"
 """An attribute set to ``True`` on a plain function that returns an awaitable.
@@ -132,6 +136,9 @@ class CustomTool:
             The adapter checks every successful result against it: a result without
             structured content, or with content that does not match, becomes an error result
             that says so. Exported as MCP ``outputSchema``.
+        former_names: names the tool had before a rename. Each stays callable as a
+            deprecated alias (see :meth:`deprecated_aliases`), and ``customtools contract
+            check`` accepts the rename.
 
     Raises:
         ToolDefinitionError: a field breaks a rule; the message names the tool and field.
@@ -158,6 +165,7 @@ class CustomTool:
     meta: Mapping[str, Any] | None = None
     output_schema: Mapping[str, Any] | None = None
     requires_approval: bool | Callable[[Mapping[str, Any]], bool] | None = None
+    former_names: tuple[str, ...] = ()
     execute_is_async: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -212,6 +220,16 @@ class CustomTool:
                     ' "type": "object" (structured content is a JSON object)'
                 )
             check_schema(self.output_schema, where=f"tool {name!r} output_schema")
+        formers: Any = self.former_names
+        if isinstance(formers, str) or not isinstance(formers, (tuple, list)):
+            raise ToolDefinitionError(f"tool {name!r}: former_names must be a list of names")
+        formers = tuple(check_tool_name(former) for former in formers)
+        if name in formers or len(set(formers)) != len(formers):
+            raise ToolDefinitionError(
+                f"tool {name!r}: former_names must be distinct and differ from the name,"
+                f" got {list(formers)!r}"
+            )
+        object.__setattr__(self, "former_names", formers)
         object.__setattr__(self, "execute_is_async", is_async_callable(self.execute))
 
     def to_dict(self) -> dict[str, Any]:
@@ -219,10 +237,11 @@ class CustomTool:
 
         ``name``, ``label``, ``description``, ``parameters`` always; ``outputSchema``,
         ``timeout``, ``coerceArgs``, ``applyDefaults``, ``lenientArgs``, ``hidden``,
-        ``deferrable``, ``strict``, ``concurrency``, ``annotations``, ``_meta`` and
-        ``requiresApproval`` when they differ from the default. Callables cannot travel: a
-        ``requires_approval`` rule becomes ``true`` (ask every time: the safe reading), and
-        ``execute`` and the hooks are given back to :meth:`from_dict`. Isolation, the MCP
+        ``deferrable``, ``strict``, ``concurrency``, ``annotations``, ``_meta``,
+        ``requiresApproval`` and ``formerNames`` when they differ from the default.
+        Callables cannot travel: a ``requires_approval`` rule becomes ``true`` (ask every
+        time: the safe reading), and ``execute`` and the hooks are given back to
+        :meth:`from_dict`. Isolation, the MCP
         bridge and export all build on this form, so a new field is one edit here.
         """
         out: dict[str, Any] = {
@@ -256,6 +275,8 @@ class CustomTool:
         rule = self.requires_approval
         if rule is not None:
             out["requiresApproval"] = rule if isinstance(rule, bool) else True
+        if self.former_names:
+            out["formerNames"] = list(self.former_names)
         return out
 
     @classmethod
@@ -298,6 +319,29 @@ class CustomTool:
             meta=data.get("_meta"),
             output_schema=data.get("outputSchema"),
             requires_approval=data.get("requiresApproval"),
+            former_names=tuple(data.get("formerNames") or ()),
+        )
+
+    def deprecated_aliases(self) -> tuple[CustomTool, ...]:
+        """One tool per former name: this tool under its old name, marked deprecated.
+
+        Each alias runs the same ``execute``; its description starts by naming the new name,
+        and its ``_meta`` carries :data:`DEPRECATED_META_KEY` (``{"renamedTo": name}``), so a
+        listing shows which names are on their way out. Session hooks stay with this tool.
+        """
+        import dataclasses
+
+        return tuple(
+            dataclasses.replace(
+                self,
+                name=former,
+                description=f"Deprecated: renamed to {self.name!r}; call that instead."
+                + (f" {self.description}" if self.description else ""),
+                on_session=None,
+                former_names=(),
+                meta={**(self.meta or {}), DEPRECATED_META_KEY: {"renamedTo": self.name}},
+            )
+            for former in self.former_names
         )
 
     def definition(self) -> dict[str, Any]:

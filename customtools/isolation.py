@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from customtools._isolation._options import IsolationOptions
 from customtools._isolation._pool import IsolationPool
-from customtools._permissions import Permissions
+from customtools._permissions import Permissions, PermissionsError
 from customtools._public import rehome as _rehome
 
-__all__ = ["IsolationOptions", "IsolationPool", "Permissions"]
+__all__ = ["IsolationOptions", "IsolationPool", "Permissions", "PermissionsError"]
 
 _rehome(globals(), __name__, __all__)

@@ -17,8 +17,8 @@ import pytest
 
 from customtools._abort import AbortController
 from customtools._adapter import CustomToolAdapter
-from customtools._containment import BASE_EXCEPTION_CODE, EXIT_CODE
 from customtools._content import ToolResult
+from customtools._error_results import Code
 from customtools._tool import CustomTool
 
 pytestmark = pytest.mark.anyio
@@ -101,7 +101,7 @@ async def test_argparse_exit_becomes_a_tool_exit_result(sync: bool, path: str) -
 
     result = await call(make(bad_args, sync=sync), path, {"argv": ["--count", "abc"]})
     assert result.is_error
-    assert result.details["code"] == EXIT_CODE
+    assert result.details["code"] == Code.TOOL_EXIT
     assert result.details["error"] == "SystemExit"
     assert result.details["exit_code"] == 2
     assert "tool 'probe' exited with sys.exit(2)" in result.text
@@ -117,7 +117,7 @@ async def test_other_base_exceptions_become_error_results(
 ) -> None:
     result = await call(make(raiser(exc), sync=sync), path)
     assert result.is_error
-    assert result.details["code"] == BASE_EXCEPTION_CODE
+    assert result.details["code"] == Code.TOOL_BASE_EXCEPTION
     assert result.details["error"] == type(exc).__name__
     assert f"raised {type(exc).__name__}" in result.text
 
@@ -125,7 +125,7 @@ async def test_other_base_exceptions_become_error_results(
 @pytest.mark.parametrize("path", PATHS)
 async def test_keyboard_interrupt_raised_in_a_worker_thread_is_the_tools(path: str) -> None:
     result = await call(make(raiser(KeyboardInterrupt()), sync=True), path)
-    assert result.details["code"] == BASE_EXCEPTION_CODE
+    assert result.details["code"] == Code.TOOL_BASE_EXCEPTION
     assert result.details["error"] == "KeyboardInterrupt"
 
 
@@ -149,7 +149,7 @@ async def test_a_cancellation_the_tool_raises_itself_is_its_own_error(
 
     result = await call(make(cancel_itself, sync=sync), path)
     assert result.is_error
-    assert result.details["code"] == BASE_EXCEPTION_CODE
+    assert result.details["code"] == Code.TOOL_BASE_EXCEPTION
     assert result.details["error"] == "CancelledError"
 
 
@@ -208,16 +208,16 @@ async def test_an_exception_whose_str_fails_is_still_reported(
 
 
 async def test_sys_exit_with_an_unprintable_code_is_still_reported() -> None:
-    class Code:
+    class Status:
         def __repr__(self) -> str:
             raise RuntimeError("no repr")
 
         def __str__(self) -> str:
             raise RuntimeError("no str")
 
-    result = await call(make(lambda: sys.exit(Code()), sync=False), "hot")
-    assert result.details["code"] == EXIT_CODE
-    assert result.details["exit_code"] == "Code"
+    result = await call(make(lambda: sys.exit(Status()), sync=False), "hot")
+    assert result.details["code"] == Code.TOOL_EXIT
+    assert result.details["exit_code"] == "Status"
 
 
 async def test_an_abort_reason_whose_str_fails_is_still_reported() -> None:

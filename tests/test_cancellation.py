@@ -7,6 +7,7 @@ checks survived, the calls it bounds hung, the responses it forbids were sent.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import pathlib
@@ -160,9 +161,12 @@ async def test_item4_a_saturated_sync_tool_leaves_other_sync_tools_running(
 
     try:
         with anyio.fail_after(20):
-            async with anyio.create_task_group() as tg:
-                for _ in range(6):
-                    tg.start_soon(one)
+            # A call whose 0.01 s deadline passes before a thread picks it up never runs the
+            # tool (a loaded machine): calls are made until the cap is reached.
+            while abandoned_threads("bad") < 4:
+                async with anyio.create_task_group() as tg:
+                    for _ in range(6):
+                        tg.start_soon(one)
             assert all(r.details["timed_out"] for r in results)
             refused = await bad.execute("c", {})
             other = await good.execute("c", {})
@@ -375,3 +379,41 @@ async def test_item2_a_desynchronised_worker_is_killed_and_the_module_recovers(
             again = await CustomToolAdapter(loaded.get("ok").tool, timeout=5).execute("c", {})
     assert broken.is_error
     assert again.text == "fine"
+
+
+async def _forever() -> None:
+    await anyio.sleep_forever()
+
+
+async def _ticking() -> None:
+    # Resumes every millisecond: the caller's cancellation arrives right after a resumption.
+    while True:
+        await anyio.sleep(0.001)
+
+
+@pytest.mark.parametrize("body", [_forever, _ticking], ids=["sleeps", "ticks"])
+async def test_an_async_tools_cleanup_sees_its_signal_aborted_by_the_callers_cancel(
+    body: Any,
+) -> None:
+    seen: list[tuple[bool, Any]] = []
+    started = anyio.Event()
+
+    async def execute(call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any) -> str:
+        started.set()
+        try:
+            await body()
+        finally:
+            seen.append((signal.aborted, signal.reason))
+        return "never"
+
+    adapter = CustomToolAdapter(CustomTool(name="waits", description="d", execute=execute))
+    for _ in range(5):
+        started = anyio.Event()
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as group:
+                call = functools.partial(adapter.execute, "c", {}, signal=AbortController().signal)
+                group.start_soon(call)
+                await started.wait()
+                await anyio.sleep(0.02)
+                group.cancel_scope.cancel()
+    assert seen == [(True, CALLER_CANCELLED)] * 5

@@ -21,6 +21,7 @@ NAMESPACES = [
     "customtools",
     "customtools.loading",
     "customtools.host",
+    "customtools.isolation",
     "customtools.actions",
     "customtools.testing",
     "customtools.talkback",

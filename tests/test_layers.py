@@ -12,6 +12,7 @@ layer here, so that the decision is made once, in review.
 from __future__ import annotations
 
 import ast
+import functools
 import pathlib
 from collections.abc import Iterator
 
@@ -23,7 +24,7 @@ ROOT = pathlib.Path(customtools.__file__).parent
 LAYERS: dict[str, int] = {
     "customtools._errors": 1,
     "customtools._error_results": 1,  # the table of error-result kinds and codes
-    "customtools._validation._model": 1,  # value objects (Violation, Coercion, limits)
+    "customtools._violations": 1,  # value objects (Violation, Coercion, limits)
     "customtools._format": 1,
     "customtools._jsonpointer": 1,
     "customtools._public": 1,
@@ -101,8 +102,16 @@ def resolve(name: str) -> str:
     return name
 
 
-def imports(module: str) -> Iterator[tuple[str, str | None]]:
-    """``(imported module, imported name or None)`` for every import statement in ``module``."""
+@functools.cache
+def imports(module: str) -> tuple[tuple[str, str | None], ...]:
+    """``(imported module, imported name or None)`` for every import statement in ``module``.
+
+    Parsed once per process: the checks below all read the same graph.
+    """
+    return tuple(_imports(module))
+
+
+def _imports(module: str) -> Iterator[tuple[str, str | None]]:
     path = MODULES[module]
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
@@ -204,3 +213,49 @@ def test_the_checks_see_real_edges() -> None:
     edges = graph()
     assert "customtools._errors" in edges["customtools._adapter"]
     assert cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [frozenset({"a", "b"})]
+
+
+def from_own_package(module: str) -> list[str]:
+    """``from <package> import ...`` statements in ``module`` naming its own package: they
+    read the package's ``__init__``, which may still be importing ``module``."""
+    path = MODULES[module]
+    if path.name == "__init__.py":
+        return []
+    package = module.rsplit(".", 1)[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            if base == package:
+                found.append(f"line {node.lineno}: from {base} import ...")
+    return found
+
+
+def test_no_module_imports_from_its_package_while_the_package_imports_it() -> None:
+    # A module its package's __init__ imports must name sibling modules directly
+    # (`import customtools.telemetry._names as n`), not through the half-built package.
+    offenders = {
+        f"{target}: {statement}"
+        for package, path in MODULES.items()
+        if path.name == "__init__.py"
+        for target, _ in imports(package)
+        if target.startswith(package + ".")
+        for statement in from_own_package(target)
+    }
+    assert offenders == set()
+
+
+def test_the_telemetry_observer_imports_first_in_a_fresh_interpreter() -> None:
+    import subprocess
+    import sys
+
+    code = "import customtools.telemetry._otel as m; print(m.OpenTelemetryObserver.__name__)"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "OpenTelemetryObserver"

@@ -68,6 +68,17 @@ def test_invalid_permissions_say_what_is_wrong(kwargs: dict, message: str) -> No
         Permissions(**kwargs)
 
 
+def test_a_permissions_error_is_a_customtools_error_and_a_value_error() -> None:
+    from customtools import CustomToolsError
+    from customtools.isolation import PermissionsError as public
+
+    assert public is PermissionsError
+    assert public.__module__ == "customtools.isolation"
+    with pytest.raises(CustomToolsError) as caught:
+        Permissions(net="some")
+    assert isinstance(caught.value, ValueError)
+
+
 def test_paths_resolve_against_project_home_and_temporary_directory() -> None:
     where = {"cwd": "/p", "home": "/h", "tmp": "/t"}
     assert resolve_path(".", **where) == "/p"

@@ -179,3 +179,54 @@ def test_removing_a_tool_frees_its_name() -> None:
     assert registry.add(make("Echo")) is None
     assert registry.similar_names == ()
     assert registry.add(make("echo", "again")) is None  # not a conflict with the removed one
+
+
+# -- former names ---------------------------------------------------------------------------------
+
+
+def renamed() -> CustomTool:
+    return CustomTool(
+        name="find",
+        description="Find things.",
+        parameters=Type.Object({"n": Type.Integer()}),
+        execute=lambda tool_call_id, params, on_update, ctx, signal: f"found:{params['n']}",
+        former_names=["search", "lookup"],
+    )
+
+
+async def test_a_former_name_stays_callable_as_a_deprecated_alias() -> None:
+    registry = ToolRegistry([renamed()])
+
+    assert registry.names == ("find", "search", "lookup")
+    assert (await registry.call("search", "c1", {"n": 2})).text == "found:2"
+    alias = registry["search"]
+    assert alias.meta == {"customtools/deprecated": {"renamedTo": "find"}}
+    assert alias.description == "Deprecated: renamed to 'find'; call that instead. Find things."
+    assert registry.lookup("search").alias_of == "find"  # type: ignore[union-attr]
+    assert registry.lookup("find").alias_of is None  # type: ignore[union-attr]
+
+
+def test_an_alias_gives_way_to_a_tool_that_really_has_the_name() -> None:
+    registry = ToolRegistry([renamed()])
+
+    assert registry.add(make("search"), origin="other.py") is None
+
+    assert registry["search"].description == "search tool"
+    assert registry.conflicts[0].tool_name == "search"
+    assert "former name of 'find'" in registry.conflicts[0].error
+
+
+def test_an_alias_never_takes_a_name_already_registered() -> None:
+    registry = ToolRegistry([make("search"), renamed()], reserved_names=["lookup"])
+
+    assert registry["search"].description == "search tool"
+    assert "lookup" not in registry
+    assert {conflict.tool_name for conflict in registry.conflicts} == {"search", "lookup"}
+
+
+def test_removing_a_tool_removes_its_aliases() -> None:
+    registry = ToolRegistry([renamed()])
+
+    registry.remove("find")
+
+    assert registry.names == ()

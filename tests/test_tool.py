@@ -102,3 +102,40 @@ def test_tools_are_frozen() -> None:
     tool = CustomTool(name="grep", execute=run)
     with pytest.raises(AttributeError):
         tool.name = "other"  # type: ignore[misc]
+
+
+def test_former_names_travel_in_the_wire_form() -> None:
+    tool = CustomTool(name="find", execute=lambda *a: None, former_names=["search"])
+
+    wire = tool.to_dict()
+
+    assert wire["formerNames"] == ["search"]
+    assert CustomTool.from_dict(wire, execute=lambda *a: None).former_names == ("search",)
+    assert "formerNames" not in CustomTool(name="x", execute=lambda *a: None).to_dict()
+
+
+@pytest.mark.parametrize(
+    ("former", "message"),
+    [
+        (["find"], "must be distinct and differ from the name"),
+        (["a", "a"], "must be distinct"),
+        ("search", "must be a list of names"),
+        (["bad name"], "invalid tool name 'bad name'"),
+    ],
+)
+def test_former_names_are_checked(former: Any, message: str) -> None:
+    with pytest.raises(ToolDefinitionError, match=message):
+        CustomTool(name="find", execute=lambda *a: None, former_names=former)
+
+
+def test_an_alias_keeps_the_session_hook_with_the_tool() -> None:
+    tool = CustomTool(
+        name="find", execute=lambda *a: None, on_session=lambda *a: None, former_names=["old"]
+    )
+
+    (alias,) = tool.deprecated_aliases()
+
+    assert alias.name == "old"
+    assert alias.on_session is None
+    assert alias.former_names == ()
+    assert alias.execute is tool.execute

@@ -281,7 +281,8 @@ def _allowed(name: str, passed: tuple[str, ...]) -> bool:
 
 def child_environment(pass_env: tuple[str, ...], marker: str) -> dict[str, str]:
     """The supervisor's environment: the allowlist and ``pass_env`` from ours, the directory
-    ``customtools`` is imported from on ``PYTHONPATH``, and the run's marker."""
+    ``customtools`` is imported from on ``PYTHONPATH``, the run's marker, and no bytecode
+    writing."""
     import customtools
 
     env = {name: value for name, value in os.environ.items() if _allowed(name, pass_env)}
@@ -289,6 +290,9 @@ def child_environment(pass_env: tuple[str, ...], marker: str) -> dict[str, str]:
     existing = env.get("PYTHONPATH")
     env["PYTHONPATH"] = root if not existing else existing + os.pathsep + root
     env[MARKER_VARIABLE] = marker
+    # Nothing is written into the checked packs (CI checkouts stay clean), so no bytecode of
+    # an earlier run can stand for a file edited since within the same second and size.
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
 

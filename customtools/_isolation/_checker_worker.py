@@ -100,6 +100,7 @@ def _tool_report(tool: Any, locations: _Locations) -> dict[str, Any]:
         "line": locations.line_for(tool.name),
         "findings": [finding.to_dict() for finding in check_tool(tool)],
         "openaiStrictCompatible": not openai_strict_issues(tool.parameters),
+        "wire": tool.to_dict(),  # the contract gate's input
     }
 
 

@@ -356,21 +356,21 @@ def guard(
     execute: Callable[..., Any], policy: Mapping[str, Any], *, is_async: bool
 ) -> Callable[..., Any]:
     """``execute`` wrapped so that a sandbox denial becomes an error result naming it."""
-    from customtools._content import text_result
+    from customtools._error_results import Code, Kind, error_result
 
     def result_for(exc: BaseException) -> Any:
         found = denial(exc, policy)
         if found is None:
             return None
-        details: dict[str, Any] = {
-            "error": "SandboxDenied",
-            "code": "sandbox-denied",
-            "permission": found.permission,
-            "operation": found.operation,
-        }
-        if found.path is not None:
-            details["path"] = found.path
-        return text_result(found.message, details, True)
+        where = {} if found.path is None else {"path": found.path}
+        return error_result(
+            Kind.SANDBOX_DENIED,
+            Code.SANDBOX_DENIED,
+            found.message,
+            permission=found.permission,
+            operation=found.operation,
+            **where,
+        )
 
     if is_async:
 

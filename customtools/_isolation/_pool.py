@@ -17,6 +17,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from customtools._error_results import LoadCode
 from customtools._isolation._options import IsolationOptions
 from customtools._isolation._source import IsolatedSource, WorkerLost
 
@@ -101,7 +102,7 @@ def _sandboxed_sources(
                 error=f"{exc}; fix the declaration (see docs/sandbox.md)",
                 source=candidate.source,
                 resolved_path=candidate.resolved_path,
-                code="invalid-permissions",
+                code=LoadCode.INVALID_PERMISSIONS,
             )
         )
         return []
@@ -256,7 +257,7 @@ class IsolationPool:
                         " or load it without require_sandbox",
                         source=candidate.source,
                         resolved_path=candidate.resolved_path,
-                        code="sandbox-unavailable",
+                        code=LoadCode.SANDBOX_UNAVAILABLE,
                     )
                 )
                 await source.aclose()
@@ -275,7 +276,7 @@ class IsolationPool:
                     ),
                     source=candidate.source,
                     resolved_path=candidate.resolved_path,
-                    code="timeout" if timed_out else "worker-crashed",
+                    code=LoadCode.TIMEOUT if timed_out else LoadCode.WORKER_CRASHED,
                 )
             )
             await source.aclose()
@@ -286,7 +287,7 @@ class IsolationPool:
             out.diagnostics.append(_sandbox_diagnostic(source, candidate))
         seen = {(error.code, error.error) for error in out.errors}
         for item in reply.get("errors", ()):
-            if not primary and (item.get("code", "load-error"), item.get("error")) in seen:
+            if not primary and (item.get("code", LoadCode.LOAD_ERROR), item.get("error")) in seen:
                 continue  # the module's own worker reported it already
             out.errors.append(
                 LoadError(
@@ -294,7 +295,7 @@ class IsolationPool:
                     error=item.get("error", "unknown error"),
                     source=candidate.source,
                     resolved_path=item.get("resolvedPath", candidate.resolved_path),
-                    code=item.get("code", "load-error"),
+                    code=item.get("code", LoadCode.LOAD_ERROR),
                     tool_name=item.get("toolName"),
                     traceback=item.get("traceback"),
                 )
@@ -325,7 +326,7 @@ class IsolationPool:
                         f" {describe_exception(exc)}",
                         source=candidate.source,
                         resolved_path=candidate.resolved_path,
-                        code="invalid-tool",
+                        code=LoadCode.INVALID_TOOL,
                         tool_name=data.get("name"),
                     )
                 )

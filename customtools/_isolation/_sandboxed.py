@@ -144,6 +144,24 @@ def _create(declared: str, resolved: str, where: str, creatable: bool) -> None:
         ) from None
 
 
+def _check_not_ours(declared: str, resolved: str, home: str, where: str) -> None:
+    """A write path must not cover customtools' own directory (``~/.customtools``: the trust
+    store, user tools, the compiled-code cache): what a pack writes there would be trusted
+    and run outside its sandbox by the next host."""
+    from customtools._loading._paths import display_path
+    from customtools._loading._reviewed import cache_root
+
+    target = os.path.realpath(resolved)
+    for own in dict.fromkeys((cache_root(), cache_root(home))):
+        real = os.path.realpath(own)
+        if _inside(real, target) or _inside(target, real):
+            raise PermissionsError(
+                f"{where}: write {declared!r} covers {display_path(own)},"
+                " customtools' own directory (trust grants, user tools, compiled code): what"
+                " the pack wrote there would run outside its sandbox; declare a narrower path"
+            )
+
+
 class SandboxedSource(IsolatedSource):
     """The supervised, confined worker of one candidate (see the module docstring).
 
@@ -197,8 +215,10 @@ class SandboxedSource(IsolatedSource):
                 if relative:
                     _check_project(cwd, home, path, where)
                     _check_inside(path, resolved, cwd, where)
-                if write and not os.path.exists(resolved):
-                    _create(path, resolved, where, relative or path.startswith("$TMP"))
+                if write:
+                    _check_not_ours(path, resolved, home, where)
+                    if not os.path.exists(resolved):
+                        _create(path, resolved, where, relative or path.startswith("$TMP"))
                 out.append(resolved)
             return out
 

@@ -23,7 +23,8 @@ import sys
 from collections.abc import Callable
 from typing import Any, Final
 
-from customtools._content import ToolResult, text_result
+from customtools._content import ToolResult
+from customtools._error_results import Code, Kind, error_result
 from customtools._errors import ToolTimeoutError
 from customtools._isolation._options import IsolationOptions
 from customtools._isolation._wire import Channel, MessageTooLargeError
@@ -64,18 +65,6 @@ def exit_cause(returncode: int | None) -> str:
             name = f"signal {-returncode}"
         return f"was killed by {name}"
     return f"exited with status {returncode}"
-
-
-def call_grace(abort_signal: Any, pool_grace: float | None) -> float:
-    """The grace of a cancelled isolated call: the adapter's (carried by the tool's signal,
-    docs/cancellation.md), shortened by the pool's ``IsolationOptions.grace`` when that is set.
-    """
-    from customtools._runtime import DEFAULT_GRACE
-
-    grace = getattr(abort_signal, "grace", None)
-    if isinstance(grace, bool) or not isinstance(grace, (int, float)):
-        grace = DEFAULT_GRACE
-    return grace if pool_grace is None else min(grace, pool_grace)
 
 
 def _relay(fd: int) -> None:
@@ -142,8 +131,27 @@ def _ctx_to_wire(ctx: Any) -> dict[str, Any] | None:
     }
 
 
+def _grant_table(candidate: Any) -> dict[str, Any] | None:
+    """The hashes of the trust grant ``candidate`` was loaded under (project code the gate
+    hashed), as the worker pins them; ``None`` for user code and ``trust="all"``."""
+    if candidate.source.level != "project" or candidate.kind == "entry_point":
+        return None
+    from customtools._loading._reviewed import reviewed_table
+
+    path = candidate.resolved_path
+    if candidate.kind == "package":
+        path = os.path.join(path, "__init__.py")
+    found = reviewed_table(path)
+    return None if found is None else {"root": found[0], "files": found[1]}
+
+
 class IsolatedSource:
-    """The supervised worker of one candidate (see the module docstring)."""
+    """The supervised worker of one candidate (see the module docstring).
+
+    A project module is imported against the hashes of the grant it was loaded under, at
+    the load and at every restart: a file changed since then is refused, and a restart that
+    meets one leaves the module dead with a ``"changed-since-trusted"`` result.
+    """
 
     def __init__(
         self,
@@ -160,6 +168,8 @@ class IsolatedSource:
         self.failures = 0
         self.restarts = 0
         self.dead: str | None = None
+        self.unreviewed: str | None = None  # a file refused at a restart (the module is dead)
+        self.reviewed = _grant_table(candidate)
         self.closed = False
         self.retired = False
         self._process: _Process | None = None
@@ -308,14 +318,17 @@ class IsolatedSource:
             if refusal is not None:
                 raise await self._kill(process, refusal)
             wait = None if self.load_timeout is None else self.load_timeout + _LOAD_SLACK
+            load: dict[str, Any] = {
+                "op": "load",
+                "candidate": self.candidate.to_dict(),
+                "cwd": self.cwd,
+                "loadTimeout": self.load_timeout,
+            }
+            if self.reviewed is not None:
+                load["reviewed"] = self.reviewed
             reply = await self._request(
                 process,
-                {
-                    "op": "load",
-                    "candidate": self.candidate.to_dict(),
-                    "cwd": self.cwd,
-                    "loadTimeout": self.load_timeout,
-                },
+                load,
                 timeout=wait,
                 on_timeout=f"did not finish importing the module within {wait:g} s"
                 " (load_timeout) and was killed"
@@ -371,10 +384,23 @@ class IsolatedSource:
                 await anyio.sleep(min(delay, self.options.max_backoff))
             self.restarts += 1
             try:
-                process, _ = await self._start()
+                process, reply = await self._start()
             except WorkerLost as lost:
                 self._crashed(lost)
                 raise WorkerLost(f"could not be restarted: it {lost.cause}", crashed=True) from None
+            refused = reply.get("unreviewed")
+            if refused:
+                # The module's code changed since the grant: it stays down until a new load
+                # asks the user again (the host's loader re-checks trust).
+                from customtools._loading._paths import display_path
+
+                self.unreviewed = str(refused[0])
+                self.dead = (
+                    f"was not restarted: {display_path(self.unreviewed)} changed since it was"
+                    " trusted"
+                )
+                await self._kill(process, self.dead)
+                raise WorkerLost(self.dead, crashed=False)
             return process
 
     def _crashed(self, lost: WorkerLost) -> None:
@@ -425,16 +451,30 @@ class IsolatedSource:
             raise pending.lost or WorkerLost("ended", crashed=True)
         return pending.reply
 
-    async def _send(self, process: _Process, message: dict[str, Any]) -> None:
+    async def _send(
+        self,
+        process: _Process,
+        message: dict[str, Any],
+        *,
+        bound: float = _SEND_BOUND,
+        shield: bool = True,
+        reason: str = "did not read its requests and was killed",
+    ) -> None:
+        """Write ``message``; a worker that does not read it within ``bound`` is killed.
+
+        ``shield=False`` (a call's request) lets the caller's cancellation interrupt the
+        wait: what is left stays queued, and the call's stop sends it with the abort, bounded
+        by the grace, so the caller has its result by deadline + grace.
+        """
         import anyio
 
         try:
             if process.channel.send_nowait(message):
                 return
-            with anyio.CancelScope(shield=True), anyio.move_on_after(_SEND_BOUND):
+            with anyio.CancelScope(shield=shield), anyio.move_on_after(bound):
                 await process.channel.flush()
                 return
-            await self._kill(process, "did not read its requests and was killed")
+            await self._kill(process, reason)
         except BrokenPipeError:
             pass  # the worker is gone: the read that follows sees it and says how
 
@@ -499,21 +539,24 @@ class IsolatedSource:
         return f"the worker process of {self.candidate.path}"
 
     def _lost_result(self, tool_name: str, lost: WorkerLost, *, during: str) -> ToolResult:
+        if self.unreviewed is not None:
+            return error_result(
+                Kind.UNREVIEWED_CODE,
+                Code.CHANGED_SINCE_TRUSTED,
+                f"tool {tool_name!r} cannot run: {self._where()} {lost.cause}; load the"
+                " tools again (reload, or `customtools trust`) to be asked to trust it again",
+                module=self.candidate.path,
+                path=self.unreviewed,
+            )
         if lost.crashed and self.dead is None:
-            tail, code = "; it is restarted for the next call", "worker-crashed"
+            tail, code = "; it is restarted for the next call", Code.WORKER_CRASHED
         elif self.dead is not None:
-            tail, code = "; fix the module and load the tools again", "module-dead"
+            tail, code = "; fix the module and load the tools again", Code.MODULE_DEAD
         else:
-            tail, code = "", "worker-killed"
-        return text_result(
-            f"tool {tool_name!r} failed: {self._where()} {lost.cause}{during}{tail}",
-            {
-                "error": "WorkerLost",
-                "code": code,
-                "cause": lost.cause,
-                "module": self.candidate.path,
-            },
-            True,
+            tail, code = "", Code.WORKER_KILLED
+        text = f"tool {tool_name!r} failed: {self._where()} {lost.cause}{during}{tail}"
+        return error_result(
+            Kind.WORKER_LOST, code, text, cause=lost.cause, module=self.candidate.path
         )
 
     async def call(
@@ -548,13 +591,13 @@ class IsolatedSource:
             message["trace"] = carrier
         try:
             try:
-                await self._send(process, message)
+                await self._send(process, message, shield=False)
             except MessageTooLargeError as exc:
-                return text_result(
+                return error_result(
+                    Kind.MESSAGE_TOO_LARGE,
+                    Code.MESSAGE_TOO_LARGE,
                     f"tool {tool_name!r} could not be called: the arguments are too large"
                     f" for the worker process ({exc}); raise max_message_mib",
-                    {"error": "MessageTooLarge", "code": "message-too-large"},
-                    True,
                 )
             await self._wait(process, pending)
         except BaseException:
@@ -579,10 +622,10 @@ class IsolatedSource:
         except Exception as exc:
             from customtools._format import describe_exception
 
-            return text_result(
+            return error_result(
+                Kind.CONTENT,
+                Code.UNUSABLE_RESULT,
                 f"tool {tool_name!r} returned an unusable result: {describe_exception(exc)}",
-                {"error": "ContentError", "code": "unusable-result"},
-                True,
             )
 
     async def _stop_call(
@@ -618,22 +661,29 @@ class IsolatedSource:
         # The kill past the grace is the supervisor's from now on: it happens even if this
         # coroutine is closed (the adapter closes a call it stopped waiting for) or its task
         # is gone. It is withdrawn when the call ends in time.
+        from customtools._runtime import grace_of
         from customtools._supervisor import schedule_kill
 
-        grace = call_grace(abort_signal, self.options.grace)
+        grace = grace_of(abort_signal)  # the adapter's, or the pool's when that is shorter
+        if self.options.grace is not None:
+            grace = min(grace, self.options.grace)
+        killed = f"was killed: a cancelled call did not end within {grace:g} s (grace)"
         kill = process.doomed = schedule_kill(process.pid, grace, popen=process.popen)
-        kill.reason = f"was killed: a cancelled call did not end within {grace:g} s (grace)"
+        kill.reason = killed
+        start = anyio.current_time()
         with contextlib.suppress(MessageTooLargeError):
+            # Behind what is left of the call's own request, when it did not fit the pipe.
             await self._send(
-                process, {"op": "abort", "id": request_id, "reason": reason, "timeout": timed_out}
+                process,
+                {"op": "abort", "id": request_id, "reason": reason, "timeout": timed_out},
+                bound=grace,
+                reason=killed,
             )
-        with anyio.move_on_after(grace):
+        with anyio.move_on_after(max(grace - (anyio.current_time() - start), 0.0)):
             await self._wait(process, pending)
         kill.withdraw()  # the call ended in time, or it is killed right here
         if not pending.done:
-            await self._kill(
-                process, f"was killed: a cancelled call did not end within {grace:g} s (grace)"
-            )
+            await self._kill(process, killed)
 
     async def session(self, tool_name: str, event: Any, ctx: Any) -> None:
         """Deliver a session event to ``tool_name``'s ``on_session`` in the worker.

@@ -8,12 +8,14 @@ buffered until the whole message is there).
 
 Messages (``id`` numbers a request; replies carry the same ``id``)::
 
-    host -> worker   {"op": "load", "id", "candidate", "cwd", "loadTimeout"}
+    host -> worker   {"op": "load", "id", "candidate", "cwd", "loadTimeout",
+                      "reviewed"?: {"root", "files": {real path: sha256}}}
                      {"op": "call", "id", "tool", "callId", "params", "ctx", "trace"?}
                      {"op": "abort", "id", "reason", "timeout": bool}
                      {"op": "session", "id", "tool", "event"}
     worker -> host   {"op": "ready", "pid"}
-                     {"op": "loaded", "id", "tools", "errors", "diagnostics"}
+                     {"op": "loaded", "id", "tools", "errors", "diagnostics",
+                      "unreviewed": [paths refused: changed since the grant]}
                      {"op": "update", "id", "result"}
                      {"op": "result", "id", "result"}        (the call is over, thread and all)
                      {"op": "ctxAbort", "id", "reason"}

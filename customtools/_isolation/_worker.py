@@ -26,6 +26,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from customtools._error_results import Code, Kind, LoadCode, error_result
 from customtools._isolation._limits import PR_SET_PDEATHSIG, prctl, set_limits
 from customtools._isolation._wire import Channel, MessageTooLargeError, candidate_from_dict
 
@@ -147,9 +148,16 @@ class _Worker:
 
         try:
             candidate = candidate_from_dict(message["candidate"])
-            if candidate.source.level == "project":
-                # The host applied its trust policy to this candidate already; project code
-                # still never runs from bytecode caches.
+            reviewed = message.get("reviewed")
+            if reviewed is not None:
+                # The grant's hashes, pinned: every import of project code in this worker
+                # (this load, a restart's, a helper imported later) is checked against them.
+                from customtools._loading._reviewed import register_root
+
+                register_root(reviewed["root"], files=reviewed["files"], pin=True)
+            elif candidate.source.level == "project":
+                # The host applied its trust policy ("all") already; project code still never
+                # runs from bytecode caches.
                 from customtools._loading._reviewed import register_root
 
                 register_root(candidate.root or candidate.path)
@@ -163,7 +171,7 @@ class _Worker:
                     "tools": [],
                     "errors": [
                         {
-                            "code": "internal-error",
+                            "code": LoadCode.INTERNAL_ERROR,
                             "error": "the isolation worker could not load the module: the"
                             f" loader failed with {describe_exception(exc)}; please report"
                             " this as a customtools bug",
@@ -191,6 +199,8 @@ class _Worker:
             self.tools.remove(tool.name)  # a later load of the module replaces its tools
             self.tools.add(inner)
             described.append(tool_description(tool))
+        from customtools._loading._reviewed import refused_paths
+
         self.send(
             {
                 "op": "loaded",
@@ -198,6 +208,7 @@ class _Worker:
                 "tools": described,
                 "errors": [error.to_dict() for error in result.errors],
                 "diagnostics": [item.to_dict() for item in result.diagnostics],
+                "unreviewed": refused_paths(),
             }
         )
 
@@ -248,17 +259,16 @@ class _Worker:
         import anyio.to_thread
 
         from customtools._abort import AbortController
-        from customtools._content import text_result
         from customtools._observe import use_context
 
         call_id = message["id"]
         entry = self.tools.lookup(message["tool"])
         if entry is None:
-            result = text_result(
+            result = error_result(
+                Kind.TOOL_NOT_FOUND,
+                Code.TOOL_NOT_FOUND,
                 f"tool {message['tool']!r} is not loaded in its worker process (the module no"
                 " longer defines it); load the tools again",
-                {"error": "ToolNotFound", "code": "tool-not-found"},
-                True,
             )
             self.send({"op": "result", "id": call_id, "result": result.to_dict()})
             return
@@ -290,17 +300,16 @@ class _Worker:
             self.calls.pop(call_id, None)
 
     def _send_result(self, call_id: int, result: Any) -> None:
-        from customtools._content import text_result
         from customtools._isolation._wire import MessageTooLargeError
 
         try:
             self.send({"op": "result", "id": call_id, "result": result.to_dict()})
         except MessageTooLargeError as exc:
-            too_large = text_result(
+            too_large = error_result(
+                Kind.MESSAGE_TOO_LARGE,
+                Code.MESSAGE_TOO_LARGE,
                 f"the tool's result is too large to leave its worker process ({exc});"
                 " return less (or raise the host's max_message_mib)",
-                {"error": "MessageTooLarge", "code": "message-too-large"},
-                True,
             )
             self.send({"op": "result", "id": call_id, "result": too_large.to_dict()})
 

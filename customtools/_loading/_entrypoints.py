@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from customtools._error_results import LoadCode
 from customtools._format import describe_exception
 from customtools._loading._paths import display_path
 from customtools._loading._providers import ProviderItem, ScanContext
@@ -172,7 +173,7 @@ class EntryPointsProvider:
                 path=where,
                 error=f"installed distribution at {where} declares {self.group!r} entry points "
                 "but has no readable name (METADATA missing or broken); reinstall it",
-                code="invalid-distribution",
+                code=LoadCode.INVALID_DISTRIBUTION,
             )
             return
         if stem is None:
@@ -194,7 +195,7 @@ class EntryPointsProvider:
         )
         if broken:
             yield Diagnostic(
-                code="broken-distribution",
+                code=LoadCode.BROKEN_DISTRIBUTION,
                 message=f"installed distribution {name!r} at {where} has no readable METADATA; "
                 "its entry points are used anyway, reinstall it to fix the metadata",
                 path=where,
@@ -208,7 +209,7 @@ class EntryPointsProvider:
                 error=f"installed distribution {name!r}: its entry_points.txt cannot be read "
                 f"({describe_exception(exc)}); no tools were taken from it, reinstall it",
                 source=base,
-                code="invalid-distribution",
+                code=LoadCode.INVALID_DISTRIBUTION,
             )
             return
         for ep in entry_points:
@@ -227,7 +228,7 @@ class EntryPointsProvider:
                     f"{self.group!r} has the value {ep.value!r}; expected 'module:factory'",
                     source=source,
                     resolved_path=entry_point_key(name, ep.name),
-                    code="invalid-entry-point",
+                    code=LoadCode.INVALID_ENTRY_POINT,
                 )
                 continue
             yield Candidate(

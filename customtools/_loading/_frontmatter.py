@@ -46,6 +46,7 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any, Literal
 
+from customtools._error_results import LoadCode
 from customtools._format import describe_exception, escape_control
 from customtools._loading._files import (
     MAX_FILE_BYTES,
@@ -388,7 +389,7 @@ def read_metadata_file(
         else:
             cause = str(exc)
         return Diagnostic(
-            code="invalid-metadata",
+            code=LoadCode.INVALID_METADATA,
             message=(
                 f"metadata file {display_path(path)} was ignored: {cause}; "
                 "fix it (it is never executed, only read for a name and description)"

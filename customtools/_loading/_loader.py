@@ -26,6 +26,7 @@ from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from customtools._context import ToolContext
+from customtools._error_results import LoadCode
 from customtools._errors import LoadFailedError
 from customtools._loading._api import (
     NO_OP_UI,
@@ -339,7 +340,7 @@ async def import_here(
                 )
                 step.set("customtools.tools", len(outcome.tools))
                 if outcome.errors:
-                    step.failed(outcome.errors[0].code or "load-error", outcome.errors[0].error)
+                    step.failed(outcome.errors[0].code or LoadCode.LOAD_ERROR)
             outcomes.append(outcome)
     finally:
         std_fds.close()

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from customtools._error_results import LoadCode
 from customtools._errors import ToolDefinitionError
 
 if TYPE_CHECKING:
@@ -330,15 +331,18 @@ def _project_code(path: str) -> tuple[list[str], list[str], list[str]]:
     """What the servers of the project ``.mcp.json`` at ``path`` would run from the project:
     ``(files, trees, notes)``.
 
-    A stdio server runs project code when its ``command`` or an argument names a file inside
-    the project (``python srv.py``, ``node ./tools/server.js``), when it runs a module with
-    ``-m`` (Python imports it, and whatever it imports, from its working directory), or when
-    its ``cwd`` lies inside the project. What such a script may import or ``require`` is not
-    knowable, so the grant covers the whole directory it starts in (``cwd``, else the
-    project root) and the directory of each named script: every file there Python, node or a
-    shell could run (``DATA_SUFFIXES`` aside), bounded like any project source. ``notes``
-    says what is not covered: programs outside the project and installed dependency trees
-    (virtual environments, ``node_modules``), which the user installs like any program.
+    A stdio server starts in its ``cwd``, else in the directory of the ``.mcp.json`` (the
+    loader pins it there: :func:`_pinned`). One that starts inside the project may run what
+    it finds there without naming it (``python -c "import srvlib"`` and ``python -m`` put
+    the directory first on ``sys.path``, ``make`` reads the ``Makefile``, ``npm start`` and
+    ``npx`` read ``package.json`` and ``node_modules/.bin``), and which files it reads is not
+    knowable from its command line, so the grant covers the whole directory it starts in:
+    every file there Python, node or a shell could run (``DATA_SUFFIXES`` aside, but a
+    ``package.json`` included: its scripts are commands), bounded like any project source.
+    A file inside the project that the command or an argument names (``node
+    ./tools/server.js``) adds its own directory. ``notes`` says what is not covered:
+    programs outside the project and installed dependency trees (virtual environments,
+    ``node_modules``), which the user installs like any program.
     """
     from customtools._loading._trust import is_data_file
 
@@ -351,20 +355,10 @@ def _project_code(path: str) -> tuple[list[str], list[str], list[str]]:
         if config.command is None:
             continue  # an HTTP server: nothing is started here
         base = os.path.abspath(os.path.join(project, config.cwd) if config.cwd else project)
-        runs_project = _under(base, project) and config.cwd is not None
+        starts_inside = _under(base, project)
         words = (config.command, *config.args)
         for index, word in enumerate(words):
-            if not word:
-                continue
-            if word == "-m" and index > 0 and index + 1 < len(words):
-                top = words[index + 1].split(".", 1)[0]
-                if top and (
-                    os.path.isdir(os.path.join(base, top))
-                    or os.path.isfile(os.path.join(base, top + ".py"))
-                ):
-                    runs_project = runs_project or _under(base, project)
-                continue
-            if word.startswith("-"):
+            if not word or word.startswith("-"):
                 continue
             named = os.path.normpath(os.path.join(base, os.path.expanduser(word)))
             if _under(named, project) and os.path.isfile(named):
@@ -372,14 +366,17 @@ def _project_code(path: str) -> tuple[list[str], list[str], list[str]]:
                     files.append(named)
                 if is_data_file(named):
                     continue  # a config file a server reads: hashed, but it runs nothing
-                runs_project = True
                 tree = os.path.dirname(named)
                 if tree not in trees:
                     trees.append(tree)
             elif index == 0 and word not in outside:
                 outside.append(word)
-        if runs_project and _under(base, project) and base not in trees:
-            trees.append(base)
+        if starts_inside:
+            if base not in trees:
+                trees.append(base)
+            manifest = os.path.join(base, "package.json")
+            if os.path.isfile(manifest) and manifest not in files:
+                files.append(manifest)
     notes: list[str] = []
     if outside:
         notes.append(
@@ -392,6 +389,20 @@ def _project_code(path: str) -> tuple[list[str], list[str], list[str]]:
             " (.md, .json, ...) are not covered"
         )
     return files, trees, notes
+
+
+def _pinned(configs: list[McpServerConfig], path: str) -> list[McpServerConfig]:
+    """A project ``.mcp.json``'s stdio servers without ``cwd`` start in its directory (what
+    the grant covers), never in the host's working directory, wherever the host runs."""
+    import dataclasses
+
+    here = os.path.dirname(os.path.abspath(path))
+    return [
+        dataclasses.replace(config, cwd=here)
+        if config.command is not None and config.cwd is None
+        else config
+        for config in configs
+    ]
 
 
 async def _held_back(path: str, source: Any, trust: Any, store: Any, errors: list[Any]) -> Any:
@@ -409,7 +420,7 @@ async def _held_back(path: str, source: Any, trust: Any, store: Any, errors: lis
     try:
         return await gate_source(project_file, trust, store)
     except TrustStoreError as exc:
-        errors.append(LoadError(path=exc.path, error=str(exc), code="trust-store-error"))
+        errors.append(LoadError(path=exc.path, error=str(exc), code=LoadCode.TRUST_STORE_ERROR))
         why = "the trust store cannot be used"
         return PendingSource(source=project_file, status="blocked", changes=(why,))
 
@@ -447,14 +458,19 @@ async def load_mcp_json_tools(
                 collected.pending.append(held)
                 diagnostics.append(
                     Diagnostic(
-                        code="pending-trust", message=held.message(), path=path, source=source
+                        code=LoadCode.PENDING_TRUST,
+                        message=held.message(),
+                        path=path,
+                        source=source,
                     )
                 )
                 continue
         configs, problems = read_mcp_json(path)
+        if level == "project":
+            configs = _pinned(configs, path)
         for problem in problems:
             errors.append(
-                LoadError(path=path, error=problem, source=source, code="invalid-mcp-json")
+                LoadError(path=path, error=problem, source=source, code=LoadCode.INVALID_MCP_JSON)
             )
         fresh: list[McpServerConfig] = []
         for config in configs:
@@ -465,7 +481,7 @@ async def load_mcp_json_tools(
                         error=f"MCP server name {config.name!r} is already configured in"
                         f" {servers[config.name]}; this one was not started; rename one of them",
                         source=source,
-                        code="name-conflict",
+                        code=LoadCode.NAME_CONFLICT,
                     )
                 )
                 continue
@@ -476,7 +492,7 @@ async def load_mcp_json_tools(
         tools, messages = await provider(fresh)
         for message in messages:
             diagnostics.append(
-                Diagnostic(code="mcp-server", message=message, path=path, source=source)
+                Diagnostic(code=LoadCode.MCP_SERVER, message=message, path=path, source=source)
             )
         for tool in tools:
             collected.claim(LoadedTool(path=path, resolved_path=path, tool=tool, source=source))

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from customtools._error_results import LoadCode
 from customtools._loading._files import FileRuleError, load_json, read_text_file
 from customtools._loading._paths import display_path, is_inside, resolve_path
 from customtools._loading._providers import ProviderItem, ScanContext, ToolLocation
@@ -82,7 +83,10 @@ class PluginRootsProvider:
             root = resolve_path(given, context.cwd, home=context.home)
         except (ValueError, TypeError) as exc:
             yield self._error(
-                str(given), f"plugin root {given!r} is not usable: {exc}", "invalid-path", fallback
+                str(given),
+                f"plugin root {given!r} is not usable: {exc}",
+                LoadCode.INVALID_PATH,
+                fallback,
             )
             return
         if not os.path.isdir(root):
@@ -90,7 +94,7 @@ class PluginRootsProvider:
                 root,
                 f"plugin root {given!r} is not a directory (resolved to {display_path(root)}); "
                 "fix the plugin directory setting or remove it",
-                "not-found",
+                LoadCode.NOT_FOUND,
                 fallback,
             )
             return
@@ -105,7 +109,7 @@ class PluginRootsProvider:
                     f"plugin manifest {display_path(manifest_path)} leads outside the plugin "
                     f"root {display_path(root)} (to {display_path(real_manifest)}) and was not "
                     "read; the plugin's tools/ directory is still scanned",
-                    "path-outside-plugin",
+                    LoadCode.PATH_OUTSIDE_PLUGIN,
                     fallback,
                 )
                 manifest_path = None
@@ -127,7 +131,7 @@ class PluginRootsProvider:
                     manifest_path,
                     f"plugin manifest {display_path(manifest_path)} was ignored: {cause}; "
                     "the plugin's tools/ directory is still scanned",
-                    "invalid-manifest",
+                    LoadCode.INVALID_MANIFEST,
                     fallback,
                 )
         name = _text(manifest.get("name")) or os.path.basename(root)
@@ -155,7 +159,7 @@ class PluginRootsProvider:
                 manifest,
                 f'plugin manifest {shown}: "tools" must be a path or a list of paths, '
                 f"not {type(declared).__name__}",
-                "invalid-manifest",
+                LoadCode.INVALID_MANIFEST,
                 source,
             )
             return
@@ -166,7 +170,7 @@ class PluginRootsProvider:
                     manifest,
                     f'plugin manifest {shown}: "tools"[{index}] must be a non-empty relative '
                     f"path, got {entry!r}",
-                    "invalid-manifest",
+                    LoadCode.INVALID_MANIFEST,
                     source,
                 )
                 continue
@@ -183,7 +187,7 @@ class PluginRootsProvider:
                     f'plugin manifest {shown}: tool path {entry!r} ("tools"[{index}]) leads '
                     f"outside the plugin root {display_path(root)}; declared paths must stay "
                     "inside the plugin (no absolute paths, '..' or symlinks out)",
-                    "path-outside-plugin",
+                    LoadCode.PATH_OUTSIDE_PLUGIN,
                     source,
                 )
                 continue

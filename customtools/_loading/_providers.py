@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
+from customtools._error_results import LoadCode
 from customtools._loading._files import FileRuleError, load_json, read_text_file
 from customtools._loading._paths import display_path, resolve_path
 from customtools._loading._records import Candidate, Diagnostic, Level, LoadError, ToolSource
@@ -244,7 +245,7 @@ class ConfiguredPathsProvider:
                     path=str(given),
                     error=f"configured tool path {given!r} is not usable: {exc}",
                     source=source,
-                    code="invalid-path",
+                    code=LoadCode.INVALID_PATH,
                 )
                 continue
             yield ToolLocation(path=path, source=source, explicit=True, given=given)
@@ -304,7 +305,7 @@ class ClaudePluginsProvider:
         except (OSError, FileRuleError) as exc:
             cause = exc.strerror if isinstance(exc, OSError) and exc.strerror else f"it {exc}"
             yield self._diag(
-                "invalid-registry",
+                LoadCode.INVALID_REGISTRY,
                 f"plugin registry {shown} was ignored: {cause}; fix or delete it",
                 registry,
             )
@@ -316,7 +317,7 @@ class ClaudePluginsProvider:
             or not isinstance(data.get("version"), int)
         ):
             yield self._diag(
-                "invalid-registry",
+                LoadCode.INVALID_REGISTRY,
                 f"plugin registry {shown} was ignored: expected an object with a numeric "
                 '"version" and a "plugins" object',
                 registry,
@@ -350,7 +351,7 @@ class ClaudePluginsProvider:
         (installed for another project)."""
         if not isinstance(entry, dict):
             return self._diag(
-                "invalid-registry-entry",
+                LoadCode.INVALID_REGISTRY_ENTRY,
                 f"{where} was ignored: expected an object, got {type(entry).__name__}",
                 registry,
             )
@@ -358,20 +359,20 @@ class ClaudePluginsProvider:
         scope = entry.get("scope", "user")
         if not isinstance(install, str) or not install.strip():
             return self._diag(
-                "invalid-registry-entry",
+                LoadCode.INVALID_REGISTRY_ENTRY,
                 f'{where} was ignored: "installPath" must be a non-empty string',
                 registry,
             )
         if scope not in ("user", *_PROJECT_SCOPES):
             return self._diag(
-                "invalid-registry-entry",
+                LoadCode.INVALID_REGISTRY_ENTRY,
                 f"{where} was ignored: unknown scope {scope!r} "
                 "(expected 'user', 'project' or 'local')",
                 registry,
             )
         if entry.get("enabled", True) is False:
             return self._diag(
-                "plugin-disabled",
+                LoadCode.PLUGIN_DISABLED,
                 f"{where} is disabled (enabled: false); its tools were not scanned",
                 install,
             )
@@ -384,7 +385,9 @@ class ClaudePluginsProvider:
         try:
             root_dir = resolve_path(install, base, home=context.home)
         except ValueError as exc:
-            return self._diag("invalid-registry-entry", f"{where} was ignored: {exc}", registry)
+            return self._diag(
+                LoadCode.INVALID_REGISTRY_ENTRY, f"{where} was ignored: {exc}", registry
+            )
         name, _, _marketplace = plugin_id.partition("@")
         version = entry.get("version")
         source = ToolSource(

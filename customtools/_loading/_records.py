@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from customtools._error_results import LoadCode
+
 if TYPE_CHECKING:
     from customtools._tool import CustomTool
 
@@ -150,7 +152,7 @@ class Diagnostic:
     provider, a duplicate path, a missing optional directory.
 
     Args:
-        code: stable kebab-case code (``"skipped-file"``, ``"duplicate-path"``, ...).
+        code: stable kebab-case code (``"skipped-file"``, ...; docs/errors.md lists them).
         message: one line for people.
         path: the file or directory concerned, if any.
         source: the source concerned, if any.
@@ -180,9 +182,7 @@ class LoadError:
         error: a one-line cause naming the tool or file and what to do.
         source: where it was found (``None`` for a configured path that does not resolve).
         resolved_path: the real path, when known.
-        code: stable kebab-case code (``"import-error"``, ``"factory-error"``,
-            ``"name-conflict"``, ``"invalid-tool"``, ``"metadata-not-executable"``,
-            ``"timeout"``, ...).
+        code: stable kebab-case code (``"import-error"``, ...; docs/errors.md lists them).
         tool_name: the tool concerned, when known.
         traceback: a short traceback summary, in its own field so ``error`` stays one line.
     """
@@ -191,7 +191,7 @@ class LoadError:
     error: str
     source: ToolSource | None = None
     resolved_path: str | None = None
-    code: str = "load-error"
+    code: str = LoadCode.LOAD_ERROR
     tool_name: str | None = None
     traceback: str | None = None
 

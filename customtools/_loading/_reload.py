@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import os
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from customtools._error_results import LoadCode
 from customtools._errors import LoadFailedError
 from customtools._loading._api import PendingActionStore
 from customtools._loading._import import ImportOutcome, release_modules
@@ -34,12 +34,13 @@ __all__ = [
     "RELOAD_KEPT_PREVIOUS",
     "Reloader",
     "fingerprint",
+    "fingerprints",
     "forget_bytecode",
     "release_modules",
     "require_watchfiles",
 ]
 
-RELOAD_KEPT_PREVIOUS = "reload-kept-previous"
+RELOAD_KEPT_PREVIOUS = LoadCode.RELOAD_KEPT_PREVIOUS
 """Diagnostic code: a module failed to reload and its previous version is still served."""
 
 PathArg = str | os.PathLike[str]
@@ -50,30 +51,67 @@ _SKIPPED_DIRS = frozenset({"__pycache__", ".git", ".mypy_cache", ".pytest_cache"
 def fingerprint(candidate: Candidate) -> tuple[Any, ...]:
     """What a candidate's code is made of: each file's relative path and content digest.
 
-    Entry points are installed distributions: never re-imported (constant fingerprint).
+    Files are read as the trust gate reads them (``_trust.hash_file``: opened non-blocking,
+    regular files only, at most :data:`~._trust.MAX_SOURCE_BYTES` per candidate), so a FIFO
+    or a ``/dev/zero`` link among a package's files is a marker, never a hang or a
+    ``MemoryError``; data files (``.json``, ``.md``, ...) count by their ``stat`` only. Never
+    raises. Entry points are installed distributions: never re-imported (constant).
     """
     if candidate.kind == "entry_point":
         return ("entry_point", candidate.entry_point)
+    from customtools._loading._trust import MAX_SOURCE_BYTES, is_data_file
+
+    budget = [MAX_SOURCE_BYTES]
     path = candidate.resolved_path
-    if candidate.kind != "package":
-        return (_digest(path),)
-    files: list[tuple[str, str]] = []
-    for directory, dirs, names in os.walk(path):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not d.startswith("."))
-        for name in sorted(names):
-            if name.startswith(".") or name.endswith((".pyc", ".pyo")):
-                continue
-            full = os.path.join(directory, name)
-            files.append((os.path.relpath(full, path), _digest(full)))
-    return tuple(files)
-
-
-def _digest(path: str) -> str:
     try:
-        with open(path, "rb") as handle:
-            return hashlib.sha256(handle.read()).hexdigest()
+        if candidate.kind != "package":
+            return (_digest(path, budget),)
+        files: list[tuple[str, str]] = []
+        for directory, dirs, names in os.walk(path):
+            dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not d.startswith("."))
+            for name in sorted(names):
+                if name.startswith(".") or name.endswith((".pyc", ".pyo")):
+                    continue
+                full = os.path.join(directory, name)
+                digest = _stat_key(full) if is_data_file(name) else _digest(full, budget)
+                files.append((os.path.relpath(full, path), digest))
+        return tuple(files)
+    except Exception as exc:  # a walk that fails: a marker, so the candidate is re-imported
+        return (f"unreadable: {type(exc).__name__}",)
+
+
+def _digest(path: str, budget: list[int]) -> str:
+    from customtools._loading._trust import NotRegularError, TooLargeError, hash_file
+
+    try:
+        sha, size, _ = hash_file(os.path.realpath(path), budget[0])
+    except NotRegularError as exc:
+        return f"not a regular file: {exc.strerror}"
+    except TooLargeError:
+        return "too large"
     except OSError as exc:
         return f"unreadable: {type(exc).__name__}"
+    budget[0] -= size
+    return sha
+
+
+def _stat_key(path: str) -> str:
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return f"unreadable: {type(exc).__name__}"
+    return f"stat: {st.st_mode:o} {st.st_size} {st.st_mtime_ns}"
+
+
+async def fingerprints(candidates: Sequence[Candidate]) -> dict[str, tuple[Any, ...]]:
+    """:func:`fingerprint` of each candidate by real path, computed in a worker thread (a
+    large package's walk must not hold the event loop)."""
+    import anyio.to_thread
+
+    def walk() -> dict[str, tuple[Any, ...]]:
+        return {c.resolved_path: fingerprint(c) for c in candidates}
+
+    return await anyio.to_thread.run_sync(walk)
 
 
 def forget_bytecode(candidate: Candidate) -> None:
@@ -115,8 +153,15 @@ class _Generation:
     """One load's view of the versions before it (a :class:`PreviousLoad`): unchanged
     candidates are served again, changed ones imported and recorded in :attr:`versions`."""
 
-    def __init__(self, before: dict[str, _Version], *, first: bool) -> None:
+    def __init__(
+        self,
+        before: dict[str, _Version],
+        prints: dict[str, tuple[Any, ...]],
+        *,
+        first: bool,
+    ) -> None:
         self.before = before
+        self.prints = prints
         self.first = first
         self.versions: dict[str, _Version] = {}
         self.fingerprints: dict[str, tuple[Any, ...]] = {}
@@ -124,7 +169,7 @@ class _Generation:
 
     def reuse(self, candidate: Candidate) -> ImportOutcome | None:
         key = candidate.resolved_path
-        current = self.fingerprints[key] = fingerprint(candidate)
+        current = self.fingerprints[key] = self.prints[key]
         old = self.before.get(key)
         if old is not None and old.fingerprint == current:
             self.versions[key] = old
@@ -210,10 +255,12 @@ class Reloader:
         Raises:
             LoadFailedError: ``strict`` and the load has errors (what it loaded is kept).
         """
-        generation = _Generation(self._versions, first=self.result is None)
+        scanned = self._scan()
+        prints = await fingerprints(scanned.candidates)  # off the event loop
+        generation = _Generation(self._versions, prints, first=self.result is None)
         try:
             result = await run_load(
-                self._scan(),
+                scanned,
                 cwd=self.cwd,
                 builtin_tool_names=self.builtin_tool_names,
                 options=self.options,

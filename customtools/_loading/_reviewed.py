@@ -38,8 +38,11 @@ from customtools._loading._paths import display_path
 __all__ = [
     "ReviewedSourceLoader",
     "UnreviewedCodeError",
+    "cache_root",
+    "refused_paths",
     "register_root",
     "reviewed_spec",
+    "reviewed_table",
 ]
 
 _MAX_SOURCE = 64 * 1024 * 1024
@@ -60,13 +63,35 @@ class _Registry:
         self.hashed: dict[str, dict[str, str] | None] = {}  # real root -> {real path: sha}
         # Directories of hashed files that lie outside their root (a linked package).
         self.dirs: set[str] = set()
+        self.pinned: set[str] = set()  # real roots whose table no later registration replaces
+        self.refused: list[str] = []  # files refused since the last refused_paths()
 
-    def register(self, root: str, real_root: str, files: dict[str, str] | None) -> None:
+    def register(
+        self, root: str, real_root: str, files: dict[str, str] | None, *, pin: bool = False
+    ) -> None:
         with self.lock:
             for item in (root, real_root):
                 self.prefixes[item.rstrip(os.sep) + os.sep] = real_root
+            if real_root in self.pinned:
+                return
+            if pin:
+                self.pinned.add(real_root)
             self.hashed[real_root] = files
             self.dirs.update(os.path.dirname(path) for path in files or ())
+
+    def refuse(self, path: str) -> None:
+        """Remember a refused file for :func:`refused_paths` (a few: only the first counts)."""
+        with self.lock:
+            if len(self.refused) < 16:
+                self.refused.append(path)
+
+    def table_for(self, path: str) -> tuple[str, dict[str, str]] | None:
+        """The hashed root whose table lists ``path`` (real), with a copy of that table."""
+        with self.lock:
+            for real_root, files in self.hashed.items():
+                if files is not None and path in files:
+                    return real_root, dict(files)
+        return None
 
     def covers(self, path: str) -> bool:
         return os.path.dirname(path) in self.dirs or any(
@@ -129,16 +154,30 @@ def _read_source(path: str) -> bytes:
     return b"".join(chunks)
 
 
-# -- the code cache: the user's, keyed by the reviewed bytes ---------------------------------------
+# -- the code cache: the user's own, one entry per file, checked against the reviewed bytes ------
 #
 # Compiling costs about as much as the rest of a warm load, so compiled code is kept, but never
-# in the project: in the user's cache directory (~/.cache/customtools/bytecode, or under
-# $XDG_CACHE_HOME), mode 0700, used only when owned by the user and not writable by others,
-# one file per SHA-256 of (interpreter magic, optimisation level, path, source SHA-256). A
-# project can neither choose nor forge an entry: the key is the hash of the bytes just
-# checked, and the directory is the user's own (like the trust store).
+# in the project: under the user's customtools directory, beside the trust store
+# (~/.customtools/cache/bytecode; docs/trust.md, "Bytecode"), mode 0700, used only when owned by
+# the user and not writable by others. Whoever can write there can write the trust store too, so
+# nothing a project or a sandboxed pack controls can reach it: a sandbox refuses a declared write
+# path that covers ~/.customtools (_isolation/_sandboxed.py). Not ~/.cache: a pack allowed to
+# write its download cache there must not write code the host later runs unsandboxed.
+#
+# One file per (interpreter magic, optimisation level, path): an edit replaces the entry instead
+# of adding one. Each entry starts with the SHA-256 of the source it was compiled from, and is
+# used only for exactly those reviewed bytes. Entries unused for _MAX_AGE are pruned, and the
+# oldest beyond _MAX_ENTRIES, once per process, when the first entry is written.
 
 _cache_state: dict[str, str | None] = {}
+_MAX_ENTRIES = 4096
+_MAX_AGE = 30 * 86400.0
+_SHA_BYTES = 64
+
+
+def cache_root(home: str | None = None) -> str:
+    """The directory customtools keeps its own state in: ``<home>/.customtools``."""
+    return os.path.join(home if home is not None else os.path.expanduser("~"), ".customtools")
 
 
 def _cache_dir() -> str | None:
@@ -146,8 +185,7 @@ def _cache_dir() -> str | None:
         return _cache_state["dir"]
     found: str | None = None
     if os.name == "posix" and not sys.dont_write_bytecode:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        path = os.path.join(base, "customtools", "bytecode")
+        path = os.path.join(cache_root(), "cache", "bytecode")
         try:
             os.makedirs(path, mode=0o700, exist_ok=True)
             st = os.lstat(path)
@@ -159,14 +197,14 @@ def _cache_dir() -> str | None:
     return found
 
 
-def _code_key(path: str, sha: str) -> str:
+def _code_key(path: str) -> str:
     import importlib.util
 
-    text = f"{importlib.util.MAGIC_NUMBER.hex()}\0{sys.flags.optimize}\0{path}\0{sha}"
+    text = f"{importlib.util.MAGIC_NUMBER.hex()}\0{sys.flags.optimize}\0{path}"
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def _cached_code(key: str) -> CodeType | None:
+def _cached_code(key: str, sha: str) -> CodeType | None:
     directory = _cache_dir()
     if directory is None:
         return None
@@ -180,8 +218,11 @@ def _cached_code(key: str) -> CodeType | None:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_size > _MAX_SOURCE:
             return None
-        # Our own file in the user's 0700 directory, named by the reviewed bytes' hash.
-        code = marshal.loads(os.read(fd, st.st_size + 1))  # noqa: S302
+        data = os.read(fd, st.st_size + 1)
+        if data[:_SHA_BYTES] != sha.encode("ascii"):
+            return None  # compiled from other bytes (an older version of the file)
+        # Our own file, in the user's 0700 directory, for exactly the reviewed bytes.
+        code = marshal.loads(data[_SHA_BYTES:])  # noqa: S302
     except (OSError, ValueError, EOFError, TypeError):
         return None
     finally:
@@ -189,7 +230,7 @@ def _cached_code(key: str) -> CodeType | None:
     return code if isinstance(code, CodeType) else None
 
 
-def _store_code(key: str, code: CodeType) -> None:
+def _store_code(key: str, sha: str, code: CodeType) -> None:
     directory = _cache_dir()
     if directory is None:
         return
@@ -200,7 +241,7 @@ def _store_code(key: str, code: CodeType) -> None:
         fd, temp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
         try:
             with os.fdopen(fd, "wb") as handle:
-                handle.write(marshal.dumps(code))
+                handle.write(sha.encode("ascii") + marshal.dumps(code))
             os.replace(temp, os.path.join(directory, key))
         except BaseException:
             with contextlib.suppress(OSError):
@@ -208,6 +249,30 @@ def _store_code(key: str, code: CodeType) -> None:
             raise
     except OSError:
         return  # a cache that cannot be written only costs time
+    if "pruned" not in _cache_state:
+        _cache_state["pruned"] = directory
+        _prune(directory)
+
+
+def _prune(directory: str) -> None:
+    """Remove entries unused for :data:`_MAX_AGE`, then the oldest past :data:`_MAX_ENTRIES`."""
+    import time
+
+    entries: list[tuple[float, str]] = []
+    try:
+        with os.scandir(directory) as found:
+            for entry in found:
+                with contextlib.suppress(OSError):
+                    st = entry.stat(follow_symlinks=False)
+                    entries.append((max(st.st_atime, st.st_mtime), entry.path))
+    except OSError:
+        return
+    entries.sort(reverse=True)
+    cutoff = time.time() - _MAX_AGE
+    for index, (used, path) in enumerate(entries):
+        if index >= _MAX_ENTRIES or used < cutoff:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
 
 
 class ReviewedSourceLoader(importlib.machinery.SourceFileLoader):
@@ -220,6 +285,7 @@ class ReviewedSourceLoader(importlib.machinery.SourceFileLoader):
         data = _read_source(path)
         expected = _REGISTRY.expected(path)
         if expected is _UNKNOWN:
+            _REGISTRY.refuse(path)
             raise UnreviewedCodeError(
                 f"{display_path(path)} was not part of the project source when it was"
                 " reviewed (it appeared since); run `customtools trust` to review it",
@@ -228,17 +294,18 @@ class ReviewedSourceLoader(importlib.machinery.SourceFileLoader):
             )
         sha = hashlib.sha256(data).hexdigest()
         if expected is not None and sha != expected:
+            _REGISTRY.refuse(path)
             raise UnreviewedCodeError(
                 f"{display_path(path)} changed after it was reviewed and trusted; reload to"
                 " be asked again (`customtools trust`)",
                 name=fullname,
                 path=path,
             )
-        key = _code_key(path, sha)
-        code = _cached_code(key)
+        key = _code_key(path)
+        code = _cached_code(key, sha)
         if code is None:
             code = self.source_to_code(data, path)
-            _store_code(key, code)
+            _store_code(key, sha, code)
         return code
 
     def set_data(self, path: str, data: Any, *, _mode: int = 0o666) -> None:
@@ -250,6 +317,7 @@ def _check_binary(fullname: str, path: str) -> None:
     if expected is None:
         return
     if expected is _UNKNOWN or hashlib.sha256(_read_source(path)).hexdigest() != expected:
+        _REGISTRY.refuse(path)
         raise UnreviewedCodeError(
             f"{display_path(path)} is not the file that was reviewed and trusted; reload to"
             " be asked again (`customtools trust`)",
@@ -302,7 +370,10 @@ def _install() -> None:
 
 
 def register_root(
-    root: str, *, files: Mapping[str, str] | Iterable[tuple[str, str]] | None = None
+    root: str,
+    *,
+    files: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
+    pin: bool = False,
 ) -> None:
     """Run every Python source under ``root`` through :class:`ReviewedSourceLoader`.
 
@@ -310,11 +381,27 @@ def register_root(
         root: a project source root (a directory, or a single file).
         files: ``{real path: sha256}`` of the files reviewed under it (a file under ``root``
             that is not listed cannot be imported); ``None``: any content (``trust="all"``).
+        pin: no later registration replaces this table (an isolation worker pins the
+            grant's table it was sent: its own loads, restarts included, use ``trust="all"``).
     """
     real_root = os.path.realpath(root)
     table = dict(files) if files is not None else None
-    _REGISTRY.register(os.path.abspath(root), real_root, table)
+    _REGISTRY.register(os.path.abspath(root), real_root, table, pin=pin)
     _install()
+
+
+def reviewed_table(path: str) -> tuple[str, dict[str, str]] | None:
+    """``(real root, {real path: sha256})`` of the grant that covers the file ``path`` (a
+    module, or a package's ``__init__.py``), as registered by the trust gate; ``None`` when
+    no hashed grant lists it (user code, ``trust="all"``)."""
+    return _REGISTRY.table_for(os.path.realpath(path))
+
+
+def refused_paths() -> list[str]:
+    """The project files refused since the last call (changed or added after review)."""
+    with _REGISTRY.lock:
+        refused, _REGISTRY.refused = _REGISTRY.refused, []
+    return refused
 
 
 def reviewed_spec(

@@ -30,6 +30,7 @@ from collections.abc import Collection, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from customtools._error_results import LoadCode
 from customtools._format import describe_exception
 from customtools._loading._entrypoints import ENTRY_POINTS_ID, EntryPointsProvider
 from customtools._loading._frontmatter import read_metadata_file
@@ -156,7 +157,7 @@ class Scanner:
             self._candidates.append(candidate)
             return
         self.diagnose(
-            "duplicate-path",
+            LoadCode.DUPLICATE_PATH,
             f"{display_path(candidate.path)} ({candidate.source.provider}) is the same file as "
             f"{display_path(first.path)} ({first.source.provider}); it is loaded once, from "
             "the first",
@@ -181,7 +182,7 @@ class Scanner:
         self._seen_metadata.add(key)
         if root is not None and not is_inside(real, root):
             self.diagnose(
-                "metadata-outside-root",
+                LoadCode.METADATA_OUTSIDE_ROOT,
                 f"metadata file {display_path(path)} leads outside {display_path(root)} (to "
                 f"{display_path(real)}) and was not read; metadata must be a file of the "
                 "project or plugin itself, not a link to elsewhere",
@@ -211,7 +212,7 @@ class Scanner:
                 "plugin's files must stay inside the plugin (no symlinks out)",
                 source=source,
                 resolved_path=real,
-                code="path-outside-plugin",
+                code=LoadCode.PATH_OUTSIDE_PLUGIN,
             )
         )
         return True
@@ -254,9 +255,11 @@ class Scanner:
                 "fix its permissions or remove it"
             )
             if explicit:
-                self.error(LoadError(path=path, error=message, source=source, code="unreadable"))
+                self.error(
+                    LoadError(path=path, error=message, source=source, code=LoadCode.UNREADABLE)
+                )
             else:
-                self.diagnose("unreadable-directory", message, path, source)
+                self.diagnose(LoadCode.UNREADABLE_DIRECTORY, message, path, source)
             return
         real_dir = os.path.realpath(path)
         if self._escapes("tools directory", path, real_dir, confine_to, source):
@@ -266,7 +269,7 @@ class Scanner:
         if first_dir is not None:
             if first_dir[1].provider != source.provider:
                 self.diagnose(
-                    "duplicate-path",
+                    LoadCode.DUPLICATE_PATH,
                     f"tools directory {display_path(path)} ({source.provider}) is the same "
                     f"directory as {display_path(first_dir[0])} ({first_dir[1].provider}); it is "
                     "scanned once, for the first",
@@ -325,7 +328,7 @@ class Scanner:
                 key = (device, inode) if inode else os.path.normcase(real)
         except OSError as exc:
             self.diagnose(
-                "broken-symlink",
+                LoadCode.BROKEN_SYMLINK,
                 f"{display_path(entry.path)} was skipped: the link cannot be followed "
                 f"({_strerror(exc)}); fix or remove it",
                 entry.path,
@@ -341,7 +344,7 @@ class Scanner:
                 self._add_metadata(key, entry.path, real, source, metadata_root)
             else:
                 self.diagnose(
-                    "skipped-file",
+                    LoadCode.SKIPPED_FILE,
                     f"{display_path(entry.path)} was skipped: only .py files and packages are "
                     "tools (.md and .json are metadata)",
                     entry.path,
@@ -353,7 +356,7 @@ class Scanner:
                     self._add_candidate(key, _new_candidate(entry.path, real, "package", source))
             else:
                 self.diagnose(
-                    "skipped-directory",
+                    LoadCode.SKIPPED_DIRECTORY,
                     f"{display_path(entry.path)} was skipped: a directory is a tool only when "
                     "it holds __init__.py (tools directories are not searched deeper)",
                     entry.path,
@@ -361,7 +364,7 @@ class Scanner:
                 )
         else:
             self.diagnose(
-                "skipped-file",
+                LoadCode.SKIPPED_FILE,
                 f"{display_path(entry.path)} was skipped: not a regular file or directory",
                 entry.path,
                 source,
@@ -391,7 +394,7 @@ class Scanner:
                     path=path,
                     error=f"{what} does not exist (resolved to {display_path(path)}); {fix}",
                     source=source,
-                    code="not-found",
+                    code=LoadCode.NOT_FOUND,
                 )
             )
             return
@@ -401,7 +404,7 @@ class Scanner:
                     path=path,
                     error=f"{what} cannot be read ({_strerror(exc)}); {fix}",
                     source=source,
-                    code="unreadable",
+                    code=LoadCode.UNREADABLE,
                 )
             )
             return
@@ -444,7 +447,7 @@ class Scanner:
                     "point at the .py module or package it describes",
                     source=source,
                     resolved_path=real,
-                    code="metadata-not-executable",
+                    code=LoadCode.METADATA_NOT_EXECUTABLE,
                 )
             )
             return
@@ -455,7 +458,7 @@ class Scanner:
                 "or a tools directory)",
                 source=source,
                 resolved_path=real,
-                code="not-a-module",
+                code=LoadCode.NOT_A_MODULE,
             )
         )
 
@@ -472,7 +475,7 @@ class Scanner:
                     path=f"provider:{provider.id}",
                     error=f"tool provider {provider.id!r} ({provider.display_name}) failed: "
                     f"{describe_exception(exc)}; the tools it found before failing are kept",
-                    code="provider-error",
+                    code=LoadCode.PROVIDER_ERROR,
                 )
             )
 
@@ -601,7 +604,7 @@ def scan_sources(
     scanner = Scanner()
     for provider_id in sorted(disabled - known):
         scanner.diagnose(
-            "unknown-provider",
+            LoadCode.UNKNOWN_PROVIDER,
             f"disabled_providers names {provider_id!r}, which is not a provider of this scan "
             f"(known: {', '.join(sorted(known))}); check the spelling",
             None,
@@ -610,7 +613,7 @@ def scan_sources(
     for provider in chain:
         if provider.id in disabled:
             scanner.diagnose(
-                "provider-disabled",
+                LoadCode.PROVIDER_DISABLED,
                 f"tool provider {provider.id!r} ({provider.display_name}) is switched off by "
                 "the host; its tools were not scanned",
                 None,

@@ -27,6 +27,7 @@ import hashlib
 import importlib.util
 import os
 import stat
+import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -44,14 +45,17 @@ __all__ = [
     "DATA_SUFFIXES",
     "MAX_SOURCE_BYTES",
     "MAX_SOURCE_FILES",
+    "NotRegularError",
     "PendingSource",
     "PendingStatus",
     "ProjectSource",
     "SourceFile",
     "StatCache",
     "StatKey",
+    "TooLargeError",
     "bytecode_warnings",
     "file_source",
+    "hash_file",
     "is_data_file",
     "printable",
     "project_sources",
@@ -240,20 +244,20 @@ _O_FLAGS = (
 )
 
 
-class _NotRegularError(OSError):
+class NotRegularError(OSError):
     """A file of a source is not a regular file (a FIFO, a device, a socket, ...)."""
 
 
-class _TooLargeError(OSError):
+class TooLargeError(OSError):
     """A file would take a source past :data:`MAX_SOURCE_BYTES`."""
 
 
-def _hash_file(path: str, budget: int = MAX_SOURCE_BYTES) -> tuple[str, int, os.stat_result]:
+def hash_file(path: str, budget: int = MAX_SOURCE_BYTES) -> tuple[str, int, os.stat_result]:
     """SHA-256 of the file's bytes, their count, and the ``fstat`` of the file read.
 
     Only a regular file is read (checked with ``fstat`` on the open descriptor, opened
     non-blocking, so a FIFO or a device never blocks), and never more than ``budget`` bytes
-    (:class:`_TooLargeError` past it: ``/dev/zero`` behind a swapped link cannot spin).
+    (:class:`TooLargeError` past it: ``/dev/zero`` behind a swapped link cannot spin).
     Unbuffered ``os.read`` into one buffer sized from ``fstat``: four times quicker than
     ``open().read()`` for small files, which is most of what a tools directory holds.
     """
@@ -261,9 +265,9 @@ def _hash_file(path: str, budget: int = MAX_SOURCE_BYTES) -> tuple[str, int, os.
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise _NotRegularError(errno.EINVAL, _kind(st.st_mode))
+            raise NotRegularError(errno.EINVAL, _kind(st.st_mode))
         if st.st_size > budget:
-            raise _TooLargeError(errno.EFBIG, "too large")
+            raise TooLargeError(errno.EFBIG, "too large")
         digest = hashlib.sha256()
         size = 0
         want = st.st_size + 1  # a short read of a regular file is the end of it
@@ -274,7 +278,7 @@ def _hash_file(path: str, budget: int = MAX_SOURCE_BYTES) -> tuple[str, int, os.
             digest.update(chunk)
             size += len(chunk)
             if size > budget:
-                raise _TooLargeError(errno.EFBIG, "too large")
+                raise TooLargeError(errno.EFBIG, "too large")
             if len(chunk) < want:
                 break
             want = 1 << 20
@@ -361,15 +365,15 @@ class _Collector:
             else:
                 # The key of the bytes actually read (fstat), so a file swapped between a
                 # stat and the read can never lend its key to other content.
-                digest, size, st = _hash_file(real_path, MAX_SOURCE_BYTES - self.total)
+                digest, size, st = hash_file(real_path, MAX_SOURCE_BYTES - self.total)
             key = _key(st)
-        except _NotRegularError as exc:
+        except NotRegularError as exc:
             self.problems.append(
                 f"{printable(name)} is {exc.strerror}, not a regular file; remove it (a tool"
                 " source may hold only regular files and directories)"
             )
             return
-        except _TooLargeError:
+        except TooLargeError:
             self.problems.append(f"more than {MAX_SOURCE_BYTES // (1024 * 1024)} MiB of files")
             self.stopped = True
             return
@@ -431,7 +435,11 @@ class _Collector:
                 except OSError:
                     link, is_dir = True, False
                 if is_dir:
-                    if name not in _SKIPPED_DIRS and (installed or not _installed_tree(entry.path)):
+                    if name == "__pycache__":
+                        self.check_bytecode(entry.path)
+                    elif name not in _SKIPPED_DIRS and (
+                        installed or not _installed_tree(entry.path)
+                    ):
                         real = None if link else os.path.join(real_current, name)
                         subdirs.append((entry.path, real))
                     continue
@@ -446,6 +454,31 @@ class _Collector:
                 if self.full():
                     return
             stack.extend(reversed(subdirs))
+
+    def check_bytecode(self, directory: str, stem: str | None = None) -> None:
+        """A hash-based ``.pyc`` (PEP 552) of this interpreter in ``directory`` (a
+        ``__pycache__``; only ``stem``'s when given) is a problem: Python's own
+        ``SourceFileLoader`` runs it instead of the reviewed source, unchecked or checked
+        only against a hash anyone can compute, when a tool loads that source itself
+        (``importlib.util.spec_from_file_location``). Python writes one only when asked."""
+        tag = f".{sys.implementation.cache_tag}."
+        try:
+            with os.scandir(directory) as listing:
+                names = sorted(entry.name for entry in listing)
+        except OSError:
+            return
+        for name in names:
+            if tag not in name or not name.endswith(".pyc"):
+                continue
+            if stem is not None and not name.startswith(stem + "."):
+                continue
+            path = os.path.join(directory, name)
+            if _pyc_flags(path) not in (None, 0):
+                self.problems.append(
+                    f"{printable(_name_under(path, self.root))} is hash-based bytecode, which"
+                    " Python would run instead of its reviewed source when a tool loads that"
+                    " source itself (importlib.util.spec_from_file_location); delete it"
+                )
 
     def full(self) -> bool:
         """Whether a limit was reached (nothing more is read)."""
@@ -550,6 +583,11 @@ def _hash_group(
         if candidate.kind == "module":
             if walked is None or not candidate.path.startswith(walked):
                 collector.add(candidate.path, candidate.resolved_path)
+                real = candidate.resolved_path
+                collector.check_bytecode(
+                    os.path.join(os.path.dirname(real), "__pycache__"),
+                    stem=os.path.splitext(os.path.basename(real))[0],
+                )
         elif candidate.kind == "package":
             collector.add_tree(candidate.path)
         else:
@@ -631,28 +669,46 @@ def file_source(
     return dataclasses.replace(made, notes=notes) if notes else made
 
 
-def _used_bytecode(source: str) -> str | None:
-    """The ``__pycache__`` file stock Python would run instead of ``source``, when one exists.
-
-    A timestamp ``.pyc`` is used when the mtime and size in its header match the source; a
-    hash-based one when it is unchecked, or checked and its source hash matches (not worked
-    out here: any checked one is reported). customtools never runs these for project code
-    (it compiles the reviewed bytes), but a ``.pyc`` shipped with a project is code nobody
-    reviewed that another Python process in the checkout would run.
-    """
+def _pyc_header(path: str) -> bytes | None:
+    """The 16-byte header of a regular ``.pyc`` file of this interpreter, or ``None``."""
     try:
-        cache = importlib.util.cache_from_source(source)
-        fd = os.open(cache, _O_FLAGS)
+        fd = os.open(path, _O_FLAGS)
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 return None
             header = os.read(fd, 16)
         finally:
             os.close(fd)
-        st = os.stat(source)
-    except (OSError, ValueError, NotImplementedError):
+    except OSError:
         return None
     if len(header) < 16 or header[:4] != importlib.util.MAGIC_NUMBER:
+        return None
+    return header
+
+
+def _pyc_flags(path: str) -> int | None:
+    """The PEP 552 flags of a ``.pyc`` of this interpreter (0: timestamp-based), or ``None``."""
+    header = _pyc_header(path)
+    return None if header is None else int.from_bytes(header[4:8], "little")
+
+
+def _used_bytecode(source: str) -> str | None:
+    """The ``__pycache__`` file stock Python would run instead of ``source``, when one exists.
+
+    A timestamp ``.pyc`` is used when the mtime and size in its header match the source; a
+    hash-based one when it is unchecked, or checked and its source hash matches (not worked
+    out here: any checked one is reported, and blocks the grant: :meth:`_Collector.
+    check_bytecode`). customtools' own imports never run these for project code (they
+    compile the reviewed bytes), but plain ``python`` in the checkout, or a tool that loads
+    the file itself, would.
+    """
+    try:
+        cache = importlib.util.cache_from_source(source)
+        header = _pyc_header(cache)
+        st = os.stat(source) if header is not None else None
+    except (OSError, ValueError, NotImplementedError):
+        return None
+    if header is None or st is None:
         return None
     flags = int.from_bytes(header[4:8], "little")
     if flags in (1, 3):  # hash-based
@@ -675,9 +731,10 @@ def bytecode_warnings(source: ProjectSource) -> tuple[str, ...]:
             if cached is not None:
                 out.append(
                     f"{printable(cached)} holds bytecode for {printable(item.name)} that was not"
-                    " reviewed; customtools never runs it (project code is compiled from the"
-                    " reviewed source), but plain `python` would: delete the __pycache__"
-                    " directories unless you created them"
+                    " reviewed; customtools' own imports compile the reviewed source instead,"
+                    " but plain `python`, or a tool that loads the file itself"
+                    " (importlib.util.spec_from_file_location), would run it: delete the"
+                    " __pycache__ directories unless you created them"
                 )
     return tuple(out)
 

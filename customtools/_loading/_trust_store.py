@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
+from customtools._error_results import LoadCode
 from customtools._errors import TrustStoreError
 from customtools._loading._paths import display_path
 from customtools._loading._records import (
@@ -550,7 +551,7 @@ async def apply_trust(
                 pending = await _ask(policy, pending, store)
             _register_trusted(sources, pending)
         except TrustStoreError as exc:
-            errors.append(LoadError(path=exc.path, error=str(exc), code="trust-store-error"))
+            errors.append(LoadError(path=exc.path, error=str(exc), code=LoadCode.TRUST_STORE_ERROR))
     if policy == "none" or errors:
         sources = project_sources(scanned, project=project)
         why = (
@@ -568,7 +569,7 @@ async def apply_trust(
     kept = tuple(c for c in scanned.candidates if id(c) not in blocked)
     diagnostics = tuple(
         Diagnostic(
-            code="pending-trust",
+            code=LoadCode.PENDING_TRUST,
             message=item.message(),
             path=item.root,
             source=item.source.source,

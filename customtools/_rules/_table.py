@@ -8,10 +8,12 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final, Literal
 
+from customtools._error_results import LOAD_CODES, LoadCode
+
 __all__ = ["RULES", "Finding", "Rule", "Scope", "Severity", "severity_for"]
 
 Severity = Literal["error", "warning", "notice"]
-Scope = Literal["tool", "pack", "load", "scan", "validate"]
+Scope = Literal["tool", "pack", "load", "scan", "validate", "contract"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -22,8 +24,9 @@ class Rule:
         code: the stable kebab-case code findings carry.
         severity: its default severity (``strict`` makes every warning an error).
         scope: who reports it: ``"tool"`` (:func:`check_tool`), ``"pack"`` (the pack checks),
-            ``"load"`` (a load error), ``"scan"`` (a loader diagnostic) or ``"validate"``
-            (only the ``customtools validate`` command can see it).
+            ``"load"`` (a load error), ``"scan"`` (a loader diagnostic), ``"validate"``
+            (only the ``customtools validate`` command can see it) or ``"contract"`` (a
+            difference ``customtools contract check`` found between two contracts).
         summary: what it means, for the docs.
     """
 
@@ -37,11 +40,61 @@ def _rules(*rules: Rule) -> Mapping[str, Rule]:
     return MappingProxyType({rule.code: rule for rule in rules})
 
 
+def _contract(severity: Severity, *rows: tuple[str, str]) -> list[Rule]:
+    return [Rule(code=c, severity=severity, scope="contract", summary=s) for c, s in rows]
+
+
 def _family(scope: Scope, severity: Severity, summary: str, *codes: str) -> list[Rule]:
     return [Rule(code=code, severity=severity, scope=scope, summary=summary) for code in codes]
 
 
+def _loader(warnings: tuple[str, ...], notices: tuple[str, ...]) -> list[Rule]:
+    """Rules of ``LOAD_CODES``: a load error is an error; a diagnostic must be listed here."""
+    severity: dict[str, Severity] = {
+        **dict.fromkeys(warnings, "warning"),
+        **dict.fromkeys(notices, "notice"),
+    }
+    return [
+        Rule(
+            code=code,
+            severity="error" if record == "LoadError" else severity[code],
+            scope="load" if record == "LoadError" else "scan",
+            summary=meaning,
+        )
+        for code, (record, meaning) in LOAD_CODES.items()
+        if record != "ServeDiagnostic"  # never reaches a check
+    ]
+
+
 RULES: Final[Mapping[str, Rule]] = _rules(
+    *_loader(  # the codes of load records (customtools._error_results), with severities
+        warnings=(
+            LoadCode.NO_TOOLS,
+            LoadCode.INVALID_METADATA,
+            LoadCode.BROKEN_SYMLINK,
+            LoadCode.UNREADABLE_DIRECTORY,
+            LoadCode.INVALID_REGISTRY,
+            LoadCode.INVALID_REGISTRY_ENTRY,
+            LoadCode.BROKEN_DISTRIBUTION,
+            LoadCode.UNKNOWN_PROVIDER,
+            LoadCode.SIMILAR_NAME,
+            LoadCode.PENDING_TRUST,
+        ),
+        notices=(
+            LoadCode.SKIPPED_FILE,
+            LoadCode.SKIPPED_DIRECTORY,
+            LoadCode.DUPLICATE_PATH,
+            LoadCode.METADATA_OUTSIDE_ROOT,
+            LoadCode.PROVIDER_DISABLED,
+            LoadCode.PLUGIN_DISABLED,
+            LoadCode.STARTED_THREADS,
+            LoadCode.RELOAD_KEPT_PREVIOUS,
+            LoadCode.MCP_SERVER,
+            LoadCode.SANDBOX_ENFORCED,
+            LoadCode.SANDBOX_PARTIAL,
+            LoadCode.SANDBOX_UNAVAILABLE,
+        ),
+    ),
     # -- one tool ---------------------------------------------------------------------------
     Rule(
         code="empty-description",
@@ -118,105 +171,13 @@ RULES: Final[Mapping[str, Rule]] = _rules(
         summary="the pack loaded no tool and reported no error: check the path",
     ),
     Rule(
-        code="name-conflict",
-        severity="error",
-        scope="pack",
-        summary="two tools (in one pack or across the packs given) claim one name, or a tool"
-        " claims a built-in name",
-    ),
-    Rule(
-        code="similar-name",
-        severity="warning",
-        scope="pack",
-        summary="two tool names differ only by letter case",
-    ),
-    Rule(
         code="metadata-name-taken",
         severity="warning",
         scope="pack",
         summary="a `.md`/`.json` metadata file has the name of a tool; the tool is used and"
         " the metadata is not",
     ),
-    # -- loading (every load error is an error; unknown codes too) -----------------------------
-    *_family(
-        "load",
-        "error",
-        "the module does not import (the line is the failing line of the module, or of the"
-        " package's helper file)",
-        "syntax-error",
-        "import-error",
-        "missing-dependency",
-        "module-exit",
-    ),
-    *_family(
-        "load",
-        "error",
-        "the factory contract: no factory, a factory that raises, exits or returns something"
-        " other than tools, an invalid tool (bad name, schema or field), an async factory past"
-        " its bound, a module that changes process state",
-        "no-factory",
-        "factory-not-callable",
-        "factory-error",
-        "factory-exit",
-        "invalid-return",
-        "invalid-tool",
-        "timeout",
-        "changed-process-state",
-    ),
-    *_family(
-        "load",
-        "error",
-        "path problems from the scan (see discovery.md)",
-        "not-found",
-        "unreadable",
-        "metadata-not-executable",
-        "not-a-module",
-        "invalid-path",
-        "invalid-manifest",
-        "path-outside-plugin",
-        "invalid-distribution",
-        "invalid-entry-point",
-        "provider-error",
-        "load-error",
-    ),
-    # -- loader diagnostics ------------------------------------------------------------------
-    *_family(
-        "scan",
-        "warning",
-        "scan and load diagnostics worth fixing",
-        "no-tools",
-        "invalid-metadata",
-        "broken-symlink",
-        "unreadable-directory",
-        "invalid-registry",
-        "invalid-registry-entry",
-        "broken-distribution",
-        "unknown-provider",
-    ),
-    *_family(
-        "scan",
-        "notice",
-        "informational; never fails a check (unknown diagnostic codes are notices too)",
-        "skipped-file",
-        "skipped-directory",
-        "duplicate-path",
-        "provider-disabled",
-        "plugin-disabled",
-    ),
     # -- only `customtools validate` ---------------------------------------------------------
-    Rule(
-        code="pending-trust",
-        severity="warning",
-        scope="validate",
-        summary="without PATH: a project source is not trusted, so it was not loaded or checked"
-        " (`customtools trust` shows its files; see [trust.md](trust.md))",
-    ),
-    Rule(
-        code="trust-store-error",
-        severity="error",
-        scope="validate",
-        summary="without PATH: the trust store cannot be read, so no project source was loaded",
-    ),
     Rule(
         code="crash",
         severity="error",
@@ -232,13 +193,6 @@ RULES: Final[Mapping[str, Rule]] = _rules(
         " did not end cleanly: the module's outcome cannot be trusted",
     ),
     Rule(
-        code="internal-error",
-        severity="error",
-        scope="validate",
-        summary="the loader itself raised on the module (a customtools bug); the message names"
-        " the exception",
-    ),
-    Rule(
         code="worker-error",
         severity="error",
         scope="validate",
@@ -250,13 +204,6 @@ RULES: Final[Mapping[str, Rule]] = _rules(
         scope="validate",
         summary="the module took longer than `--slow-import` seconds (default 0.5) to import"
         " and build its tools",
-    ),
-    Rule(
-        code="invalid-permissions",
-        severity="error",
-        scope="validate",
-        summary="the module's `PERMISSIONS` cannot be read without running it (not a literal"
-        " `Permissions(...)` call, an unknown or ill-typed argument, assigned twice)",
     ),
     Rule(
         code="unenforceable-permissions",
@@ -271,6 +218,52 @@ RULES: Final[Mapping[str, Rule]] = _rules(
         scope="validate",
         summary="discovery found no tool module",
     ),
+    # -- `customtools contract check`: breaking (error), undecided (warning), the rest notices
+    *_contract(
+        "error",
+        ("tool-removed", "breaking: a tool (or a deprecated alias) is gone"),
+        ("parameter-required", "breaking: a new required parameter, or one made required"),
+        ("parameter-removed", "breaking: a parameter was removed or renamed"),
+        (
+            "type-narrowed",
+            "breaking: a parameter allows less: a type dropped from a union, a tighter bound or"
+            " pattern, `additionalProperties` closed, values limited to an enum",
+        ),
+        ("enum-value-removed", "breaking: an enum (or const) value is no longer allowed"),
+        ("output-field-removed", "breaking: an output field was removed or may now be missing"),
+        (
+            "output-type-changed",
+            "breaking: the output may hold values it could not before (a type or value added,"
+            " the output schema dropped)",
+        ),
+        ("permissions-widened", "breaking: the declared permissions grant more"),
+        ("approval-required", "breaking: calls ask for approval now"),
+    ),
+    *_contract(
+        "warning",
+        (
+            "contract-undecided",
+            "undecided: the gate cannot tell whether the change breaks callers (a changed"
+            " pattern, a keyword it does not compare, a module that failed to load)",
+        ),
+    ),
+    *_contract(
+        "notice",
+        ("tool-added", "compatible: a new tool"),
+        ("tool-renamed", "compatible: a tool renamed, its old name kept as a deprecated alias"),
+        ("parameter-added", "compatible: a new optional parameter"),
+        ("type-widened", "compatible: a parameter allows more (type, bound, optional now)"),
+        ("enum-value-added", "compatible: a new enum value"),
+        ("output-field-added", "compatible: a new output field"),
+        ("output-narrowed", "compatible: the output holds fewer kinds of values"),
+        ("permissions-narrowed", "compatible: the declared permissions grant less"),
+        ("description-changed", "notice: a tool or schema description changed"),
+        ("label-changed", "notice: a tool label or schema title changed"),
+        ("default-changed", "notice: a parameter's default changed"),
+        ("annotation-changed", "notice: an MCP annotation, a format or a deprecation changed"),
+        ("contract-changed", "notice: another part of the contract changed (timeout, flags)"),
+        ("unused-acknowledgement", "notice: an acknowledgement matches no change"),
+    ),
 )
 """Every code, with its default severity: the one severity policy of all the front ends."""
 
@@ -281,8 +274,8 @@ def severity_for(code: str, *, strict: bool = False, unknown: Severity = "notice
     Args:
         code: a finding code.
         strict: the strict policy: every warning is an error (notices stay notices).
-        unknown: the severity of a code :data:`RULES` does not list (a load error passes
-            ``"error"``; a new loader diagnostic is a notice).
+        unknown: the severity of a code :data:`RULES` does not list: one of a host's own
+            provider (every code of customtools' own records is listed).
     """
     rule = RULES.get(code)
     severity = rule.severity if rule is not None else unknown

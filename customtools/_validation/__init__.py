@@ -20,8 +20,8 @@ from customtools._validation._engines import (
     ValidatorEngine,
 )
 from customtools._validation._guard import parse_arguments
-from customtools._validation._model import Coercion, ValidationLimits, Violation
 from customtools._validation._schema import check_schema
+from customtools._violations import Coercion, ValidationLimits, Violation
 
 __all__ = [
     "Coercion",

@@ -15,14 +15,14 @@ from customtools._validation._engines import (
 )
 from customtools._validation._guard import all_finite, find_limit_violation
 from customtools._validation._messages import arguments_error, arguments_message
-from customtools._validation._model import (
+from customtools._validation._repair import Repairer
+from customtools._validation._schema import cached_info, canonical_key
+from customtools._violations import (
     DEFAULT_LIMITS,
     Coercion,
     ValidationLimits,
     Violation,
 )
-from customtools._validation._repair import Repairer
-from customtools._validation._schema import cached_info, canonical_key
 
 __all__ = ["Checked", "CompiledValidator", "compile_validator"]
 
@@ -57,6 +57,7 @@ class CompiledValidator:
     """
 
     __slots__ = (
+        "_declares_defaults",
         "_fast",
         "_is_valid",
         "_repairer",
@@ -93,6 +94,7 @@ class CompiledValidator:
         self.apply_defaults = apply_defaults
         self.limits = limits
         self.guarded = guarded
+        self._declares_defaults = has_defaults
         self.has_defaults = has_defaults and apply_defaults
         self._validator = validator
         self._is_valid = validator.is_valid
@@ -115,6 +117,15 @@ class CompiledValidator:
             f"<CompiledValidator tool={self.tool_name!r} engine={self.engine.name!r} "
             f"guarded={self.guarded} defaults={self.has_defaults} coerce={self.coerce}>"
         )
+
+    def with_defaults(self, params: Any) -> Any:
+        """``params`` (valid) with the schema's defaults filled in where they are missing, on a
+        copy, whether or not this validator applies them: what a rule judging the call (an
+        approval rule) must see when the tool gets its own defaults (a ``@tool`` function).
+        """
+        if not self._declares_defaults:
+            return params
+        return self._repairer.apply_defaults(params, [])
 
     def validate(
         self, params: Any, *, fast_checked: bool = False
@@ -147,7 +158,7 @@ class CompiledValidator:
 
         Building and raising a :class:`ToolArgumentsError` costs about a microsecond, a
         noticeable share of reporting an invalid call; the adapter needs only the violations
-        and the message (:func:`~customtools._validation._model.arguments_message`).
+        and the message (:func:`~customtools._validation._messages.arguments_message`).
 
         Returns:
             ``(arguments, coercions, None, False)`` when the arguments are valid (after

@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from customtools._errors import SchemaError
 from customtools._validation._guard import find_limit_violation, non_finite_name
-from customtools._validation._model import (
+from customtools._violations import (
     ValidationLimits,
     Violation,
     json_pointer,

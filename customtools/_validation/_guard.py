@@ -18,7 +18,7 @@ from typing import Any
 
 from customtools._format import escape_control, safe_repr
 from customtools._validation._messages import arguments_error
-from customtools._validation._model import (
+from customtools._violations import (
     DEFAULT_LIMITS,
     ValidationLimits,
     Violation,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from customtools._errors import ToolArgumentsError
-from customtools._validation._model import Violation
+from customtools._violations import Violation
 
 __all__ = ["arguments_error", "arguments_message"]
 

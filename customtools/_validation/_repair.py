@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from customtools._validation._guard import find_limit_violation
-from customtools._validation._model import Coercion, ValidationLimits, Violation, json_pointer
+from customtools._violations import Coercion, ValidationLimits, Violation, json_pointer
 
 __all__ = ["Repairer", "replaced", "without"]
 

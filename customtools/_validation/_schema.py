@@ -9,7 +9,7 @@ from typing import Any
 from customtools._errors import SchemaError
 from customtools._jsonpointer import escape_token
 from customtools._validation._engines import RustEngine, ValidatorEngine, resolve_engine
-from customtools._validation._model import DEFAULT_LIMITS, ValidationLimits
+from customtools._violations import DEFAULT_LIMITS, ValidationLimits
 
 __all__ = ["SchemaInfo", "analyze_schema", "canonical_key", "check_schema"]
 
@@ -144,11 +144,6 @@ def _opens_values(node: Any) -> bool | str:
         ):
             return True
     return _NULL_ONLY if "null" in types else False
-
-
-def has_open_values(schema: Any) -> bool:
-    """Whether some value valid for ``schema`` can hold anything (see ``SchemaInfo``)."""
-    return open_values_kind(schema) is not None
 
 
 def open_values_kind(schema: Any) -> str | None:

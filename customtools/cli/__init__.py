@@ -1,9 +1,9 @@
 """The ``customtools`` command (also ``python -m customtools``).
 
-Subcommands: ``list``, ``validate``, ``run``, ``schema``, ``types``, ``init``, ``trust``,
-``serve``; the reference is ``docs/cli.md``. Exit status: 0 ok, 1 findings (``validate``
-problems, load errors in ``list``, an error result from ``run``), 2 usage or load error, 130
-interrupted.
+Subcommands: ``list``, ``validate``, ``contract``, ``run``, ``schema``, ``types``, ``init``,
+``trust``, ``serve``; the reference is ``docs/cli.md``. Exit status: 0 ok, 1 findings
+(``validate`` problems, breaking ``contract`` changes, load errors in ``list``, an error result
+from ``run``), 2 usage or load error, 130 interrupted.
 
 Tests and embedding code call :func:`run`; the console script calls :func:`main`. The report
 goes to stdout; diagnostics and progress go to stderr. Each subcommand lives in a private
@@ -23,7 +23,17 @@ from customtools.cli._common import UsageError as _UsageError
 
 __all__ = ["main", "run"]
 
-_COMMANDS = ("_list", "_validate", "_run", "_schema", "_types", "_init", "_trust", "_serve")
+_COMMANDS = (
+    "_list",
+    "_validate",
+    "_contract",
+    "_run",
+    "_schema",
+    "_types",
+    "_init",
+    "_trust",
+    "_serve",
+)
 
 
 def _parser() -> argparse.ArgumentParser:

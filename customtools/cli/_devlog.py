@@ -34,8 +34,8 @@ class _Step:
     def set(self, key: str, value: str | int | float | bool) -> None:
         return None
 
-    def failed(self, error_type: str, message: str) -> None:
-        self.error = error_type
+    def failed(self, code: str) -> None:
+        self.error = code
 
 
 class _Call:

@@ -13,6 +13,7 @@ import os
 import sys
 from typing import Any
 
+from customtools._error_results import LoadCode
 from customtools._format import escape_control
 from customtools.cli._common import (
     EXIT_FINDINGS,
@@ -73,7 +74,7 @@ def command(args: argparse.Namespace) -> int:
         try:
             pending = store.pending(scanned)
         except TrustStoreError as exc:
-            errors += (LoadError(path=exc.path, error=str(exc), code="trust-store-error"),)
+            errors += (LoadError(path=exc.path, error=str(exc), code=LoadCode.TRUST_STORE_ERROR),)
             pending = ()
             blocked = {id(c) for c in scanned.candidates if c.source.level == "project"}
         else:
@@ -134,6 +135,7 @@ def _tool(loaded: Any, here: str) -> dict[str, Any]:
         "source": loaded.source.to_dict(),
         "hidden": tool.hidden,
         "strict": tool.strict,
+        "formerNames": list(tool.former_names),
     }
 
 
@@ -163,17 +165,12 @@ def _text(report: dict[str, Any]) -> str:
     lines: list[str] = []
     report = _escaped(report)
     if report["tools"] is not None:
-        rows = [
-            [
-                tool["name"],
-                tool["label"],
-                tool["provider"],
-                tool["level"],
-                tool["trust"],
-                tool["path"],
-            ]
-            for tool in report["tools"]
-        ]
+        rows = []
+        for tool in report["tools"]:
+            cells = [tool["provider"], tool["level"], tool["trust"], tool["path"]]
+            rows.append([tool["name"], tool["label"], *cells])
+            for former in tool["formerNames"]:  # deprecated aliases: still callable
+                rows.append([former, f"(deprecated: renamed to {tool['name']})", *cells])
         if rows:
             lines += _table(rows, ["NAME", "LABEL", "PROVIDER", "LEVEL", "TRUST", "PATH"])
         else:
@@ -211,7 +208,7 @@ def _text(report: dict[str, Any]) -> str:
         for item in report["errors"]:
             lines.append(f"  {item['path']}: [{item['code']}] {item['error']}")
     # Pending trust has its own section above.
-    shown = [item for item in report["diagnostics"] if item["code"] != "pending-trust"]
+    shown = [item for item in report["diagnostics"] if item["code"] != LoadCode.PENDING_TRUST]
     if shown:
         lines += ["", "diagnostics:"]
         for item in shown:

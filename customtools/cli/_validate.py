@@ -19,6 +19,7 @@ import os
 from collections.abc import Iterable
 from typing import Any, Final
 
+from customtools._error_results import LoadCode
 from customtools._isolation._checker import (
     ModuleReport,
     add_sandbox_arguments,
@@ -43,9 +44,16 @@ from customtools.cli._common import (
     resolve_cwd,
     scan_options,
 )
-from customtools.cli._validate_report import Pack, ReportedFinding, render
+from customtools.cli._validate_report import FORMATS, Pack, ReportedFinding, render
 
-__all__ = ["add_parser", "command"]
+__all__ = [
+    "Findings",
+    "add_load_arguments",
+    "add_parser",
+    "command",
+    "load_packs",
+    "module_file",
+]
 
 DEFAULT_TIMEOUT: Final = 60.0
 DEFAULT_SLOW_IMPORT: Final = 0.5
@@ -61,27 +69,16 @@ def add_parser(subparsers: Any) -> None:
         " and Anthropic compatibility, name conflicts, import time. Exit status: 0 clean,"
         " 1 findings, 2 usage error.",
     )
-    parser.add_argument(
-        "packs",
-        nargs="*",
-        metavar="PATH",
-        help="a tools directory, module file or package directory (default: discover tools)",
-    )
+    add_load_arguments(parser)
     parser.add_argument(
         "--format",
-        choices=("text", "json", "github"),
+        choices=FORMATS,
         default="text",
-        help="report format; github prints workflow annotations (default: %(default)s)",
+        help="report format: github prints workflow annotations, sarif a SARIF 2.1.0 log for"
+        " code scanning, junit JUnit XML for test dashboards (default: %(default)s)",
     )
     parser.add_argument(
         "--strict", action="store_true", help="fail (exit 1) on warnings too, not only errors"
-    )
-    parser.add_argument(
-        "--timeout",
-        type=_positive,
-        default=DEFAULT_TIMEOUT,
-        metavar="S",
-        help="seconds one module may take to import and build its tools (default: %(default)g)",
     )
     parser.add_argument(
         "--slow-import",
@@ -93,6 +90,24 @@ def add_parser(subparsers: Any) -> None:
     add_sandbox_arguments(parser)
     add_discovery_arguments(parser, paths=False)
     parser.set_defaults(handler=command)
+
+
+def add_load_arguments(parser: argparse.ArgumentParser) -> None:
+    """The pack PATHs and ``--timeout``: what loads, and for how long (``validate`` and
+    ``contract``; both add the child-process and discovery options too)."""
+    parser.add_argument(
+        "packs",
+        nargs="*",
+        metavar="PATH",
+        help="a tools directory, module file or package directory (default: discover tools)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_positive,
+        default=DEFAULT_TIMEOUT,
+        metavar="S",
+        help="seconds one module may take to import and build its tools (default: %(default)g)",
+    )
 
 
 def _positive(text: str) -> float:
@@ -150,12 +165,14 @@ def _discovered_packs(args: argparse.Namespace, cwd: str) -> tuple[list[Pack], P
     try:
         pending = TrustStore(app_name=args.app_name).pending(scanned)
     except TrustStoreError as exc:
-        rest.errors.append(LoadError(path=exc.path, error=str(exc), code="trust-store-error"))
+        rest.errors.append(
+            LoadError(path=exc.path, error=str(exc), code=LoadCode.TRUST_STORE_ERROR)
+        )
         blocked = {id(c) for c in scanned.candidates if c.source.level == "project"}
     else:
         blocked = {id(c) for item in pending for c in item.source.candidates}
         rest.diagnostics.extend(
-            Diagnostic(code="pending-trust", message=item.message(), path=item.root)
+            Diagnostic(code=LoadCode.PENDING_TRUST, message=item.message(), path=item.root)
             for item in pending
         )
     packs: dict[tuple[Any, ...], Pack] = {}
@@ -187,7 +204,7 @@ def _discovered_packs(args: argparse.Namespace, cwd: str) -> tuple[list[Pack], P
 # -- findings -------------------------------------------------------------------------------------
 
 
-class _Findings:
+class Findings:
     """The findings of one run, in the order found, each with its pack; severities follow the
     rulebook's policy (``strict`` or not)."""
 
@@ -246,17 +263,16 @@ class _Findings:
             self.new(item.code, item.message, file=item.path, pack=pack)
 
 
-def _module_file(report: ModuleReport) -> str:
+def module_file(report: ModuleReport) -> str:
+    """The file a module report's tools are defined in (a package's ``__init__.py``)."""
     candidate = report.candidate
     if candidate.kind == "package":
         return os.path.join(candidate.path, "__init__.py")
     return candidate.path
 
 
-def _check_module(
-    report: ModuleReport, pack: Pack, findings: _Findings, slow_import: float
-) -> None:
-    file = _module_file(report)
+def _check_module(report: ModuleReport, pack: Pack, findings: Findings, slow_import: float) -> None:
+    file = module_file(report)
     for error in report.errors:
         findings.new(
             error["code"],
@@ -269,9 +285,9 @@ def _check_module(
             unknown="error",
         )
     for item in report.diagnostics:
-        if item["code"] != "similar-name":  # _check_names reports these across every pack
+        if item["code"] != LoadCode.SIMILAR_NAME:  # _check_names reports these across every pack
             findings.new(item["code"], item["message"], file=item.get("path"), pack=pack)
-    timed_out = any(error["code"] == "timeout" for error in report.errors)
+    timed_out = any(error["code"] == LoadCode.TIMEOUT for error in report.errors)
     if report.seconds is not None and report.seconds > slow_import and not timed_out:
         findings.new(
             "slow-import",
@@ -294,14 +310,14 @@ def _check_module(
             )
 
 
-def _check_names(packs: list[Pack], builtins: Iterable[str], findings: _Findings) -> None:
+def _check_names(packs: list[Pack], builtins: Iterable[str], findings: Findings) -> None:
     """Conflicts and similar names across every pack, in the order given (the first claim of
     a name keeps it, as in a host)."""
     sites = [
         (ToolSite(name=tool["name"], path=path, line=tool["line"], pack=pack.label), pack)
         for pack in packs
         for report in pack.reports
-        for path in [findings.path(_module_file(report))]
+        for path in [findings.path(module_file(report))]
         for tool in report.tools
     ]
     owners = {id(site): pack for site, pack in sites}  # check_names hands the same sites back
@@ -311,18 +327,18 @@ def _check_names(packs: list[Pack], builtins: Iterable[str], findings: _Findings
         findings.add(finding, owners[id(site)])
 
 
-def _tool_paths(packs: Iterable[Pack], findings: _Findings) -> dict[str, str]:
+def _tool_paths(packs: Iterable[Pack], findings: Findings) -> dict[str, str]:
     """Each tool name and the (shown) file of its first definition."""
     paths: dict[str, str] = {}
     for pack in packs:
         for report in pack.reports:
-            shown = findings.path(_module_file(report)) or _module_file(report)
+            shown = findings.path(module_file(report)) or module_file(report)
             for tool in report.tools:
                 paths.setdefault(tool["name"], shown)
     return paths
 
 
-def _check_permissions(pack: Pack, findings: _Findings) -> None:
+def _check_permissions(pack: Pack, findings: Findings) -> None:
     """Declared permissions: readable without running the module, enforceable here."""
     from customtools._isolation._confine import abi_cap, landlock_abi
     from customtools._permissions import PermissionsError, declared_permissions
@@ -360,7 +376,7 @@ def _check_permissions(pack: Pack, findings: _Findings) -> None:
             )
 
 
-def _check_pack(pack: Pack, findings: _Findings) -> None:
+def _check_pack(pack: Pack, findings: Findings) -> None:
     """The pack rules that need only this pack: metadata, and nothing loaded at all."""
     tool_paths = _tool_paths([pack], findings)
     for finding in check_metadata(pack.metadata, tool_paths, strict=findings.strict):
@@ -373,17 +389,19 @@ def _check_pack(pack: Pack, findings: _Findings) -> None:
 # -- the command ----------------------------------------------------------------------------------
 
 
-def command(args: argparse.Namespace) -> int:
-    """Run ``validate``; returns the exit status."""
-    cwd = resolve_cwd(args)
-    here = os.getcwd()
-    if args.packs:
+def load_packs(
+    args: argparse.Namespace, findings: Findings, *, cwd: str, paths: list[str] | None = None
+) -> tuple[list[Pack], Pack]:
+    """The packs the options name (``paths``: instead of ``args.packs``), each loaded in child
+    processes; what the scans reported is added to ``findings``. The second value holds what
+    discovery reported outside any pack."""
+    paths = args.packs if paths is None else paths
+    if paths:
         _reject_discovery_options(args)
-        packs = _explicit_packs(args.packs, cwd)
+        packs = _explicit_packs(paths, cwd)
         rest = Pack(label="discovery", path=None)
     else:
         packs, rest = _discovered_packs(args, cwd)
-    findings = _Findings(here, strict=args.strict)
     findings.scan(rest)
     for pack in packs:
         findings.scan(pack)
@@ -391,6 +409,16 @@ def command(args: argparse.Namespace) -> int:
             pack.reports = load_isolated(
                 pack.candidates, cwd=cwd, timeout=args.timeout, sandbox=sandbox_options(args)
             )
+    return packs, rest
+
+
+def command(args: argparse.Namespace) -> int:
+    """Run ``validate``; returns the exit status."""
+    cwd = resolve_cwd(args)
+    here = os.getcwd()
+    findings = Findings(here, strict=args.strict)
+    packs, rest = load_packs(args, findings, cwd=cwd)
+    for pack in packs:
         for report in pack.reports:
             _check_module(report, pack, findings, args.slow_import)
         _check_permissions(pack, findings)

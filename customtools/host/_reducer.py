@@ -29,7 +29,7 @@ Rules, matching the protocol's reference reducer and its fixtures:
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 __all__ = ["CLIENT_DISPATCHABLE", "is_client_dispatchable", "reduce_session"]
@@ -255,10 +255,3 @@ def reduce_session(state: State, action: Mapping[str, Any]) -> State:
         return state
     result: State = handler(state, action)
     return result
-
-
-def reduce_all(state: State, actions: Sequence[Mapping[str, Any]]) -> State:
-    """Fold :func:`reduce_session` over ``actions``."""
-    for action in actions:
-        state = reduce_session(state, action)
-    return state

@@ -1,12 +1,12 @@
 """What every framework adapter does around one call: abort on cancel, approval, updates.
 
-- **Cancellation.** Frameworks cancel the task awaiting a tool; none passes a signal. Each
-  call gets its own :class:`~customtools.AbortController`. A sync tool's call runs shielded
-  in a task of its own: when the framework cancels, the signal is aborted first, the tool in
-  its worker thread gets a bounded grace to see ``signal.aborted`` and return, then the call
-  is cancelled (the cancellation model), so no thread is left running. An async tool runs in
-  the caller's task (no per-call task): the cancel reaches it at its next await, and its
-  signal aborts as the cancellation passes (for listeners such as ``exec``'s).
+- **Cancellation.** Frameworks cancel the task awaiting a tool (on asyncio a bare
+  ``task.cancel()``, which carries nothing that tells it from a tool's own asyncio timeout);
+  none passes a signal. Each call gets its own :class:`~customtools.AbortController` and runs
+  shielded in a task of its own: when the framework cancels, the signal is aborted first,
+  the tool gets a bounded grace to see ``signal.aborted`` and return, then the call is
+  cancelled (the cancellation model). A sync tool's thread is never left running, and an
+  async tool's cleanup (``finally``) runs with its signal already aborted.
 - **Approval.** The adapter decides whether a call needs approval from the *validated*
   arguments. A first pass asks a probe approver that only records the request and says no;
   the tool body does not run. If it was asked, the framework decides (pydantic-ai defers the
@@ -30,13 +30,13 @@ from customtools._adapter import CustomToolAdapter
 from customtools._approval import ApprovalRequest
 from customtools._content import ImageContent, TextContent, ToolResult
 from customtools._context import ToolContext
+from customtools._error_results import Kind
 from customtools._registry import ToolRegistry
 from customtools._runtime import CALLER_CANCELLED, DEFAULT_GRACE
 
 __all__ = [
     "ADAPTER_APPROVER",
     "CANCELLED_REASON",
-    "DEFAULT_CANCEL_GRACE",
     "Decide",
     "HostUpdate",
     "as_registry",
@@ -50,10 +50,6 @@ __all__ = [
 ]
 
 _log = logging.getLogger("customtools.integrations")
-
-DEFAULT_CANCEL_GRACE: Final = DEFAULT_GRACE
-"""Seconds a call may take to settle after the framework cancelled it and its signal aborted
-(the adapter's default grace: one cancellation model)."""
 
 CANCELLED_REASON: Final = CALLER_CANCELLED
 """The reason a tool's signal carries when the framework cancels the call: the adapter's own
@@ -117,7 +113,7 @@ def strict_fits(tool: Any) -> bool:
 def is_argument_error(result: ToolResult) -> bool:
     """Whether an error result says the model's arguments were invalid (the model can fix it)."""
     details = result.details
-    return isinstance(details, dict) and details.get("error") == "ToolArgumentsError"
+    return isinstance(details, dict) and details.get("error") == Kind.ARGUMENTS
 
 
 class _Relay:
@@ -146,9 +142,9 @@ async def run_call(
     *,
     ctx: ToolContext | None,
     on_update: Callable[[ToolResult], None] | None = None,
-    decide: Decide | None = None,
+    decide: Decide = ADAPTER_APPROVER,
     emit: Callable[[ToolResult], Awaitable[None]] | None = None,
-    grace: float = DEFAULT_CANCEL_GRACE,
+    grace: float = DEFAULT_GRACE,
 ) -> ToolResult:
     """Run one call for a framework: see the module docstring.
 
@@ -158,9 +154,9 @@ async def run_call(
         params: the model's arguments (validated by the adapter).
         ctx: the tool context for this call.
         on_update: a synchronous update sink (a host callback, a stream writer).
-        decide: asked when the call needs approval; ``None`` means the framework already
-            approved every call it lets through; :data:`ADAPTER_APPROVER` leaves it to the
-            adapter's own approver.
+        decide: asked when the call needs approval (by the adapter's rule, on the validated
+            arguments); :data:`ADAPTER_APPROVER` (the default) leaves it to the adapter's own
+            approver, which refuses when there is none.
         emit: an awaitable update sink (pumped by a task next to the call).
         grace: seconds a cancelled call may take to settle after its signal aborted, before
             it is cancelled.
@@ -191,43 +187,9 @@ async def run_call(
 
         sink = relay
         send = _Relay(stream, pump)
-    if adapter.tool.execute_is_async:
-        return await _direct(adapter, tool_call_id, params, ctx, sink, decide, controller, send)
     return await _shielded(
         adapter, tool_call_id, params, ctx, sink, decide, controller, send, grace
     )
-
-
-async def _direct(
-    adapter: CustomToolAdapter,
-    tool_call_id: str,
-    params: Any,
-    ctx: ToolContext | None,
-    sink: Callable[[ToolResult], None] | None,
-    decide: Decide | None,
-    controller: AbortController,
-    send: Any,
-) -> ToolResult:
-    """An async tool runs in the caller's task: a cancel reaches it at its next await (and the
-    signal aborts as the cancellation passes), at no per-call task cost."""
-    signal = controller.signal
-    try:
-        if send is None:
-            return await _gated(adapter, tool_call_id, params, ctx, sink, decide, signal)
-        raised: list[Exception] = []
-        async with anyio.create_task_group() as group:
-            group.start_soon(_pump, send.pump)
-            async with send.stream:
-                try:
-                    result = await _gated(adapter, tool_call_id, params, ctx, sink, decide, signal)
-                except Exception as exc:  # the framework's own (a pause): not in a group
-                    raised.append(exc)
-        if raised:
-            raise raised[0]
-        return result
-    except anyio.get_cancelled_exc_class():
-        controller.abort(CANCELLED_REASON)
-        raise
 
 
 async def _shielded(
@@ -236,14 +198,15 @@ async def _shielded(
     params: Any,
     ctx: ToolContext | None,
     sink: Callable[[ToolResult], None] | None,
-    decide: Decide | None,
+    decide: Decide,
     controller: AbortController,
     send: Any,
     grace: float,
 ) -> ToolResult:
-    """A sync tool cannot be cancelled in its thread: the call runs shielded in a task of its
-    own, and a cancel aborts the signal first, waits up to ``grace`` for the tool to see it
-    and return, then cancels (the cancellation model), so no thread is left running."""
+    """The call runs shielded in a task of its own; a cancel aborts the signal first, waits up
+    to ``grace`` for the tool to see it and return, then cancels (the cancellation model): a
+    sync tool's thread is never left running, and an async tool's cleanup sees its signal
+    aborted."""
     signal = controller.signal
     outcome: list[ToolResult] = []
     raised: list[Exception] = []
@@ -291,16 +254,12 @@ async def _gated(
     params: Any,
     ctx: ToolContext | None,
     on_update: Callable[[ToolResult], None] | None,
-    decide: Decide | None,
+    decide: Decide,
     signal: Any,
 ) -> ToolResult:
     if decide is ADAPTER_APPROVER:
         return await adapter.execute(
             tool_call_id, params, signal=signal, on_update=on_update, ctx=ctx
-        )
-    if decide is None:
-        return await adapter.execute(
-            tool_call_id, params, signal=signal, on_update=on_update, ctx=ctx, approver=_yes
         )
     asked: list[ApprovalRequest] = []
 

@@ -9,7 +9,7 @@ from typing import Any
 from agents import FunctionTool, RunContextWrapper, ToolOutputImage, ToolOutputText
 from agents.tool_context import ToolContext as AgentsToolContext
 
-from customtools._approval import approval_required
+from customtools._approval import ApprovalRequest
 from customtools._content import ToolResult
 from customtools._context import ToolContext
 from customtools._registry import RegisteredTool
@@ -51,8 +51,11 @@ def function_tools(
     - the SDK has no progress channel for function tools: updates go to ``on_update``;
     - cancelling the run (``Runner.run``'s task, or a streamed run's ``cancel()``) aborts the
       tool's signal, sync tools included;
-    - a tool that may need approval gets ``needs_approval`` (its rule, on the model's
-      arguments), so the run stops with an interruption to approve or reject;
+    - a tool that may need approval gets ``needs_approval``: its rule on the arguments as
+      customtools validates them (coerced, defaults filled in; invalid arguments need
+      approval), so the run stops with an interruption to approve or reject; a call runs
+      past its rule only when the SDK recorded it as approved, else it gets an
+      ``approval-denied`` result;
     - ``tool_call_id`` is the SDK's; the tool context is ``context`` (or ``context(tool_ctx)``
       of the SDK's ``ToolContext``).
 
@@ -87,12 +90,18 @@ def _function_tool(
                 " send one JSON object"
             )
         call_id = tool_ctx.tool_call_id
+
+        async def decide(request: ApprovalRequest) -> bool:
+            # Only what the SDK recorded as approved for this very call runs.
+            return tool_ctx.is_tool_approved(name, call_id) is True
+
         result = await run_call(
             entry.adapter,
             call_id,
             params,
             ctx=context(tool_ctx) if callable(context) else context,
             on_update=host_sink(on_update, name, call_id),
+            decide=decide,
         )
         return _output(result)
 
@@ -102,10 +111,7 @@ def _function_tool(
         async def needs_approval(
             run_context: RunContextWrapper[Any], params: dict[str, Any], call_id: str
         ) -> bool:
-            try:
-                return approval_required(tool, params)
-            except Exception:  # a rule that fails asks: fail closed
-                return True
+            return entry.adapter.needs_approval(params)
 
         needs = needs_approval
     return FunctionTool(

@@ -27,7 +27,16 @@ from customtools._loading._mcpjson import (
     read_mcp_json,
 )
 from customtools.mcp._http import MIN_TOKEN_LENGTH, HttpSecurity, is_loopback, read_token
-from customtools.mcp._mount import ORIGIN_META_KEY, McpMount, MountDiagnostic, MountedServer, mount
+from customtools.mcp._mount import (
+    LIST_CHANGED_DEBOUNCE,
+    ORIGIN_META_KEY,
+    McpMount,
+    MountChange,
+    MountChanges,
+    MountDiagnostic,
+    MountedServer,
+    mount,
+)
 from customtools.mcp._results import DETAILS_META_KEY
 from customtools.mcp._serve import serve, serve_http
 from customtools.mcp._server import (
@@ -44,6 +53,7 @@ __all__ = [
     "DEFAULT_CANCEL_GRACE",
     "DEFAULT_PROGRESS_INTERVAL",
     "DETAILS_META_KEY",
+    "LIST_CHANGED_DEBOUNCE",
     "MAX_STDERR_LINE",
     "MCP_TOOL_NAME_PATTERN",
     "MIN_TOKEN_LENGTH",
@@ -52,6 +62,8 @@ __all__ = [
     "HttpSecurity",
     "McpMount",
     "McpServerConfig",
+    "MountChange",
+    "MountChanges",
     "MountDiagnostic",
     "MountedServer",
     "ServeDiagnostic",
@@ -71,6 +83,8 @@ for _obj in (
     HttpSecurity,
     McpMount,
     McpServerConfig,
+    MountChange,
+    MountChanges,
     MountDiagnostic,
     MountedServer,
     ServeDiagnostic,

@@ -1,8 +1,11 @@
 """A mounted MCP server's requests to its client, answered by the host (``McpMount``).
 
-Elicitation goes to the host's :class:`~customtools.talkback.InputHandler`, sampling to its
-:class:`~customtools.talkback.Sampler`, log messages to its
-:class:`~customtools.talkback.LogSink`; only what the host provides is declared to the server.
+Elicitation and sampling go to the talk-back of the call that caused them (:data:`CALLER`, its
+:class:`~customtools.ToolContext`: ``input_handler`` or a real ``ui``, ``sampler``), else to the
+mount's own :class:`~customtools.talkback.InputHandler` and
+:class:`~customtools.talkback.Sampler`; log messages go to the mount's
+:class:`~customtools.talkback.LogSink`. Elicitation and sampling are always declared (a call's
+context may answer); a request nobody can answer gets an error saying so.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import Any
 
 import anyio
@@ -17,16 +21,44 @@ import mcp_types as types
 
 from customtools._talkback import (
     LOG_LEVELS,
+    NO_OP_UI,
     InputAnswer,
     InputRequest,
     SampleRequest,
     SampleResult,
     py_level,
+    ui_input_handler,
 )
 
-__all__ = ["client_callbacks"]
+__all__ = ["CALLER", "client_callbacks"]
 
 _log = logging.getLogger("customtools.mcp.mount")
+
+CALLER: ContextVar[Any] = ContextVar("customtools_mount_caller", default=None)
+"""The :class:`~customtools.ToolContext` of the mounted call running in this context.
+
+Set around each call; a server's question that arrives within the call (the 2026-07-28 era
+embeds them in the call's own result, and the SDK answers them in the calling task) sees it.
+A handshake-era server's live request arrives on the connection's reader instead, where no
+call is current: the mount's own handlers answer it.
+"""
+
+
+def _caller_input(fallback: Any) -> Any:
+    ctx = CALLER.get()
+    if ctx is not None:
+        if ctx.input_handler is not None:
+            return ctx.input_handler
+        if ctx.has_ui and ctx.ui is not NO_OP_UI:
+            return ui_input_handler(ctx.ui)
+    return fallback
+
+
+def _caller_sampler(fallback: Any) -> Any:
+    ctx = CALLER.get()
+    if ctx is not None and ctx.sampler is not None:
+        return ctx.sampler
+    return fallback
 
 
 def _text_of(content: Any) -> str:
@@ -43,10 +75,10 @@ def client_callbacks(
 ) -> dict[str, Any]:
     """The SDK ``Client`` options that let a mounted server ``server`` ask the host.
 
-    Only what the host provides is declared: without an input handler the client does not
-    declare elicitation (a server that asks anyway gets the SDK's "not supported" error),
-    likewise sampling. Log messages go to ``log_sink``, else to the
-    ``customtools.mcp.server.<name>`` logger. Every answer is bounded in time.
+    Elicitation and sampling are declared and answered by the calling tool's context
+    (:data:`CALLER`) when it can, else by ``input_handler`` / ``sampler``; a request neither
+    can answer gets an error naming what is missing. Log messages go to ``log_sink``, else to
+    the ``customtools.mcp.server.<name>`` logger. Every answer is bounded in time.
     """
     from customtools._talkback import DEFAULT_ASK_TIMEOUT, DEFAULT_SAMPLE_TIMEOUT
 
@@ -73,55 +105,65 @@ def client_callbacks(
     if log_sink is not None:
         options["log_level"] = "debug"
 
-    if input_handler is not None:
-
-        async def elicit(_ctx: Any, params: Any) -> Any:
-            if getattr(params, "mode", "form") != "form":
-                return types.ElicitResult(action="decline")  # URL mode: not offered
-            request = InputRequest(message=params.message, schema=dict(params.requested_schema))
-            try:
-                with anyio.fail_after(DEFAULT_ASK_TIMEOUT):
-                    answer = await input_handler(request)
-            except TimeoutError:
-                return types.ElicitResult(action="cancel")
-            except Exception as exc:
-                _log.warning("the host's input handler failed for MCP server %r: %s", server, exc)
-                return types.ElicitResult(action="cancel")
-            if not isinstance(answer, InputAnswer):
-                return types.ElicitResult(action="cancel")
-            content = dict(answer.values) if answer.accepted else None
-            return types.ElicitResult(action=answer.action, content=content)
-
-        options["elicitation_callback"] = elicit
-
-    if sampler is not None:
-
-        async def sample(_ctx: Any, params: Any) -> Any:
-            request = SampleRequest(
-                messages=tuple(
-                    {"role": m.role, "content": _text_of(m.content)} for m in params.messages
-                ),
-                max_tokens=params.max_tokens,
-                system_prompt=params.system_prompt,
-                temperature=params.temperature,
-                stop_sequences=tuple(params.stop_sequences or ()),
+    async def elicit(_ctx: Any, params: Any) -> Any:
+        handler = _caller_input(input_handler)
+        if handler is None:
+            return types.ErrorData(
+                code=types.INVALID_REQUEST,
+                message=f"elicitation is not available: neither the call nor the host of MCP"
+                f" server {server!r} can show a form",
             )
-            try:
-                with anyio.fail_after(DEFAULT_SAMPLE_TIMEOUT):
-                    result = await sampler(request)
-                if not isinstance(result, SampleResult):
-                    raise TypeError(f"the sampler returned {type(result).__name__}")
-            except Exception as exc:
-                return types.ErrorData(
-                    code=types.INTERNAL_ERROR,
-                    message=f"the host could not sample for MCP server {server!r}: {exc}",
-                )
-            return types.CreateMessageResult(
-                role="assistant",
-                content=types.TextContent(type="text", text=result.text),
-                model=result.model or "unknown",
-                stop_reason=result.stop_reason or "endTurn",
-            )
+        if getattr(params, "mode", "form") != "form":
+            return types.ElicitResult(action="decline")  # URL mode: not offered
+        request = InputRequest(message=params.message, schema=dict(params.requested_schema))
+        try:
+            with anyio.fail_after(DEFAULT_ASK_TIMEOUT):
+                answer = await handler(request)
+        except TimeoutError:
+            return types.ElicitResult(action="cancel")
+        except Exception as exc:
+            _log.warning("the host's input handler failed for MCP server %r: %s", server, exc)
+            return types.ElicitResult(action="cancel")
+        if not isinstance(answer, InputAnswer):
+            return types.ElicitResult(action="cancel")
+        content = dict(answer.values) if answer.accepted else None
+        return types.ElicitResult(action=answer.action, content=content)
 
-        options["sampling_callback"] = sample
+    options["elicitation_callback"] = elicit
+
+    async def sample(_ctx: Any, params: Any) -> Any:
+        answerer = _caller_sampler(sampler)
+        if answerer is None:
+            return types.ErrorData(
+                code=types.INVALID_REQUEST,
+                message=f"sampling is not available: neither the call nor the host of MCP"
+                f" server {server!r} has a model to ask",
+            )
+        request = SampleRequest(
+            messages=tuple(
+                {"role": m.role, "content": _text_of(m.content)} for m in params.messages
+            ),
+            max_tokens=params.max_tokens,
+            system_prompt=params.system_prompt,
+            temperature=params.temperature,
+            stop_sequences=tuple(params.stop_sequences or ()),
+        )
+        try:
+            with anyio.fail_after(DEFAULT_SAMPLE_TIMEOUT):
+                result = await answerer(request)
+            if not isinstance(result, SampleResult):
+                raise TypeError(f"the sampler returned {type(result).__name__}")
+        except Exception as exc:
+            return types.ErrorData(
+                code=types.INTERNAL_ERROR,
+                message=f"the host could not sample for MCP server {server!r}: {exc}",
+            )
+        return types.CreateMessageResult(
+            role="assistant",
+            content=types.TextContent(type="text", text=result.text),
+            model=result.model or "unknown",
+            stop_reason=result.stop_reason or "endTurn",
+        )
+
+    options["sampling_callback"] = sample
     return options

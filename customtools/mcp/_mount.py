@@ -18,6 +18,15 @@ one diagnostic while its siblings mount; at most ``max_tools`` tools are taken. 
 server's messages are bounded in size (``max_message``, see :mod:`customtools.mcp._transports`),
 and its stderr goes to the ``customtools.mcp.server.<name>`` logger line by line (lines cut
 at 8 KiB, read in bounded chunks), never to the host's stdout.
+
+A server that announces a change of its tools (``notifications/tools/list_changed``, or a
+``subscriptions/listen`` event in the 2026-07-28 era) is listed again, once per burst of
+announcements (:data:`LIST_CHANGED_DEBOUNCE`) and within ``list_timeout``; when its tools
+differ, :meth:`McpMount.changes` yields them. A re-listing that fails keeps the tools mounted
+before and is a diagnostic.
+
+A server's question during a call (elicitation, sampling) goes to the talk-back of the call
+that caused it (its :class:`~customtools.ToolContext`), else to the mount's own handlers.
 """
 
 from __future__ import annotations
@@ -26,7 +35,7 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import Any, Final
 
 import anyio
 import anyio.lowlevel
@@ -34,15 +43,17 @@ import mcp_types as types
 import pydantic
 from mcp import Client
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from customtools._adapter import discard_update
 from customtools._content import ToolResult
+from customtools._error_results import Code, Kind, error_result
 from customtools._errors import CustomToolsError
 from customtools._format import describe_exception
 from customtools._loading._mcpjson import McpServerConfig, mounted_tool_name
 from customtools._talkback import InputHandler, LogSink, Sampler, ui_input_handler
 from customtools._tool import CustomTool, check_tool_name
-from customtools.mcp._asks import client_callbacks
+from customtools.mcp._asks import CALLER, client_callbacks
 from customtools.mcp._listing import MAX_PAGES, is_result_check, raw_tools_page, remote_problem
 from customtools.mcp._results import from_call_result
 from customtools.mcp._transports import (
@@ -51,7 +62,15 @@ from customtools.mcp._transports import (
     capped_transport,
 )
 
-__all__ = ["McpMount", "MountDiagnostic", "MountedServer", "mount"]
+__all__ = [
+    "LIST_CHANGED_DEBOUNCE",
+    "McpMount",
+    "MountChange",
+    "MountChanges",
+    "MountDiagnostic",
+    "MountedServer",
+    "mount",
+]
 
 _log = logging.getLogger("customtools.mcp.mount")
 
@@ -80,6 +99,24 @@ class MountDiagnostic:
     tool_name: str | None = None
 
 
+LIST_CHANGED_DEBOUNCE: Final = 0.2
+"""Seconds a server's announcements of changed tools are gathered before it is listed again:
+a burst of them (or a flood) costs one listing per this interval at most."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MountChange:
+    """A mounted server's tools changed (it announced it and was listed again).
+
+    Attributes:
+        server: the server's name.
+        tools: all of its tools now, mounted (``mcp__<server>__<tool>``), in its order.
+    """
+
+    server: str
+    tools: tuple[CustomTool, ...]
+
+
 class _UnavailableError(Exception):
     """The server cannot be reached now (the message says why and when it is retried).
 
@@ -97,8 +134,8 @@ def _innermost(exc: BaseException) -> BaseException:
     return exc
 
 
-def _error(text: str, **details: Any) -> ToolResult:
-    return ToolResult.from_text(text, details={"error": "McpServerError", **details}, is_error=True)
+def _error(text: str, code: str, **details: Any) -> ToolResult:
+    return error_result(Kind.MCP_SERVER, code, text, **details)
 
 
 class MountedServer:
@@ -127,6 +164,8 @@ class MountedServer:
         self._retry_at = -float("inf")
         self._finished: anyio.Event | None = None
         self._unreadable: str | None = None  # the last message from the server we could not read
+        self._listed: list[types.Tool] | None = None  # the last listing handed out
+        self._changed: anyio.Event | None = None  # set when the server announces a change
 
     def __repr__(self) -> str:
         return f"<MountedServer {self.config.name!r} ({self.config.transport})>"
@@ -169,7 +208,9 @@ class MountedServer:
         return streamable_http_client(config.url, http_client=http), http
 
     async def _on_message(self, message: Any) -> None:
-        if isinstance(message, Exception):
+        if isinstance(message, types.ToolListChangedNotification):
+            self._announced()
+        elif isinstance(message, Exception):
             # The SDK could not read a message (not JSON, nested too deep, not JSON-RPC): the
             # request it answered never resolves, so the wait's bound ends it; say why then.
             first = self._unreadable is None
@@ -203,7 +244,10 @@ class MountedServer:
                     box["client"] = client
                     self._client = client
                     ready.set()
-                    await stop.wait()
+                    async with anyio.create_task_group() as followers:
+                        followers.start_soon(self._follow_changes, client)
+                        await stop.wait()
+                        followers.cancel_scope.cancel()
         except Exception as exc:
             box["error"] = exc
         finally:
@@ -222,6 +266,49 @@ class MountedServer:
                                 await resource.aclose()
             finally:
                 finished.set()
+
+    def _announced(self) -> None:
+        """The server said its tools changed: wake the follower (a flood costs nothing more)."""
+        if self._changed is not None:
+            self._changed.set()
+
+    async def _follow_changes(self, client: Client) -> None:
+        """List the server again after each burst of announced changes, for this connection."""
+        self._changed = changed = anyio.Event()
+        async with anyio.create_task_group() as group:
+            if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                tools = client.server_capabilities.tools
+                if tools is not None and tools.list_changed:
+                    group.start_soon(self._listen, client)
+            while True:
+                await changed.wait()
+                await anyio.sleep(LIST_CHANGED_DEBOUNCE)  # gather the rest of the burst
+                self._changed = changed = anyio.Event()
+                await self._relist()
+
+    async def _listen(self, client: Client) -> None:
+        """2026-07-28: change announcements arrive on a ``subscriptions/listen`` stream."""
+        try:
+            async with client.listen(tools_list_changed=True) as events:
+                async for _event in events:
+                    self._announced()
+        except Exception as exc:  # the stream failed: announcements are lost, calls go on
+            _log.warning(
+                "MCP server %r: its change announcements could not be followed: %s",
+                self.config.name,
+                describe_exception(exc),
+            )
+
+    async def _relist(self) -> None:
+        before = self._listed
+        if before is None:
+            return  # never listed: the next listing is fresh anyway
+        try:
+            listed = await self.list_tools(relisting=True)
+        except _UnavailableError:
+            return  # reported; the tools mounted before stay
+        if _listing_key(listed) != _listing_key(before):
+            self._mount._changed(self, listed)
 
     def _failed(self, code: str, message: str) -> None:
         self._failures += 1
@@ -294,11 +381,12 @@ class MountedServer:
             if self._stop is not None:
                 self._stop.set()
 
-    async def list_tools(self) -> list[types.Tool]:
+    async def list_tools(self, *, relisting: bool = False) -> list[types.Tool]:
         """The server's tools (every page, at most ``max_tools``), starting it if needed.
 
         Remote tools that cannot be used (an entry that is not a tool, an input schema whose
         root is not an object, an empty or repeated name) are left out, one diagnostic each.
+        ``relisting``: the server announced a change (a failure keeps the previous tools).
 
         Raises:
             _UnavailableError: it could not be started or listed.
@@ -306,13 +394,15 @@ class MountedServer:
         client = await self.connect()
         name = self.config.name
         limit = self.config.list_timeout
+        kept = "; the tools mounted before stay" if relisting else ""
         try:
             with anyio.fail_after(limit):
                 tools = await self._list_pages(client)
         except TimeoutError:
             message = (
                 f"MCP server {name!r} did not list its tools within {limit:g} s"
-                f"{self._what_it_sent()}; it is started again on the next use"
+                f"{' after announcing a change' if relisting else ''}{self._what_it_sent()}"
+                f"{kept}; it is started again on the next use"
             )
             self._drop(client)
             self._failed("list-failed", message)
@@ -320,13 +410,14 @@ class MountedServer:
         except MCPError as exc:
             if exc.error.code == types.CONNECTION_CLOSED:
                 raise _UnavailableError(self._lost(client, exc)) from None
-            message = f"MCP server {name!r} could not list its tools: {exc.error.message}"
+            message = f"MCP server {name!r} could not list its tools: {exc.error.message}{kept}"
             self._mount._report(MountDiagnostic(server=name, code="list-failed", message=message))
             raise _UnavailableError(message) from None
         except _UnavailableError:
             raise
         except Exception as exc:  # the transport failed (closed stream, HTTP error, ...)
             raise _UnavailableError(self._lost(client, exc)) from None
+        self._listed = tools
         return tools
 
     async def _list_pages(self, client: Client) -> list[types.Tool]:
@@ -402,19 +493,25 @@ class MountedServer:
         )
 
     async def call(
-        self, remote: str, arguments: Mapping[str, Any], on_update: Any, meta: Any
+        self, remote: str, arguments: Mapping[str, Any], on_update: Any, ctx: Any = None
     ) -> ToolResult:
-        """Call ``remote`` and map its result; failures of the server are error results."""
+        """Call ``remote`` and map its result; failures of the server are error results.
+
+        ``ctx`` is the call's :class:`~customtools.ToolContext`: its ``_meta`` is sent, and
+        the server's questions during the call go to its talk-back first.
+        """
+        meta = getattr(ctx, "meta", None)
         name = self.config.name
         try:
             client = await self.connect()
         except _UnavailableError as exc:
-            return _error(str(exc), code="unavailable", server=name, tool=remote)
+            return _error(str(exc), Code.UNAVAILABLE, server=name, tool=remote)
 
         async def relay(progress: float, total: float | None, message: str | None) -> None:
             text = message or (f"{progress:g}/{total:g}" if total else f"{progress:g}")
             on_update(ToolResult.from_text(text, details={"progress": progress, "total": total}))
 
+        caller = CALLER.set(ctx)  # the questions this call causes go to its talk-back
         try:
             result = await client.call_tool(
                 remote,
@@ -426,20 +523,20 @@ class MountedServer:
         except MCPError as exc:
             if exc.error.code == types.CONNECTION_CLOSED:
                 return _error(
-                    self._lost(client, exc), code="connection-lost", server=name, tool=remote
+                    self._lost(client, exc), Code.CONNECTION_LOST, server=name, tool=remote
                 )
             if exc.error.code == types.REQUEST_TIMEOUT:
                 return _error(
                     f"MCP server {name!r} did not answer the call of {remote!r} in time"
                     f"{self._what_it_sent()}",
-                    code="timeout",
+                    Code.TIMEOUT,
                     server=name,
                     tool=remote,
                     rpc_code=exc.error.code,
                 )
             return _error(
                 f"MCP server {name!r} refused the call of {remote!r}: {exc.error.message}",
-                code="refused",
+                Code.REFUSED,
                 server=name,
                 tool=remote,
                 rpc_code=exc.error.code,
@@ -450,19 +547,21 @@ class MountedServer:
             # the connection is fine.
             if isinstance(exc, RuntimeError) and not is_result_check(exc):
                 return _error(
-                    self._lost(client, exc), code="connection-lost", server=name, tool=remote
+                    self._lost(client, exc), Code.CONNECTION_LOST, server=name, tool=remote
                 )
             return _error(
                 f"MCP server {name!r} answered the call of {remote!r} with an invalid result:"
                 f" {describe_exception(exc)[:500]}",
-                code="invalid-result",
+                Code.INVALID_RESULT,
                 server=name,
                 tool=remote,
             )
         except Exception as exc:
             # Anything else is the transport failing (a closed stream, an HTTP error, an
             # unreadable answer): drop the connection; the next call reconnects.
-            return _error(self._lost(client, exc), code="connection-lost", server=name, tool=remote)
+            return _error(self._lost(client, exc), Code.CONNECTION_LOST, server=name, tool=remote)
+        finally:
+            CALLER.reset(caller)
         return from_call_result(result, where=f"MCP server {name!r}, tool {remote!r}")
 
     async def aclose(self) -> None:
@@ -486,6 +585,10 @@ class MountedServer:
                 scope.cancel()
 
 
+def _listing_key(tools: Sequence[types.Tool]) -> list[Any]:
+    return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
+
+
 def _mounted_tool(server: MountedServer, remote: types.Tool) -> CustomTool:
     config = server.config
     name = mounted_tool_name(config.name, remote.name)
@@ -495,7 +598,7 @@ def _mounted_tool(server: MountedServer, remote: types.Tool) -> CustomTool:
     async def execute(
         tool_call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any
     ) -> ToolResult:
-        return await server.call(remote_name, params, on_update, getattr(ctx, "meta", None))
+        return await server.call(remote_name, params, on_update, ctx)
 
     meta = dict(remote.meta) if remote.meta else {}
     meta[ORIGIN_META_KEY] = {"server": config.name, "tool": remote_name}
@@ -577,6 +680,7 @@ class McpMount:
                 config, self, backoff=backoff, max_backoff=max_backoff
             )
         self._diagnostics: list[MountDiagnostic] = []
+        self._watchers: list[MountChanges] = []
         self._tg: Any = None
         self._exit: Any = None
 
@@ -653,6 +757,23 @@ class McpMount:
         tools = await self._tools_of(added)
         return tools, [d.message for d in self._diagnostics[before:]]
 
+    def _changed(self, server: MountedServer, listed: list[types.Tool]) -> None:
+        change = MountChange(server=server.config.name, tools=tuple(self._mounted(server, listed)))
+        for watcher in self._watchers:
+            watcher.put(change)
+
+    def changes(self) -> MountChanges:
+        """Each change of a mounted server's tools from now on, as it is found (``async for``).
+
+        A server that announces a change is listed again; when its tools differ from the
+        last listing, every open iterator gets a :class:`MountChange` with all of that
+        server's tools. The iterator watches from the moment this returns, before the first
+        ``__anext__``. A consumer that falls behind gets the newest tools of each server
+        (changes are merged per server, never queued without bound). Close it with
+        ``contextlib.aclosing`` (or :meth:`MountChanges.aclose`).
+        """
+        return MountChanges(self._watchers)
+
     async def tools(self) -> list[CustomTool]:
         """The tools of every server, in configuration order; starts the servers.
 
@@ -670,20 +791,60 @@ class McpMount:
                 listed = await server.list_tools()
             except _UnavailableError:
                 continue
-            for remote in listed:  # each already checked by list_tools
-                try:
-                    tools.append(_mounted_tool(server, remote))
-                except CustomToolsError as exc:
-                    self._report(
-                        MountDiagnostic(
-                            server=server.config.name,
-                            code="invalid-tool",
-                            tool_name=remote.name,
-                            message=f"MCP server {server.config.name!r}: tool {remote.name!r}"
-                            f" is not mounted: {describe_exception(exc)}",
-                        )
-                    )
+            tools.extend(self._mounted(server, listed))
         return tools
+
+    def _mounted(self, server: MountedServer, listed: Iterable[types.Tool]) -> list[CustomTool]:
+        tools: list[CustomTool] = []
+        for remote in listed:  # each already checked by list_tools
+            try:
+                tools.append(_mounted_tool(server, remote))
+            except CustomToolsError as exc:
+                self._report(
+                    MountDiagnostic(
+                        server=server.config.name,
+                        code="invalid-tool",
+                        tool_name=remote.name,
+                        message=f"MCP server {server.config.name!r}: tool {remote.name!r}"
+                        f" is not mounted: {describe_exception(exc)}",
+                    )
+                )
+        return tools
+
+
+class MountChanges:
+    """An open :meth:`McpMount.changes` iterator: the newest unread change per server."""
+
+    __slots__ = ("_pending", "_wake", "_watchers")
+
+    def __init__(self, watchers: list[MountChanges]) -> None:
+        self._pending: dict[str, MountChange] = {}
+        self._wake = anyio.Event()
+        self._watchers = watchers
+        watchers.append(self)
+
+    def put(self, change: MountChange) -> None:
+        """Keep ``change`` for the consumer (replacing an unread one of the same server)."""
+        self._pending[change.server] = change
+        self._wake.set()
+
+    def __aiter__(self) -> MountChanges:
+        return self
+
+    async def __anext__(self) -> MountChange:
+        while not self._pending:
+            if self not in self._watchers:
+                raise StopAsyncIteration
+            await self._wake.wait()
+            self._wake = anyio.Event()
+        server = next(iter(self._pending))
+        return self._pending.pop(server)
+
+    async def aclose(self) -> None:
+        """Stop watching (an iteration waiting for a change ends)."""
+        if self in self._watchers:
+            self._watchers.remove(self)
+        self._wake.set()
 
 
 def mount(configs: Iterable[McpServerConfig] | McpServerConfig, **options: Any) -> McpMount:

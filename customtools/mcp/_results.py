@@ -88,7 +88,7 @@ def to_call_result(result: ToolResult, *, structured: bool = False) -> types.Cal
     Args:
         result: the tool's result.
         structured: the tool declares an output schema, so ``structured_content`` is sent as
-            ``structuredContent`` (the hook for output schemas; no tool declares one today).
+            ``structuredContent`` (the adapter checked it, or dropped it from an error result).
     """
     content = [_block(block) for block in result.content]
     meta: dict[str, Any] | None = dict(result.meta) if result.meta else None

@@ -16,11 +16,14 @@ from customtools._format import escape_control
 from customtools._loading._loader import LoadResult, discover_and_load
 from customtools._loading._reload import RELOAD_KEPT_PREVIOUS, Reloader, require_watchfiles
 from customtools.mcp._http import HEADER_TIMEOUT, HttpSecurity, guarded_protocol
+from customtools.mcp._mount import ORIGIN_META_KEY, McpMount, MountChanges
 from customtools.mcp._server import ToolServer
 
 __all__ = ["report_load", "serve", "serve_http"]
 
 _log = logging.getLogger("customtools.mcp")
+
+_STOP_BOUND = 5.0  # seconds uvicorn may take to stop (its graceful shutdown is 2 s)
 
 
 def report_load(result: LoadResult, server: ToolServer, stream: TextIO | None = None) -> None:
@@ -94,12 +97,14 @@ async def serve_http(
         backlog=protocol.max_waiting,
     )
     web = uvicorn.Server(config)
+    # Cancelled in the middle of its loop, uvicorn skips its shutdown and leaves the socket
+    # open: it runs shielded and is stopped through should_exit, within a bound.
+    running = anyio.CancelScope(shield=True)
     stopped = anyio.Event()
 
     async def run() -> None:
         try:
-            # Stopped through should_exit, never cancelled: it then closes its sockets.
-            with anyio.CancelScope(shield=True):
+            with running:
                 await web.serve()
         finally:
             stopped.set()
@@ -120,7 +125,10 @@ async def serve_http(
                 on_ready(f"http://{shown}:{bound}{path}")
             await stopped.wait()
         finally:
-            web.should_exit = True  # cancelled: a graceful shutdown, bounded by uvicorn
+            web.should_exit = True
+            with anyio.CancelScope(shield=True), anyio.move_on_after(_STOP_BOUND):
+                await stopped.wait()
+            running.cancel()
 
 
 async def serve(
@@ -169,6 +177,9 @@ async def serve(
             and every reload).
         **scan_options: every other keyword of ``discover_and_load`` (discovery and trust
             options, ``isolation``, ``sandbox``, ``mcp_servers``, ``strict``, ...).
+            With ``mcp_servers=`` an open :class:`McpMount`, a mounted server whose tools
+            change has them replaced in the served list, and clients get
+            ``notifications/tools/list_changed``.
     """
     if transport not in ("stdio", "http"):
         raise ValueError(f"transport must be 'stdio' or 'http', got {transport!r}")
@@ -186,20 +197,29 @@ async def serve(
             result = await reloader.load()
         else:
             result = await discover_and_load(configured, cwd, builtin_tool_names, **scan_options)
-        server = ToolServer([loaded.tool for loaded in result.tools], name=name, timeout=timeout)
+        served[:] = [loaded.tool for loaded in result.tools]
+        server = ToolServer(served, name=name, timeout=timeout)
         report_load(result, server)
         if on_load is not None:
             on_load(result)
         return server
 
+    mounted = scan_options.get("mcp_servers")
+    served: list[Any] = []  # the tools of the last load (the mount's follower updates them)
+    # Watching starts before the first load lists the servers: no change falls in between.
+    changes = mounted.changes() if isinstance(mounted, McpMount) and reloader is None else None
+
     async def run(server: ToolServer, serving: Callable[[], Awaitable[Any]]) -> None:
-        if reloader is None:
+        if reloader is None and changes is None:
             await serving()
             return
         import anyio
 
         async with anyio.create_task_group() as group:
-            group.start_soon(_follow, reloader, server, on_load)
+            if reloader is not None:
+                group.start_soon(_follow, reloader, server, on_load)
+            elif changes is not None:
+                group.start_soon(_follow_mount, changes, server, served, builtin_tool_names)
             await serving()
             group.cancel_scope.cancel()  # the client left (stdio): stop watching
 
@@ -228,15 +248,60 @@ async def serve(
     finally:
         if reloader is not None:
             reloader.close()
+        if changes is not None:
+            await changes.aclose()
 
 
 async def _follow(
     reloader: Reloader, server: ToolServer, on_load: Callable[[LoadResult], Any] | None
 ) -> None:
-    """Serve each new load: in-flight calls finish on the tools they started with."""
-    async with contextlib.aclosing(reloader.watch()) as results:
-        async for result in results:
-            await server.set_tools([loaded.tool for loaded in result.tools])
-            report_load(result, server)
-            if on_load is not None:
-                on_load(result)
+    """Serve each new load: in-flight calls finish on the tools they started with.
+
+    A reload that raises ends neither the server nor the watch: it is reported on stderr,
+    the tools served so far stay, and the next change on disk loads again.
+    """
+    while True:
+        try:
+            async with contextlib.aclosing(reloader.watch()) as results:
+                async for result in results:
+                    await server.set_tools([loaded.tool for loaded in result.tools])
+                    report_load(result, server)
+                    if on_load is not None:
+                        on_load(result)
+            return
+        except Exception as exc:
+            if reloader.result is None:
+                raise  # nothing loaded yet: nothing to keep serving
+            from customtools._format import describe_exception
+
+            sys.stderr.write(
+                f"customtools serve: reloading the tools failed ({describe_exception(exc)});"
+                " the tools loaded before are still served, and the next change loads again\n"
+            )
+            sys.stderr.flush()
+
+
+async def _follow_mount(
+    changes: MountChanges, server: ToolServer, tools: list[Any], builtins: Sequence[str]
+) -> None:
+    """Serve each change of a mounted server's tools: they replace that server's tools where
+    they were (names taken by built-ins or other tools stay with them), and clients get
+    ``notifications/tools/list_changed``."""
+    async with contextlib.aclosing(changes):
+        async for change in changes:
+            mine = [t for t in tools if _origin(t) == change.server]
+            others = [t for t in tools if _origin(t) != change.server]
+            taken = {*builtins, *(t.name for t in others)}
+            fresh = [t for t in change.tools if t.name not in taken]
+            for tool in change.tools:
+                if tool.name in taken:
+                    _log.warning("mounted tool %r is not served: the name is taken", tool.name)
+            at = tools.index(mine[0]) if mine else len(tools)
+            before = [t for t in tools[:at] if _origin(t) != change.server]
+            tools[:] = [*before, *fresh, *others[len(before) :]]
+            await server.set_tools(tools)
+
+
+def _origin(tool: Any) -> Any:
+    origin = (tool.meta or {}).get(ORIGIN_META_KEY)
+    return origin.get("server") if isinstance(origin, dict) else None

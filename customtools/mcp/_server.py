@@ -28,7 +28,7 @@ import secrets
 import warnings
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import mcp_types as types
@@ -41,8 +41,10 @@ from customtools._abort import AbortController
 from customtools._approval import Approver
 from customtools._content import ToolResult
 from customtools._context import DEFAULT_CONTEXT, ToolContext
+from customtools._error_results import LoadCode
 from customtools._observe import use_context
 from customtools._registry import RegisteredTool, ToolRegistry
+from customtools._runtime import DEFAULT_GRACE, SELF_STOP_BOUND
 from customtools._session import SessionEvent, dispatch_session_event
 from customtools._talkback import NO_OP_UI
 from customtools._tool import CustomTool
@@ -72,11 +74,11 @@ _MCP_NAME_RE = re.compile(MCP_TOOL_NAME_PATTERN)
 DEFAULT_PROGRESS_INTERVAL = 0.05
 """Seconds between two progress notifications of one call (newer updates replace older)."""
 
-DEFAULT_CANCEL_GRACE = 2.0
+DEFAULT_CANCEL_GRACE: Final = DEFAULT_GRACE
 """The ``grace`` of served calls (docs/cancellation.md): seconds a cancelled call's tool has,
 after its signal fired, before it is stopped by kind."""
 
-_SETTLE_BOUND = 8.0  # past the grace: the adapter's own bound on stopping a call, with room
+_SETTLE_BOUND = SELF_STOP_BOUND + 2.0  # past the grace: the adapter's own bound, with room
 
 _RESERVED_META_PREFIX = "io.modelcontextprotocol/"
 
@@ -96,16 +98,6 @@ class ServeDiagnostic:
     tool_name: str
     code: str
     message: str
-
-
-def output_schema(tool: CustomTool) -> Mapping[str, Any] | None:
-    """The output schema a tool declares, if any.
-
-    A tool with an output schema is listed with ``outputSchema``, and its
-    ``structured_content`` is sent as ``structuredContent``; other tools never send
-    ``structuredContent`` (their ``details`` travel in the result's ``_meta``).
-    """
-    return tool.output_schema
 
 
 APPROVAL_META_KEY = "customtools/approval"
@@ -129,7 +121,7 @@ def _listing(tool: CustomTool) -> types.Tool:
     annotations = None
     if wire.get("annotations"):
         annotations = types.ToolAnnotations.model_validate(wire["annotations"])
-    schema = output_schema(tool)
+    schema = tool.output_schema
     meta = dict(wire.get("_meta") or {})
     approval = _approval_meta(tool)
     if approval is not None:
@@ -152,14 +144,14 @@ def _check(tool: CustomTool, registry: ToolRegistry) -> ServeDiagnostic | None:
     if _MCP_NAME_RE.match(name) is None or name.endswith("\n"):
         return ServeDiagnostic(
             tool_name=name,
-            code="invalid-name",
+            code=LoadCode.INVALID_NAME,
             message=f"tool {name!r} is not served: MCP clients reject names outside"
             f" {MCP_TOOL_NAME_PATTERN}; rename the tool",
         )
     if tool.parameters.get("type") != "object":
         return ServeDiagnostic(
             tool_name=name,
-            code="schema-root",
+            code=LoadCode.SCHEMA_ROOT,
             message=f"tool {name!r} is not served: MCP needs an object schema at the root of"
             ' its parameters ("type": "object"); wrap the arguments in Type.Object(...)',
         )
@@ -389,7 +381,7 @@ class ToolServer:
                 diagnostics.append(problem)
         self._registry = registry
         self._listing = [_listing(tool) for tool in registry if not tool.hidden]
-        self._structured = frozenset(t.name for t in registry if output_schema(t) is not None)
+        self._structured = frozenset(t.name for t in registry if t.output_schema is not None)
         self._tools = registry.tools
         self._diagnostics = tuple(diagnostics)
 

@@ -12,8 +12,9 @@ from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
-from customtools import _observe
-from customtools.telemetry import _names as n
+import customtools._observe as _observe
+import customtools.telemetry._names as n
+from customtools._error_results import ERROR_RESULTS, Kind
 
 if TYPE_CHECKING:
     from customtools._content import ToolResult
@@ -35,16 +36,25 @@ def _api() -> Any:
     return context, metrics, propagate, trace
 
 
+OTHER = "_OTHER"
+"""``error.type`` of a failure whose kind and code are not in the error-results table (the
+conventions' fallback value): a tool's own ``details`` and exception names never reach it."""
+
+_KINDS = frozenset(kind for kind in ERROR_RESULTS if kind != Kind.TOOL_RAISED)
+_CODES = frozenset(code for _, codes in ERROR_RESULTS.values() for code in codes)
+
+
 def classify(result: ToolResult | None, error: BaseException | None) -> tuple[str, str | None]:
     """``(outcome, error.type)`` of a call's result, or of the exception that ended it.
 
     Outcomes: ``ok``, ``invalid_arguments``, ``error``, ``timeout``, ``cancelled``,
-    ``refused``. ``error.type`` is ``None`` for ``ok``; otherwise a low-cardinality value (see
-    ``docs/observability.md``).
+    ``refused``. ``error.type`` is ``None`` for ``ok``; otherwise a code or kind of the
+    error-results table (``docs/errors.md``), or ``_OTHER``: a result's ``details`` are the
+    tool's to fill, so nothing outside the table is recorded (see ``docs/observability.md``).
     """
     if result is None:
         # Only the caller's own cancellation (or Ctrl-C) propagates out of the adapter.
-        return "cancelled", type(error).__qualname__ if error is not None else "_OTHER"
+        return "cancelled", type(error).__qualname__ if error is not None else OTHER
     if not result.is_error:
         return "ok", None
     details = result.details if isinstance(result.details, Mapping) else {}
@@ -53,17 +63,19 @@ def classify(result: ToolResult | None, error: BaseException | None) -> tuple[st
         return "timeout", "timeout"
     if details.get("cancelled") is True:
         return "cancelled", "cancelled"
-    if kind == "ToolArgumentsError":
-        return "invalid_arguments", "ToolArgumentsError"
-    if kind == "ApprovalDenied":
-        code = details.get("code")
-        return "refused", code if isinstance(code, str) else "ApprovalDenied"
+    if kind == Kind.ARGUMENTS:
+        return "invalid_arguments", Kind.ARGUMENTS
     code = details.get("code")
-    if isinstance(code, str):
-        return "error", code
-    if isinstance(kind, str):
-        return "error", kind
-    return "error", "tool_error"
+    # Only strings can be in the table (a tool's details may hold anything, unhashable too).
+    if isinstance(code, str) and code in _CODES:
+        known = code
+    elif isinstance(kind, str) and kind in _KINDS:
+        known = kind
+    else:
+        known = OTHER
+    if kind == Kind.APPROVAL_DENIED:
+        return "refused", known
+    return "error", known
 
 
 class _Call:
@@ -100,11 +112,12 @@ class _Call:
                         count = len(violations) if isinstance(violations, list) else 0
                         span.add_event(n.EVENT_INVALID_ARGUMENTS, {n.VIOLATIONS: count})
                     elif outcome in ("cancelled", "timeout"):
-                        reason = details.get("reason")
+                        reason = details.get("reason") if observer._cancel_reason else None
                         attributes = {n.CANCEL_REASON: reason} if isinstance(reason, str) else {}
                         span.add_event(n.EVENT_CANCELLED, attributes)
                     span.set_attribute(n.ERROR_TYPE, error_type)
-                    span.set_status(observer._status_error(_status_text(result, error_type)))
+                    # The description is the type, never the tool's text (it may carry data).
+                    span.set_status(observer._status_error(error_type))
         finally:
             if self._token is not None:
                 observer._context.detach(self._token)
@@ -115,11 +128,6 @@ class _Call:
             attributes[n.ERROR_TYPE] = error_type
         observer._duration.record(elapsed, attributes)
         observer._calls.add(1, attributes)
-
-
-def _status_text(result: ToolResult | None, error_type: str) -> str:
-    """A span status description: the error kind, never the tool's text (it may carry data)."""
-    return error_type
 
 
 class _Tool:
@@ -202,9 +210,9 @@ class _Step:
     def set(self, key: str, value: str | int | float | bool) -> None:
         self._span.set_attribute(key, value)
 
-    def failed(self, error_type: str, message: str) -> None:
-        self._span.set_attribute(n.ERROR_TYPE, error_type)
-        self._span.set_status(self._observer._status_error(message))
+    def failed(self, code: str) -> None:
+        self._span.set_attribute(n.ERROR_TYPE, code)
+        self._span.set_status(self._observer._status_error(code))
 
 
 class OpenTelemetryObserver:
@@ -223,6 +231,8 @@ class OpenTelemetryObserver:
         enrich: when a call runs inside another layer's ``execute_tool`` span (the MCP
             SDK's server span, a framework's tool span), add customtools' attributes to that
             span instead of opening a nested one.
+        record_cancel_reason: add the abort's reason (the host's text, which may carry
+            anything) to the ``customtools.cancelled`` event; off by default.
     """
 
     def __init__(
@@ -231,6 +241,7 @@ class OpenTelemetryObserver:
         tracer_provider: Any = None,
         meter_provider: Any = None,
         enrich: bool = True,
+        record_cancel_reason: bool = False,
     ) -> None:
         from customtools import __version__
 
@@ -239,6 +250,7 @@ class OpenTelemetryObserver:
         self._propagate = propagate
         self._trace = trace
         self._enrich = enrich
+        self._cancel_reason = record_cancel_reason
         self._tracer_provider = tracer_provider
         self._meter_provider = meter_provider
         self._tracer = trace.get_tracer(
@@ -315,6 +327,7 @@ def instrument(
     tracer_provider: Any = None,
     meter_provider: Any = None,
     enrich: bool = True,
+    record_cancel_reason: bool = False,
 ) -> OpenTelemetryObserver:
     """Trace and measure tool calls and loads with OpenTelemetry from now on.
 
@@ -327,6 +340,7 @@ def instrument(
         tracer_provider: the tracer provider (default: the global one).
         meter_provider: the meter provider (default: the global one).
         enrich: enrich an enclosing ``execute_tool`` span instead of nesting one.
+        record_cancel_reason: record an abort's reason (opt-in: it is the host's text).
 
     Returns:
         The registered observer.
@@ -335,7 +349,10 @@ def instrument(
         ImportError: ``opentelemetry-api`` is not installed (``pip install 'customtools[otel]'``).
     """
     observer = OpenTelemetryObserver(
-        tracer_provider=tracer_provider, meter_provider=meter_provider, enrich=enrich
+        tracer_provider=tracer_provider,
+        meter_provider=meter_provider,
+        enrich=enrich,
+        record_cancel_reason=record_cancel_reason,
     )
     _observe.set_observer(observer)
     return observer

@@ -129,6 +129,33 @@ async def test_a_rule_of_the_arguments_decides_per_call_and_a_per_call_approver_
     assert ran == ["tmp/x", "etc/y"]
 
 
+async def test_a_rule_sees_the_defaults_a_function_tool_gets_and_so_does_the_approver() -> None:
+    seen: list[ApprovalRequest] = []
+
+    @tool(requires_approval=lambda args: args.get("recursive") is not False)
+    def remove(path: str, recursive: bool = True) -> str:
+        """Remove a path; a recursive removal (the default) needs approval."""
+        ran.append(path)
+        return f"removed {path} recursive={recursive}"
+
+    async def deny(request: ApprovalRequest) -> bool:
+        seen.append(request)
+        return False
+
+    adapter = CustomToolAdapter(remove, approver=deny)
+    # Leaving the flag out must not skip the rule: the function runs with its default.
+    left_out = await adapter.execute("c1", {"path": "/srv"})
+    assert left_out.is_error
+    assert left_out.details == {"error": "ApprovalDenied", "code": "approval-denied"}
+    assert seen[0].arguments == {"path": "/srv", "recursive": True}
+    assert adapter.needs_approval({"path": "/srv"}) is True
+    assert adapter.needs_approval({"path": "/srv", "recursive": "false"}) is False
+    assert adapter.needs_approval({"path": 3}) is True  # invalid: fails closed
+    flat = await adapter.execute("c2", {"path": "/srv", "recursive": False})
+    assert flat.text == "removed /srv recursive=False"
+    assert ran == ["/srv"]
+
+
 async def test_mcp_annotations_drive_the_default() -> None:
     destructive = make(annotations={"destructiveHint": True})
     read_only = make(annotations={"destructiveHint": True, "readOnlyHint": True})
@@ -199,6 +226,21 @@ async def test_output_is_checked_with_a_timeout_and_on_sync_tools_too() -> None:
     result = await CustomToolAdapter(listing).execute("c", {})
     assert result.details["code"] == "invalid-structured-content"
     assert "/result/0" in result.text
+
+
+async def test_an_error_result_keeps_its_text_and_loses_its_unchecked_structured_content() -> None:
+    failed = ToolResult.from_text("no stats today", details={"why": "offline"}, is_error=True)
+    returned = ToolResult(
+        content=failed.content,
+        details=failed.details,
+        is_error=True,
+        structured_content={"count": "many"},
+    )
+    result = await CustomToolAdapter(structured_tool(returned)).execute("c", {})
+    assert result.is_error
+    assert result.text == "no stats today"
+    assert result.details == {"why": "offline"}
+    assert result.structured_content is None
 
 
 async def test_an_approval_rule_that_exits_is_contained() -> None:

@@ -25,7 +25,11 @@ def test_scaffold_passes_strict_validation_and_its_test(cli, tmp_path):
     assert [tool["name"] for tool in pack["tools"]] == ["word-count"]
 
     pytest_run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)],
+        [
+            *(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"),
+            # LangSmith's plugin (a langchain-core dependency) loads in every run: seconds.
+            *("-p", "no:langsmith_plugin", str(test)),
+        ],
         capture_output=True,
         text=True,
         cwd=tmp_path,

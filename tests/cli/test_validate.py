@@ -362,3 +362,24 @@ def test_declared_permissions_are_checked_without_running_the_module(cli, tmp_pa
         assert ("ports.py", "unenforceable-permissions") not in {
             (Path(f.get("file") or "-").name, f["code"]) for f in _findings(again.out)
         }
+
+
+def test_validate_writes_no_bytecode_so_a_same_second_edit_is_seen(cli, tmp_path, monkeypatch):
+    # Python trusts a .pyc whose recorded mtime (whole seconds) and size match the source: had
+    # the first run written one, the edit below (same size, same second) would go unseen.
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    source = (
+        "from customtools import CustomTool\n\n"
+        "def factory(api):\n"
+        "    return CustomTool(name='{name}', description='Says ok.', execute=lambda *a: 'ok')\n"
+    )
+    (pack / "tool.py").write_text(source.format(name="one"))
+    stamp = (pack / "tool.py").stat().st_mtime_ns
+    assert cli("validate", "--format", "json", str(pack)).code == 0
+    assert not (pack / "__pycache__").exists()
+    (pack / "tool.py").write_text(source.format(name="two"))
+    os.utime(pack / "tool.py", ns=(stamp, stamp))
+    report = json.loads(cli("validate", "--format", "json", str(pack)).out)
+    assert [tool["name"] for tool in report["packs"][0]["tools"]] == ["two"]

@@ -10,6 +10,7 @@ import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from customtools import AbortSignal, CustomTool, tool
@@ -28,6 +29,24 @@ class SlowState:
         self.finished = threading.Event()
         self.aborted = False
         self.reason: object = None
+        self.cleanup_saw: tuple[bool, object] | None = None  # what an async tool's finally saw
+
+
+def cleanup_tool(state: SlowState) -> CustomTool:
+    """An async tool that waits until cancelled and records what its cleanup sees."""
+
+    @tool
+    async def waits(signal: AbortSignal) -> str:
+        """Wait until cancelled."""
+        state.started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            state.cleanup_saw = (signal.aborted, signal.reason)
+            state.finished.set()
+        return "never"
+
+    return waits
 
 
 def make_tools(state: SlowState, ran: list[str]) -> list[CustomTool]:

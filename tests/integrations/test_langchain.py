@@ -19,7 +19,7 @@ from langgraph.types import Command
 from customtools import ToolResult, load_custom_tools
 from customtools.integrations.langchain import langchain_tools
 from customtools.isolation import IsolationPool
-from tests.integrations.conftest import SlowState, make_tools
+from tests.integrations.conftest import SlowState, cleanup_tool, make_tools
 
 pytestmark = pytest.mark.anyio
 
@@ -235,3 +235,16 @@ def test_sync_invoke_runs_the_call_on_its_own_loop(state: SlowState, ran: list[s
     message = echo.invoke({"name": "echo", "args": {"times": 1}, "id": "s1", "type": "tool_call"})
     assert message.status == "error"
     assert "text" in str(message.content)
+
+
+async def test_a_cancelled_run_aborts_an_async_tools_signal_before_its_cleanup(
+    state: SlowState,
+) -> None:
+    app = graph(script([("waits", {})]), langchain_tools([cleanup_tool(state)]))
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            group.start_soon(app.ainvoke, {"messages": [("user", "go")]})
+            assert await anyio.to_thread.run_sync(state.started.wait, 5)
+            group.cancel_scope.cancel()
+        assert await anyio.to_thread.run_sync(state.finished.wait, 5)
+    assert state.cleanup_saw == (True, "the caller's task was cancelled")

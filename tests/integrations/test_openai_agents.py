@@ -15,7 +15,7 @@ from customtools import ToolResult, load_custom_tools, tool
 from customtools.export import openai_issues
 from customtools.integrations.openai_agents import function_tools
 from customtools.isolation import IsolationPool
-from tests.integrations.conftest import SlowState, make_tools
+from tests.integrations.conftest import SlowState, cleanup_tool, make_tools
 
 pytestmark = pytest.mark.anyio
 
@@ -181,3 +181,78 @@ async def test_arguments_that_are_not_an_object_are_reported(
     )
     text = await echo.on_invoke_tool(ctx, arguments)
     assert "invalid arguments for tool 'echo'" in text
+
+
+@tool(requires_approval=lambda args: not args["dry_run"])
+def deploy(target: str, dry_run: bool = True) -> str:
+    """Deploy to a target; a real (non-dry) deploy needs approval."""
+    return f"{'DRY RUN' if dry_run else 'REAL DEPLOY'} to {target}"
+
+
+@tool(requires_approval=lambda args: args["recursive"])
+def remove(path: str, recursive: bool = True) -> str:
+    """Remove a path; a recursive removal needs approval (and is the default)."""
+    return f"removed {path} recursive={recursive}"
+
+
+@pytest.mark.parametrize(
+    ("gated", "arguments"),
+    [
+        (deploy, {"target": "prod", "dry_run": False}),
+        (deploy, {"target": "prod", "dry_run": "false"}),  # coerced to False
+        (remove, {"path": "/srv"}),  # recursive defaults to True
+    ],
+)
+async def test_approval_is_decided_on_the_validated_arguments(
+    gated: Any, arguments: dict[str, Any]
+) -> None:
+    agent = agent_with(scripted([(gated.name, arguments)]), function_tools([gated]))
+    first = await Runner.run(agent, "go")
+    assert len(first.interruptions) == 1
+    assert outputs(first) == []
+    run_state = first.to_state()
+    run_state.approve(first.interruptions[0])
+    second = await Runner.run(agent, run_state)
+    [text] = outputs(second)
+    assert text.startswith(("REAL DEPLOY", "removed /srv recursive=True"))
+
+
+async def test_a_call_needing_approval_never_runs_unless_the_sdk_approved_it() -> None:
+    ran: list[bool] = []
+
+    # A rule the SDK's pre-check cannot see the same way: it asks only on the call's own
+    # evaluation, so the SDK never records an approval.
+    answers = iter([False, True])
+
+    @tool(requires_approval=lambda args: next(answers, True))
+    def flaky(path: str) -> str:
+        """Approval depends on when it is asked."""
+        ran.append(True)
+        return "ran"
+
+    result = await Runner.run(
+        agent_with(scripted([("flaky", {"path": "/x"})]), function_tools([flaky])), "go"
+    )
+    [text] = outputs(result)
+    assert ran == []
+    assert "was not run" in text
+    assert "denied" in text
+
+
+async def test_invalid_arguments_of_a_gated_tool_ask_first() -> None:
+    agent = agent_with(scripted([("deploy", {"target": 3})]), function_tools([deploy]))
+    first = await Runner.run(agent, "go")
+    assert len(first.interruptions) == 1
+
+
+async def test_a_cancelled_run_aborts_an_async_tools_signal_before_its_cleanup(
+    state: SlowState,
+) -> None:
+    agent = agent_with(scripted([("waits", {})]), function_tools([cleanup_tool(state)]))
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            group.start_soon(Runner.run, agent, "go")
+            assert await anyio.to_thread.run_sync(state.started.wait, 5)
+            group.cancel_scope.cancel()
+        assert await anyio.to_thread.run_sync(state.finished.wait, 5)
+    assert state.cleanup_saw == (True, "the caller's task was cancelled")

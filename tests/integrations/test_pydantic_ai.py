@@ -23,7 +23,7 @@ from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolDen
 from customtools import ToolRegistry, load_custom_tools
 from customtools.integrations.pydantic_ai import CustomToolset, CustomToolUpdate
 from customtools.isolation import IsolationPool
-from tests.integrations.conftest import SlowState, make_tools
+from tests.integrations.conftest import SlowState, cleanup_tool, make_tools
 
 pytestmark = pytest.mark.anyio
 
@@ -227,3 +227,16 @@ async def test_the_toolset_follows_its_registry(state: SlowState, ran: list[str]
     registry.extend(make_tools(state, ran)[1:2])
     await agent.run("hi")
     assert seen == [{"echo"}, {"echo", "ticker"}]
+
+
+async def test_a_cancelled_run_aborts_an_async_tools_signal_before_its_cleanup(
+    state: SlowState,
+) -> None:
+    agent = Agent(scripted([("waits", {})]), toolsets=[CustomToolset([cleanup_tool(state)])])
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            group.start_soon(agent.run, "go")
+            assert await anyio.to_thread.run_sync(state.started.wait, 5)
+            group.cancel_scope.cancel()
+        assert await anyio.to_thread.run_sync(state.finished.wait, 5)
+    assert state.cleanup_saw == (True, "the caller's task was cancelled")

@@ -401,3 +401,53 @@ async def test_killing_a_worker_for_one_call_ends_its_other_calls_with_the_reaso
         assert "timed out" in outcomes["stubborn"]
         assert "a cancelled call did not end within 0.3 s (grace)" in outcomes["sleeper"]
         assert not alive(worker)
+
+
+async def test_a_request_the_worker_cannot_read_ends_at_deadline_plus_grace(
+    tmp_path: Path,
+) -> None:
+    write(
+        tmp_path,
+        "blocked.py",
+        """
+        from customtools import tool
+
+        @tool
+        async def block(file: str) -> str:
+            \"\"\"Blocks the worker's event loop.\"\"\"
+            with open(file, "w") as handle:
+                handle.write("blocking")
+            time.sleep(30)
+            return "unblocked"
+
+        @tool
+        async def take(blob: str) -> str:
+            \"\"\"Takes a big argument.\"\"\"
+            return f"got {len(blob)}"
+        """,
+    )
+    marks = tmp_path / "marks.txt"
+    async with IsolationPool(**options()) as pool:
+        result = await load(pool, tmp_path, "blocked.py")
+        block = CustomToolAdapter(result.get("block").tool, timeout=60)  # type: ignore[union-attr]
+        take = CustomToolAdapter(result.get("take").tool, timeout=1, grace=0.2)  # type: ignore[union-attr]
+        blocked: list[object] = []
+
+        async def run_block() -> None:
+            blocked.append(await block.execute("a", {"file": str(marks)}))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(run_block)
+            with anyio.fail_after(20):
+                while not marks.exists():
+                    await anyio.sleep(0.01)
+            # More than a pipe holds: the request waits for a worker that reads nothing.
+            taken = await take.execute("b", {"blob": "x" * (1 << 20)})
+
+        assert taken.is_error
+        assert taken.details["code"] == "timeout"
+        (lost,) = blocked
+        # The worker was stopped by the call's grace, not by the 10 s bound on a stuck send.
+        assert lost.details["cause"] == (  # type: ignore[attr-defined]
+            "was killed: a cancelled call did not end within 0.2 s (grace)"
+        )

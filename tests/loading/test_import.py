@@ -182,6 +182,44 @@ async def test_factory_failing_after_changing_state_reports_both(tmp_path: Path)
     assert "RuntimeError: and then failed; it also changed sys.path" in error.error
 
 
+@pytest.mark.parametrize("where", ["module", "factory"])
+async def test_rebinding_sys_path_and_argv_restores_the_host_s_own_lists(
+    tmp_path: Path, where: str
+) -> None:
+    change = 'sys.path = ["/nowhere"]; sys.argv = ["evil"]'
+    body = (
+        f"import sys\n{change}\n\ndef factory(api):\n    return []\n"
+        if where == "module"
+        else f"import sys\n\ndef factory(api):\n    {change}\n    return []\n"
+    )
+    path_list, argv_list = sys.path, sys.argv
+    path_before, argv_before = list(sys.path), list(sys.argv)
+
+    out = await _load(write(tmp_path / "rebinds.py", body), tmp_path)
+
+    assert sys.path is path_list  # the object the host and importlib hold, not a copy
+    assert sys.argv is argv_list
+    assert sys.path == path_before
+    assert sys.argv == argv_before
+    (error,) = out.errors
+    assert error.code == "changed-process-state"
+    assert "sys.path" in error.error
+    assert "sys.argv" in error.error
+
+
+async def test_handlers_set_by_a_module_are_restored(tmp_path: Path) -> None:
+    import signal
+
+    before = signal.getsignal(signal.SIGUSR1)
+    body = "import signal\nsignal.signal(signal.SIGUSR1, lambda *a: None)\n"
+    out = await _load(
+        write(tmp_path / "handler.py", body + "def factory(api):\n    return []\n"), tmp_path
+    )
+    assert signal.getsignal(signal.SIGUSR1) is before
+    (error,) = out.errors
+    assert "signal handlers (SIGUSR1;" in error.error
+
+
 async def test_async_factory_past_timeout_is_reported(tmp_path: Path) -> None:
     path = write(
         tmp_path / "slow.py",

@@ -270,13 +270,13 @@ async def test_the_stat_cache_skips_unchanged_files_and_sees_same_size_edits(
     store = TrustStore(home=home)
     store.grant(sources(project, home)[0])
     reads: list[str] = []
-    real_hash = trust_module._hash_file
+    real_hash = trust_module.hash_file
 
     def counting(path: str, budget: int) -> tuple[str, int, os.stat_result]:
         reads.append(path)
         return real_hash(path, budget)
 
-    monkeypatch.setattr(trust_module, "_hash_file", counting)
+    monkeypatch.setattr(trust_module, "hash_file", counting)
     scanned = scan((), project, home=home, entry_points=False)
     assert store.pending(scanned) == ()
     assert reads == []  # trusted by stat, not read

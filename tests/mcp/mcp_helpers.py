@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 import sys
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -67,50 +69,78 @@ def serve_argv(*args: str) -> list[str]:
 
 
 @asynccontextmanager
-async def http_server(*args: str, stderr: Any = None) -> AsyncIterator[str]:
-    """A ``customtools serve --http`` subprocess on a free loopback port; yields its URL."""
-    async with http_servers(1, *args, stderr=stderr) as urls:
+async def http_server(
+    *args: str,
+    host: str = "127.0.0.1",
+    env: dict[str, str] | None = None,
+    max_files: tuple[int, int] | None = None,
+) -> AsyncIterator[str]:
+    """A ``customtools serve --http`` subprocess on loopback; yields its URL. ``max_files``:
+    the soft and hard open-file limits it starts with."""
+    async with http_servers(1, *args, host=host, env=env, max_files=max_files) as urls:
         yield urls[0]
 
 
 @asynccontextmanager
-async def http_servers(count: int, *args: str, stderr: Any = None) -> AsyncIterator[list[str]]:
-    """``count`` ``customtools serve --http`` subprocesses started together on free loopback
-    ports; yields their URLs. Stopped (SIGTERM, then SIGKILL) on exit, whatever happened."""
-    ports = [free_port() for _ in range(count)]
+async def http_servers(
+    count: int,
+    *args: str,
+    host: str = "127.0.0.1",
+    env: dict[str, str] | None = None,
+    max_files: tuple[int, int] | None = None,
+) -> AsyncIterator[list[str]]:
+    """``count`` ``customtools serve --http`` subprocesses started together, each on a port the
+    system gives it (``HOST:0``: no port is picked before the server binds it, so parallel
+    tests cannot take each other's); yields the URLs they report on stderr. Stopped (SIGTERM,
+    then SIGKILL) on exit, whatever happened."""
     processes: list[Any] = []
-    try:
-        for port in ports:
-            argv = serve_argv(*args, "--http", f"127.0.0.1:{port}")
-            processes.append(
-                await anyio.open_process(
-                    argv, stdin=None, stdout=None, stderr=stderr, cwd=str(ROOT), env=child_env()
-                )
-            )
-        with anyio.fail_after(30):
-            for port, process in zip(ports, processes, strict=True):
-                while True:
-                    try:
-                        stream = await anyio.connect_tcp("127.0.0.1", port)
-                    except OSError:
-                        if process.returncode is not None:
-                            raise RuntimeError(
-                                f"the server exited with {process.returncode}"
-                            ) from None
-                        await anyio.sleep(0.05)
-                    else:
-                        await stream.aclose()
-                        break
-        yield [f"http://127.0.0.1:{port}/mcp" for port in ports]
-    finally:
-        with anyio.CancelScope(shield=True):
-            for process in processes:
-                if process.returncode is None:
-                    process.terminate()
-            for process in processes:
-                with anyio.move_on_after(5):
-                    await process.wait()
-                if process.returncode is None:
-                    process.kill()
-                    await process.wait()
-                await process.aclose()
+    argv = serve_argv(*args, "--http", f"{host}:0")
+    if max_files is not None:
+        limit = (
+            "import os, resource, sys;"
+            f" resource.setrlimit(resource.RLIMIT_NOFILE, {max_files});"
+            " os.execv(sys.argv[1], sys.argv[1:])"
+        )
+        argv = [sys.executable, "-c", limit, *argv]
+    with tempfile.TemporaryDirectory() as logs:
+        try:
+            for index in range(count):
+                with open(os.path.join(logs, str(index)), "wb") as log:
+                    processes.append(
+                        await anyio.open_process(
+                            argv,
+                            stdin=None,
+                            stdout=None,
+                            stderr=log,
+                            cwd=str(ROOT),
+                            env={**child_env(), **(env or {})},
+                        )
+                    )
+            urls = []
+            with anyio.fail_after(30):
+                for index, process in enumerate(processes):
+                    urls.append(await _listening(Path(logs, str(index)), process))
+            yield urls
+        finally:
+            with anyio.CancelScope(shield=True):
+                for process in processes:
+                    if process.returncode is None:
+                        process.terminate()
+                for process in processes:
+                    with anyio.move_on_after(5):
+                        await process.wait()
+                    if process.returncode is None:
+                        process.kill()
+                        await process.wait()
+                    await process.aclose()
+
+
+async def _listening(log: Path, process: Any) -> str:
+    """The URL in the server's "listening on" line, once it has written it to ``log``."""
+    while True:
+        found = re.search(r"listening on (\S+)", log.read_text(errors="replace"))
+        if found:
+            return found.group(1)
+        if process.returncode is not None:
+            raise RuntimeError(f"the server exited with {process.returncode}: {log.read_text()}")
+        await anyio.sleep(0.05)

@@ -11,7 +11,6 @@ import functools
 import gc
 import os
 import socket
-import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -22,7 +21,7 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_helpers import PACK, ROOT, child_env, serve_argv
+from mcp_helpers import PACK, http_server
 
 from customtools.cli import run
 from customtools.mcp import HttpSecurity, ToolServer, is_loopback, read_token
@@ -49,12 +48,6 @@ def collect_garbage() -> Iterator[None]:
     gc.collect()
 
 
-def free_port(host: str) -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
-
-
 @asynccontextmanager
 async def served(
     host: str,
@@ -63,48 +56,10 @@ async def served(
     env: dict[str, str] | None = None,
     max_files: tuple[int, int] | None = None,
 ) -> AsyncIterator[str]:
-    """``customtools serve --http host:port`` on loopback (with the soft and hard open-file
+    """``customtools serve --http`` on a loopback ``host`` (with the soft and hard open-file
     limits ``max_files`` when given); yields the URL; always stopped."""
-    port = free_port(host)
-    argv = serve_argv(str(pack), "--http", f"{host}:{port}", *args)
-    if max_files is not None:
-        limit = (
-            "import os, resource, sys;"
-            f" resource.setrlimit(resource.RLIMIT_NOFILE, {max_files});"
-            " os.execv(sys.argv[1], sys.argv[1:])"
-        )
-        argv = [sys.executable, "-c", limit, *argv]
-    process = await anyio.open_process(
-        argv,
-        stdin=None,
-        stdout=None,
-        stderr=None,
-        cwd=str(ROOT),
-        env={**child_env(), **(env or {})},
-    )
-    try:
-        with anyio.fail_after(30):
-            while True:
-                try:
-                    stream = await anyio.connect_tcp(host, port)
-                except OSError:
-                    if process.returncode is not None:
-                        raise RuntimeError(f"the server exited with {process.returncode}") from None
-                    await anyio.sleep(0.05)
-                else:
-                    await stream.aclose()
-                    break
-        yield f"http://{host}:{port}/mcp"
-    finally:
-        with anyio.CancelScope(shield=True):
-            if process.returncode is None:
-                process.terminate()
-            with anyio.move_on_after(5):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
-            await process.aclose()
+    async with http_server(str(pack), *args, host=host, env=env, max_files=max_files) as url:
+        yield url
 
 
 async def post(url: str, headers: dict[str, str]) -> httpx2.Response:

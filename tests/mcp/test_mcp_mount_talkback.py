@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import pytest
 
-from customtools import CustomToolAdapter
+from customtools import CustomToolAdapter, ToolContext
 from customtools.mcp import McpMount, McpServerConfig
 from customtools.talkback import InputAnswer, InputRequest, SampleRequest, SampleResult
 
@@ -122,3 +122,84 @@ async def test_a_handler_that_never_answers_is_bounded(monkeypatch: pytest.Monke
     async with McpMount([config()], input_handler=never) as mount:
         greeted = await call(mount, "greet")
     assert greeted.text == "no name: cancel"
+
+
+async def test_each_calls_question_reaches_the_caller_that_caused_it() -> None:
+    """Two hosts' calls at once: each form goes to its own call's handler, never the mount's."""
+    asked: dict[str, list[str]] = {"ada": [], "grace": [], "mount": []}
+    both_asked = anyio.Event()
+
+    def handler(who: str) -> Any:
+        async def answer(request: InputRequest) -> InputAnswer:
+            asked[who].append(request.message)
+            if asked["ada"] and asked["grace"]:
+                both_asked.set()
+            await both_asked.wait()  # both questions are open at the same time
+            return InputAnswer(action="accept", values={"name": who.title()})
+
+        return answer
+
+    async def sampler(request: SampleRequest) -> SampleResult:
+        return SampleResult(text="Lyon", model="grace-model")
+
+    async with McpMount([config()], input_handler=handler("mount")) as mount:
+        greet = {t.name: t for t in await mount.tools()}["mcp__talk__greet"]
+        capital = {t.name: t for t in await mount.tools()}["mcp__talk__capital"]
+        adapter = CustomToolAdapter(greet)
+        results: dict[str, Any] = {}
+
+        async def run(who: str) -> None:
+            ctx = ToolContext(input_handler=handler(who))
+            results[who] = await adapter.execute(who, {}, ctx=ctx)
+
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+                group.start_soon(run, "ada")
+                group.start_soon(run, "grace")
+            sampled = await CustomToolAdapter(capital).execute(
+                "s", {}, ctx=ToolContext(sampler=sampler)
+            )
+    assert results["ada"].text == "Hello, Ada!"
+    assert results["grace"].text == "Hello, Grace!"
+    assert asked == {"ada": ["What is your name?"], "grace": ["What is your name?"], "mount": []}
+    assert sampled.text == "model said: Lyon"
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_served_mounted_tools_ask_the_client_whose_call_asked(mode: str) -> None:
+    """`serve` with a mounted server and two clients at once: each client's elicitation
+    answers its own call."""
+    from mcp import Client
+
+    from customtools.mcp import ToolServer
+
+    opened: set[str] = set()
+    both = anyio.Event()
+
+    def client_form(who: str) -> Any:
+        async def elicit(_ctx: Any, params: Any) -> Any:
+            import mcp_types as types
+
+            opened.add(who)
+            if len(opened) == 2:
+                both.set()
+            with anyio.fail_after(20):
+                await both.wait()
+            return types.ElicitResult(action="accept", content={"name": who})
+
+        return elicit
+
+    async with McpMount([config()]) as mount:
+        server = ToolServer(await mount.tools())
+        texts: dict[str, str] = {}
+
+        async def run(who: str) -> None:
+            async with Client(server.server, mode=mode, elicitation_callback=client_form(who)) as c:
+                result = await c.call_tool("mcp__talk__greet", {})
+                texts[who] = result.content[0].text  # type: ignore[union-attr]
+
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as group:
+                group.start_soon(run, "Ada")
+                group.start_soon(run, "Grace")
+    assert texts == {"Ada": "Hello, Ada!", "Grace": "Hello, Grace!"}

@@ -390,3 +390,60 @@ async def test_only_tools_with_an_output_schema_send_structured_content(mode: st
     assert without.structured_content is None
     assert without.meta is not None
     assert without.meta[DETAILS_META_KEY] == [1, 2]
+
+
+async def test_an_error_result_sends_no_unchecked_structured_content(mode: str) -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+
+    async def failing(call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any) -> Any:
+        text = ToolResult.from_text("no n today").content
+        return ToolResult(content=text, is_error=True, structured_content={"n": "not a number"})
+
+    server = ToolServer([CustomTool(name="typed", execute=failing, output_schema=schema)])
+    async with Client(server.server, mode=mode) as client:
+        result = await client.call_tool("typed", {})
+    assert result.is_error is True
+    assert [block.text for block in result.content] == ["no n today"]  # type: ignore[union-attr]
+    assert result.structured_content is None
+
+
+async def test_a_cancelled_calls_cleanup_sees_its_signal_aborted(mode: str) -> None:
+    seen: list[tuple[bool, Any]] = []
+    started = anyio.Event()
+
+    async def waits(call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any) -> str:
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            seen.append((signal.aborted, signal.reason))
+        return "never"
+
+    server = ToolServer([CustomTool(name="waits", description="d", execute=waits)])
+    async with Client(server.server, mode=mode) as client:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.call_tool, "waits", {})
+            with anyio.fail_after(10):
+                await started.wait()
+            tg.cancel_scope.cancel()
+        assert await wait_until(lambda: bool(seen))
+    assert seen == [(True, "the MCP client cancelled the call")]
+
+
+async def test_a_former_name_is_listed_deprecated_and_stays_callable(mode: str) -> None:
+    tool = CustomTool(
+        name="find",
+        description="Find things.",
+        execute=lambda *args: "found",
+        former_names=["search"],
+    )
+    server = ToolServer([tool])
+    async with Client(server.server, mode=mode) as client:
+        listed = {item.name: item for item in (await client.list_tools()).tools}
+        result = await client.call_tool("search", {})
+
+    assert set(listed) == {"find", "search"}
+    assert user_meta(listed["search"].meta) == {"customtools/deprecated": {"renamedTo": "find"}}
+    assert listed["search"].description.startswith("Deprecated: renamed to 'find'")
+    assert user_meta(listed["find"].meta) == {}
+    assert not result.is_error

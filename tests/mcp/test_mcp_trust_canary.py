@@ -146,20 +146,76 @@ async def test_a_data_file_beside_a_server_does_not_ask_again(tmp_path: Path) ->
     assert store.check(source()) is not None  # type: ignore[arg-type]
 
 
-def test_a_stdlib_module_or_a_config_file_does_not_widen_the_grant(tmp_path: Path) -> None:
+def test_a_server_started_in_the_project_covers_the_code_there(tmp_path: Path) -> None:
     from customtools._loading._mcpjson import _project_code
 
     project = tmp_path / "project"
     project.mkdir()
     (project / "cfg.json").write_text("{}")
+    (project / "package.json").write_text('{"scripts": {"start": "node srv.js"}}')
     config = {
         "mcpServers": {
             "web": {"command": sys.executable, "args": ["-m", "http.server"]},
             "cfg": {"command": "npx", "args": ["some-server", "--config", "cfg.json"]},
+            "away": {"command": "npx", "args": ["other-server"], "cwd": str(tmp_path)},
         }
     }
     (project / ".mcp.json").write_text(json.dumps(config))
     files, trees, notes = _project_code(str(project / ".mcp.json"))
-    assert files == [str(project / "cfg.json")]
-    assert trees == []
+    # `python -m` and `npx` started in the project may run what they find there.
+    assert files == [str(project / "package.json"), str(project / "cfg.json")]
+    assert trees == [str(project)]  # not tmp_path: a server started outside adds nothing
     assert "'npx'" in notes[0]
+
+
+async def test_a_server_without_cwd_covers_the_project_code_it_runs_implicitly(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    markers = {"py": tmp_path / "PWNED_C", "mk": tmp_path / "PWNED_MAKE"}
+    config = {
+        "mcpServers": {
+            "py": {"command": sys.executable, "args": ["-c", "import srvlib; srvlib.main()"]},
+            "mk": {"command": "make", "args": ["-s", "serve"]},
+        }
+    }
+    (project / ".mcp.json").write_text(json.dumps(config))
+    (project / "srvlib.py").write_text("def main():\n    pass\n")
+    (project / "Makefile").write_text("serve:\n\t@true\n")
+    store = TrustStore(home=tmp_path / "home")
+    options = {"home": str(tmp_path / "home"), "entry_points": False, "trust_store": store}
+
+    async def yes(pending: object) -> bool:
+        return True
+
+    async with McpMount(backoff=30) as mount:
+        trusted = await discover_and_load([], project, mcp_servers=mount, trust=yes, **options)
+    assert trusted.pending_trust == ()
+    (project / "srvlib.py").write_text(
+        f"import pathlib\npathlib.Path({str(markers['py'])!r}).write_text('x')\n"
+        "def main():\n    pass\n"
+    )
+    (project / "Makefile").write_text(f"serve:\n\t@touch {markers['mk']}\n")
+
+    async with McpMount(backoff=30) as mount:
+        edited = await discover_and_load([], project, mcp_servers=mount, **options)
+
+    [pending] = edited.pending_trust
+    assert pending.status == "changed"
+    edited_files = {f"{project / 'Makefile'} was edited", f"{project / 'srvlib.py'} was edited"}
+    assert set(pending.changes) == edited_files
+    assert not any(marker.exists() for marker in markers.values())
+
+
+async def test_a_trusted_server_without_cwd_starts_in_the_project(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    marker = tmp_path / "where"
+    code = f"import os, pathlib; pathlib.Path({str(marker)!r}).write_text(os.getcwd())"
+    config = {"mcpServers": {"here": {"command": sys.executable, "args": ["-c", code]}}}
+    (project / ".mcp.json").write_text(json.dumps(config))
+    options = {"home": str(tmp_path / "home"), "entry_points": False}
+    async with McpMount(backoff=30) as mount:
+        await discover_and_load([], project, mcp_servers=mount, trust="all", **options)
+    assert marker.read_text() == str(project)  # not the host's working directory

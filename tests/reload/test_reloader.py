@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import sys
 import weakref
 from pathlib import Path
@@ -339,3 +340,91 @@ def test_a_reloader_refuses_a_keyword_the_loader_does_not_take(tools: Path) -> N
     refused = r"Reloader\(\) got unexpected keyword argument\(s\): bogus"
     with pytest.raises(TypeError, match=refused):
         Reloader([tools], explicit=True, bogus=1)
+
+
+PACKAGE_TOOL = (
+    "from customtools import CustomTool\n"
+    "def factory(api):\n"
+    "    return CustomTool(name='pkg', description='d', execute=lambda *a: {text!r})\n"
+)
+
+
+@pytest.mark.parametrize("special", ["fifo", "dev-zero-link"])
+async def test_a_fifo_or_device_among_a_trusted_package_s_files_does_not_stop_a_reload(
+    tmp_path: Path, special: str
+) -> None:
+    project = tmp_path / "project"
+    package = project / ".customtools" / "tools" / "pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(PACKAGE_TOOL.format(text="p1"))
+    home = tmp_path / "home"
+    home.mkdir()
+    reloader = Reloader(cwd=project, home=home, entry_points=False, trust="all")
+    assert await call(await reloader.load(), "pkg") == "p1"
+    # A data file the trust gate never hashes: no re-trust is needed to add it.
+    if special == "fifo":
+        os.mkfifo(package / "feed.json")
+    else:
+        (package / "blob.json").symlink_to("/dev/zero")
+        (package / "blob.py").symlink_to("/dev/zero")  # and as code, hashed by the fingerprint
+
+    unchanged = await reloader.load()  # used to block forever on the FIFO, or die reading zeros
+
+    assert await call(unchanged, "pkg") == "p1"
+    (package / "__init__.py").write_text(PACKAGE_TOOL.format(text="p2"))
+    assert await call(await reloader.load(), "pkg") == "p2"  # reloading still works
+    reloader.close()
+
+
+async def test_serving_with_reload_survives_a_reload_that_raises(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("watchfiles")
+    pytest.importorskip("mcp")
+    from customtools.mcp._serve import _follow
+    from customtools.mcp._server import ToolServer
+
+    project = tmp_path / "project"
+    tools = project / ".customtools" / "tools"
+    tools.mkdir(parents=True)
+    (tools / "alpha.py").write_text(tool_source("alpha", "a1"))
+    home = tmp_path / "home"
+    home.mkdir()
+    answers = iter([True, RuntimeError("the host's trust prompt failed"), True])
+
+    def ask(pending: Any) -> bool:
+        answer = next(answers)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    reloader = Reloader(
+        cwd=project, home=home, entry_points=False, trust=ask, trust_store=TrustStore(home=home)
+    )
+    first = await reloader.load()
+    server = ToolServer([loaded.tool for loaded in first.tools], name="t")
+    loads: list[Any] = []
+    errors: list[str] = []
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(_follow, reloader, server, loads.append)
+        await anyio.sleep(0.3)  # the watcher is running
+        (tools / "alpha.py").write_text(tool_source("alpha", "a2"))
+        with anyio.fail_after(20):
+            while not errors:  # the trust prompt raises: reported, the old tools stay
+                await anyio.sleep(0.05)
+                errors += [line for line in capsys.readouterr().err.splitlines() if line]
+        assert server.tool_names == ("alpha",)
+        assert loads == []
+        await anyio.sleep(0.3)
+        (tools / "alpha.py").write_text(tool_source("alpha", "a3"))
+        with anyio.fail_after(20):
+            while not loads:
+                await anyio.sleep(0.05)
+        group.cancel_scope.cancel()
+    assert errors == [
+        "customtools serve: reloading the tools failed (RuntimeError: the host's trust prompt"
+        " failed); the tools loaded before are still served, and the next change loads again"
+    ]
+    assert await call(loads[-1], "alpha") == "a3"  # still watching after the failure
+    reloader.close()

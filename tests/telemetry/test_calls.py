@@ -9,9 +9,17 @@ import pytest
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, StatusCode
 
-from customtools import AbortController, CustomTool, CustomToolAdapter, ToolContext, Type
+from customtools import (
+    AbortController,
+    CustomTool,
+    CustomToolAdapter,
+    ToolContext,
+    ToolResult,
+    Type,
+    _observe,
+)
 from customtools.talkback import InputAnswer, InputRequest, SampleRequest, SampleResult
-from customtools.telemetry import classify
+from customtools.telemetry import classify, instrument
 
 from .conftest import Telemetry
 
@@ -93,19 +101,23 @@ async def test_a_timeout_is_error_type_timeout(telemetry: Telemetry) -> None:
     assert [e.name for e in span.events] == ["customtools.cancelled"]
 
 
-async def test_an_abort_is_error_type_cancelled_with_its_reason(telemetry: Telemetry) -> None:
+async def abort_call(reason: str) -> Any:
     controller = AbortController()
 
     async def abort_soon() -> None:
         await anyio.sleep(0.05)
-        controller.abort("user pressed stop")
+        controller.abort(reason)
 
     with anyio.fail_after(10):
         async with anyio.create_task_group() as group:
             group.start_soon(abort_soon)
-            result = await adapter(sleepy, name="sleepy").execute(
+            return await adapter(sleepy, name="sleepy").execute(
                 "c", {"name": "a"}, signal=controller.signal
             )
+
+
+async def test_an_abort_is_error_type_cancelled_without_its_reason(telemetry: Telemetry) -> None:
+    result = await abort_call("user pressed stop; token=SECRET")
     assert result.details is not None
     assert result.details["cancelled"] is True
     span = telemetry.span("execute_tool sleepy")
@@ -113,21 +125,65 @@ async def test_an_abort_is_error_type_cancelled_with_its_reason(telemetry: Telem
     assert span.attributes["error.type"] == "cancelled"
     [event] = span.events
     assert event.name == "customtools.cancelled"
+    # The reason is the host's text: recorded only when the application opts in.
+    assert dict(event.attributes or {}) == {}
+
+
+async def test_the_cancel_reason_is_recorded_when_opted_in(telemetry: Telemetry) -> None:
+    previous = _observe.current_observer()
+    instrument(tracer_provider=telemetry.tracer_provider, record_cancel_reason=True)
+    try:
+        await abort_call("user pressed stop")
+    finally:
+        _observe.set_observer(previous)
+    [event] = telemetry.span("execute_tool sleepy").events
     assert event.attributes == {"customtools.cancel.reason": "user pressed stop"}
 
 
-async def test_a_tool_that_raises_is_error_type_its_exception(telemetry: Telemetry) -> None:
+async def test_a_tool_that_raises_is_error_type_other(telemetry: Telemetry) -> None:
+    class SecretError(KeyError):
+        pass
+
     async def broken(*args: Any) -> str:
-        raise KeyError("missing")
+        raise SecretError("missing")
 
     result = await adapter(broken, name="broken").execute("c", {"name": "a"})
     assert result.is_error
     span = telemetry.span("execute_tool broken")
     assert span.attributes is not None
-    assert span.attributes["error.type"] == "KeyError"
+    # The class is the tool's (its name may say anything): not in the error-results table.
+    assert span.attributes["error.type"] == "_OTHER"
     assert span.attributes["customtools.outcome"] == "error"
-    # The description is the kind, never the tool's message (it may carry user data).
-    assert span.status.description == "KeyError"
+    assert span.status.description == "_OTHER"
+
+
+async def test_tool_controlled_details_never_reach_spans_or_metrics(
+    telemetry: Telemetry,
+) -> None:
+    async def leaky(*args: Any) -> Any:
+        return ToolResult.from_text(
+            "no", details={"error": "Leak-SECRET", "code": "code-SECRET"}, is_error=True
+        )
+
+    async def refused(*args: Any) -> Any:
+        return ToolResult.from_text(
+            "no", details={"error": "ApprovalDenied", "code": ["SECRET"]}, is_error=True
+        )
+
+    await adapter(leaky, name="leaky").execute("c", {"name": "a"})
+    await adapter(refused, name="refused").execute("c", {"name": "a"})
+    leaked = telemetry.span("execute_tool leaky")
+    assert (leaked.attributes or {})["error.type"] == "_OTHER"
+    assert (telemetry.span("execute_tool refused").attributes or {})["error.type"] == (
+        "ApprovalDenied"
+    )
+    recorded = repr(
+        [
+            (s.attributes, s.status.description, [e.attributes for e in s.events])
+            for s in telemetry.spans()
+        ]
+    ) + repr([p.attributes for p in telemetry.points("customtools.tool.calls")])
+    assert "SECRET" not in recorded
 
 
 async def test_the_callers_cancellation_ends_the_span(telemetry: Telemetry) -> None:
@@ -295,7 +351,13 @@ def test_adapters_are_plain_when_no_provider_is_set() -> None:
         ({"error": "ToolAbortedError", "cancelled": True}, ("cancelled", "cancelled")),
         ({"error": "ThreadLimit", "code": "thread-limit"}, ("error", "thread-limit")),
         ({"error": "WorkerLost"}, ("error", "WorkerLost")),
-        (None, ("error", "tool_error")),
+        ({"error": "McpServerError", "code": "refused"}, ("error", "refused")),
+        ({"error": "ApprovalDenied", "code": "no-approver"}, ("refused", "no-approver")),
+        ({"error": "ApprovalDenied", "code": "mine"}, ("refused", "ApprovalDenied")),
+        ({"error": "KeyError"}, ("error", "_OTHER")),
+        ({"error": "Leak-SECRET", "code": "code-SECRET"}, ("error", "_OTHER")),
+        ({"error": {"not": "text"}, "code": ["x"]}, ("error", "_OTHER")),
+        (None, ("error", "_OTHER")),
     ],
 )
 def test_classify_maps_error_results_to_low_cardinality_types(

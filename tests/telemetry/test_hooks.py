@@ -58,7 +58,7 @@ class Hostile:
     def set(self, key: str, value: Any) -> None:
         raise RuntimeError("set")
 
-    def failed(self, error_type: str, message: str) -> None:
+    def failed(self, code: str) -> None:
         raise RuntimeError("failed")
 
     def inject(self) -> dict[str, str]:

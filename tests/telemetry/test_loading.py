@@ -26,7 +26,7 @@ def factory(api):
 
 FACTORY_FAILS = """
 def factory(api):
-    raise RuntimeError("no")
+    raise RuntimeError("db password SECRET")
 """
 
 # Returns the trace context the tool sees, in whatever process it runs in.
@@ -78,6 +78,13 @@ async def test_each_module_has_an_import_and_a_factory_span(
     syntax = modules[paths[1]]
     assert syntax.status.status_code is StatusCode.ERROR
     assert (syntax.attributes or {})["error.type"] == result.errors[0].code
+    # A status is the load error's code, never its message (the module's exception text).
+    assert syntax.status.description == result.errors[0].code
+    fails = modules[paths[2]]
+    assert fails.status.description == result.errors[1].code
+    assert "SECRET" in result.errors[1].error
+    recorded = repr([(s.attributes, s.status.description, s.events) for s in telemetry.spans()])
+    assert "SECRET" not in recorded
     fails = modules[paths[2]]
     assert (fails.attributes or {})["error.type"] == "factory-error"
     [factory_span] = [

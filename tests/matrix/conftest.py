@@ -2,15 +2,23 @@
 
 Each cell is a plain test that hands its probe to an event loop running in a thread of this
 process (an anyio blocking portal: trio for the adapter, the host toolkit and stdio, asyncio
-for the frameworks, HTTP and the mount). The loop outlives the tests, so one server, one load
-and one client serve every cell of a mode: the ``mode`` fixture is module-scoped and
-parametrized, so pytest runs one mode's cells together and closes its servers before the next
-mode starts. Nothing is shared between processes; servers listen on ephemeral loopback ports.
+for the frameworks, HTTP and the mount). The loop outlives the tests, so one server process,
+one load per loop and one client per entry point serve every cell of a mode: the cells run
+one mode after the other (``table.cells()`` order), and :class:`Sites` closes a mode's
+servers before the next mode starts. Under pytest-xdist one worker runs all of a mode's cells
+(the scheduler in ``tests/conftest.py``). Nothing is shared between processes; servers listen
+on ephemeral loopback ports.
+
+With ``CUSTOMTOOLS_UPDATE_DOCS=1`` every cell runs, and at the end of the run
+``docs/matrix.md`` is written when each cell ran as ``table.py`` states (a ``works`` cell
+passed, a ``gap`` cell failed as expected); otherwise the cells that did not are listed and
+nothing is written.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -45,7 +53,7 @@ class ModeSite:
         self.stack = ExitStack()
         self.entries: dict[str, Any] = {}
         self.loads: dict[str, Any] = {}
-        self.urls: dict[bool, str] = {}
+        self.urls: tuple[Any, dict[str, str]] | None = None
         self.projects = 0
 
     def project(self) -> Any:
@@ -66,19 +74,23 @@ class ModeSite:
             self.loads[backend] = (project, self.stack.enter_context(manager))
         return self.loads[backend]
 
-    def http(self, *, stateless: bool) -> tuple[Any, str]:
-        """A ``customtools serve --http`` process in this mode (after its reload, if
-        reloaded); ``(project, url)``."""
-        if stateless not in self.urls:
-            from .entries import after_reload
-            from .peers import http_server
+    def served(self) -> tuple[Any, dict[str, str]]:
+        """The mode's server process (``launch.py``, started by the ``stdio`` entry's
+        client) once it serves the pack over HTTP too (after its reload, if reloaded):
+        ``(project, {"stateful": url, "stateless": url})``."""
+        if self.urls is None:
+            from .entries import until_version, until_version_at
+            from .peers import served_urls
 
-            project = self.project()
-            url = self.stack.enter_context(http_server(project, self.mode, stateless=stateless))
+            stdio = self.entry("stdio")
+            urls = self.portals["asyncio"].call(served_urls, stdio.project)
             if self.mode == "reloaded":
-                self.portals["asyncio"].call(after_reload, project, url)
-            self.urls[stateless] = (project, url)
-        return self.urls[stateless]
+                stdio.project.bump()
+                self.portals[stdio.backend].call(until_version, stdio.client)
+                for url in urls.values():
+                    self.portals["asyncio"].call(until_version_at, url)
+            self.urls = (stdio.project, urls)
+        return self.urls
 
     def entry(self, name: str) -> Any:
         """The driver of entry point ``name``, connected."""
@@ -95,6 +107,8 @@ class ModeSite:
     def run(self, entry: str, capability: str) -> None:
         from .probes import PROBES
 
+        if entry == "stdio":
+            self.served()  # reloaded before the first call
         driver = self.entry(entry)
         self.portals[driver.backend].call(PROBES[capability], driver)
 
@@ -102,21 +116,87 @@ class ModeSite:
         self.stack.close()
 
 
+class Sites:
+    """The site of the mode whose cells run now: the previous mode's is closed first, so one
+    mode's servers and workers live at a time."""
+
+    def __init__(self, portals: dict[str, Any], factory: pytest.TempPathFactory) -> None:
+        self.portals = portals
+        self.factory = factory
+        self.current: ModeSite | None = None
+
+    def site(self, mode: str) -> ModeSite:
+        if self.current is not None and self.current.mode != mode:
+            self.close()
+        if self.current is None:
+            if mode == "sandboxed":
+                import sys
+
+                from customtools._isolation._confine import landlock_abi
+
+                if not sys.platform.startswith("linux") or landlock_abi() < 6:  # pragma: no cover
+                    pytest.skip("the sandbox needs Linux with Landlock ABI >= 6")
+            self.current = ModeSite(mode, self.portals, self.factory.mktemp(f"matrix-{mode}"))
+        return self.current
+
+    def close(self) -> None:
+        current, self.current = self.current, None
+        if current is not None:
+            current.close()
+
+
 @pytest.fixture(scope="module")
-def mode(
-    request: pytest.FixtureRequest, portals: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[ModeSite]:
-    """The site of one execution mode (``indirect`` parametrization by mode name)."""
-    name = str(request.param)
-    if name == "sandboxed":
-        import sys
-
-        from customtools._isolation._confine import landlock_abi
-
-        if not sys.platform.startswith("linux") or landlock_abi() < 6:  # pragma: no cover
-            pytest.skip("the sandbox needs Linux with Landlock ABI >= 6")
-    site = ModeSite(name, portals, tmp_path_factory.mktemp(f"matrix-{name}"))
+def sites(portals: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sites]:
+    found = Sites(portals, tmp_path_factory)
     try:
-        yield site
+        yield found
     finally:
-        site.close()
+        found.close()
+
+
+# -- docs/matrix.md from a run of every cell ---------------------------------------------------
+
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "matrix.md"
+_outcomes: dict[str, str] = {}
+_verdict: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if "test_matrix.py::test_cell[" not in report.nodeid:
+        return
+    cell = report.nodeid.split("[", 1)[1].removesuffix("]")
+    if report.when == "call":
+        if hasattr(report, "wasxfail"):
+            _outcomes[cell] = "xfailed" if report.skipped else "xpassed"
+        else:
+            _outcomes[cell] = report.outcome
+    elif report.failed or report.skipped:  # in setup or teardown
+        _outcomes[cell] = f"{report.when} {report.outcome}"
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if not os.environ.get("CUSTOMTOOLS_UPDATE_DOCS") or hasattr(session.config, "workerinput"):
+        return
+    if not _outcomes:
+        return  # the matrix did not run (another test file, or -k)
+    from .table import cell_id, cells, render_page, status
+
+    wanted = {"works": "passed", "gap": "xfailed", "cannot": None}
+    wrong = []
+    for cell in cells():
+        expected = status(*cell).kind
+        got = _outcomes.get(cell_id(*cell))
+        if got != wanted[expected]:
+            wrong.append(f"{cell_id(*cell)}: the table says {expected}, the run gave {got}")
+    if wrong:
+        _verdict.append("docs/matrix.md not written: cells that did not run as tests/matrix/table.py states:")
+        _verdict.extend(f"  {line}" for line in wrong)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        return
+    PAGE.write_text(render_page(), encoding="utf-8")
+    _verdict.append(f"wrote docs/matrix.md: every cell ran as tests/matrix/table.py states")
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    for line in _verdict:
+        terminalreporter.write_line(line)

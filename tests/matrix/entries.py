@@ -29,7 +29,7 @@ from customtools import (
 )
 from customtools.rendering import PLAIN_THEME, RenderOptions, render_call, render_result
 
-from .peers import Outcome, People, Project, serve_argv, serve_env
+from .peers import Outcome, People, Project, launcher, serve_env
 
 WORKERS = ("isolated", "sandboxed")
 
@@ -267,22 +267,22 @@ class AdapterEntry(ToolsEntry):
 # -- MCP -------------------------------------------------------------------------------------
 
 
-async def after_reload(project: Project, url: str) -> None:
-    """Edit a ``serve --reload`` server's pack and wait until it serves the new version."""
-    from mcp import Client
-
-    async with Client(url, mode="legacy") as client:
-        await _until_version(client, project)
-
-
-async def _until_version(client: Any, project: Project) -> None:
-    project.bump()
+async def until_version(client: Any) -> None:
+    """Wait until ``client``'s server serves the edited pack (``matrix_version`` says 2)."""
     with anyio.fail_after(30):
         while True:
             result = await client.call_tool("matrix_version", {})
             if result.content[0].text == "2":
                 return
             await anyio.sleep(0.05)
+
+
+async def until_version_at(url: str) -> None:
+    """:func:`until_version` of the server at ``url``."""
+    from mcp import Client
+
+    async with Client(url, mode="legacy") as client:
+        await until_version(client)
 
 
 def mcp_outcome(result: Any) -> Outcome:
@@ -309,11 +309,11 @@ class McpEntry(Entry):
         if target is None:
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
-            argv = serve_argv(self.project, self.mode, "--stdio")
+            argv = launcher(self.project, self.mode)
             params = StdioServerParameters(
                 command=argv[0], args=argv[1:], env=serve_env(), cwd=str(self.project.root)
             )
-            errors = self.stack.enter_context((self.project.root / "stderr.txt").open("w"))
+            errors = self.stack.enter_context(self.project.errors.open("w"))
             target = stdio_client(params, errlog=errors)
         people = self.people
         self.client = await self.stack.enter_async_context(
@@ -328,8 +328,6 @@ class McpEntry(Entry):
         )
         if self.era == "legacy":
             await self.client.set_logging_level("debug")
-        if self.url is None and self.mode == "reloaded":
-            await _until_version(self.client, self.project)
 
     async def call(
         self,
@@ -376,13 +374,13 @@ class McpEntry(Entry):
 
 
 async def _until_spans(project: Project, trace_id: str) -> None:
-    """The server exports the call's span once the response is sent: wait for it (bounded)."""
+    """The server exports the call's span once the response is sent: wait for it (bounded).
+    The tool's own spans ended before it, so they are exported by then."""
     with anyio.move_on_after(10):
         while not any(
             span["attributes"].get("gen_ai.tool.name") for span in project.spans_of(trace_id)
         ):
             await anyio.sleep(0.02)
-    await anyio.sleep(0.05)  # spans the tool ended after the call's span
 
 
 class MountEntry(Entry):
@@ -872,11 +870,11 @@ def make_entry(site: Any, name: str) -> Entry:
     if name in frameworks:
         project, result = site.load("asyncio")
         return frameworks[name](site.mode, project, result)
-    if name == "stdio":
+    if name == "stdio":  # starts the mode's server process (``launch.py``)
         return McpEntry(site.mode, site.project(), era="legacy")
+    project, urls = site.served()
     if name == "mount":
-        project, url = site.http(stateless=False)
-        return MountEntry(site.mode, project, url)
+        return MountEntry(site.mode, project, urls["stateful"])
     era = "auto" if name.endswith("-modern") else "legacy"
-    project, url = site.http(stateless=name.startswith("stateless"))
+    url = urls["stateless" if name.startswith("stateless") else "stateful"]
     return McpEntry(site.mode, project, era=era, url=url)

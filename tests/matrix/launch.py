@@ -1,21 +1,27 @@
-"""Starts ``customtools serve`` for the capability matrix, with OpenTelemetry configured.
+"""The capability matrix's server: one process per execution mode, serving the pack over
+stdio, stateful HTTP and stateless HTTP at once, with OpenTelemetry configured.
 
-``python launch.py SPANS -- ARGS...`` runs ``customtools ARGS...`` (``serve ...``) after
-setting a global tracer provider whose finished spans are appended to ``SPANS`` as JSON
-lines, and ``customtools.telemetry.instrument()``: what ``opentelemetry-instrument customtools
-serve`` does in a deployment.
+``python launch.py MODE PROJECT`` serves ``PROJECT/tools/matrix_pack.py`` three times with
+``customtools.mcp.serve`` (what ``customtools serve`` runs): over stdio (this process's
+stdin and stdout, as an MCP client that starts it expects), and over streamable HTTP,
+stateful and stateless, each on a free loopback port it prints on stderr as
+``matrix: stateful URL`` and ``matrix: stateless URL``. ``MODE`` is the execution mode:
+``inprocess``, ``isolated`` (an ``IsolationPool``), ``sandboxed`` (the pool with
+``sandbox=True``, as ``serve --sandbox``) or ``reloaded`` (``reload=True``, as ``serve
+--reload``). Finished spans are appended to ``PROJECT/spans.jsonl`` as JSON lines through a
+global tracer provider and ``customtools.telemetry.instrument()``: what
+``opentelemetry-instrument customtools serve`` does in a deployment.
 
-``python launch.py SPANS --isolated -- serve PATH... [--stdio | --http HOST:PORT]
-[--stateless] [--cwd DIR]`` serves through ``customtools.mcp.serve(isolation=IsolationPool())``
-instead: the command has no flag for isolation without the sandbox.
+One process instead of three keeps the matrix cheap: most of a server's cost is starting
+Python and importing the MCP SDK. The process ends when the stdio client leaves.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from opentelemetry import trace
@@ -26,18 +32,16 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, Sp
 class JsonLines(SpanExporter):
     """Appends each finished span to a file, one JSON object a line."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: Path) -> None:
         self.path = path
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        with open(self.path, "a", encoding="utf-8") as out:
+        with self.path.open("a", encoding="utf-8") as out:
             for span in spans:
                 context = span.get_span_context()
                 record = {
                     "name": span.name,
                     "trace": f"{context.trace_id:032x}",
-                    "span": f"{context.span_id:016x}",
-                    "parent": f"{span.parent.span_id:016x}" if span.parent else None,
                     "attributes": {k: str(v) for k, v in (span.attributes or {}).items()},
                     "events": [event.name for event in span.events],
                 }
@@ -45,60 +49,57 @@ class JsonLines(SpanExporter):
         return SpanExportResult.SUCCESS
 
 
-def serve_isolated(argv: list[str]) -> int:
-    """``serve`` with every module in an isolation worker (no sandbox)."""
+async def serve_all(mode: str, project: Path) -> None:
+    from contextlib import AsyncExitStack
+
     import anyio
 
-    from customtools.isolation import IsolationPool
     from customtools.mcp import serve
 
-    parser = argparse.ArgumentParser(prog="launch.py --isolated")
-    parser.add_argument("command", choices=["serve"])
-    parser.add_argument("paths", nargs="*")
-    parser.add_argument("--stdio", action="store_true")
-    parser.add_argument("--http")
-    parser.add_argument("--stateless", action="store_true")
-    parser.add_argument("--cwd")
-    parser.add_argument("--no-entry-points", action="store_true")
-    args = parser.parse_intermixed_args(argv)
-    options: dict[str, Any] = {"cwd": args.cwd, "entry_points": not args.no_entry_points}
-    if args.http:
-        host, _, port = args.http.rpartition(":")
+    options: dict[str, Any] = {"cwd": str(project), "entry_points": False}
+    async with AsyncExitStack() as stack:
+        if mode in ("isolated", "sandboxed"):
+            from customtools.isolation import IsolationPool
 
-        def ready(url: str) -> None:
-            print(f"customtools serve: listening on {url}", file=sys.stderr, flush=True)
+            # Outlives the servers: their tools hear the session's shutdown from the workers.
+            pool = await stack.enter_async_context(IsolationPool())
+            options.update(isolation=pool, sandbox=mode == "sandboxed")
+        options["reload"] = mode == "reloaded"
+        pack = [str(project / "tools" / "matrix_pack.py")]
+        group = await stack.enter_async_context(anyio.create_task_group())
+        for kind in ("stateful", "stateless"):
 
-        options.update(
-            transport="http", host=host, port=int(port), stateless=args.stateless, on_ready=ready
-        )
+            def ready(url: str, kind: str = kind) -> None:
+                print(f"matrix: {kind} {url}", file=sys.stderr, flush=True)
 
-    async def main() -> None:
-        async with IsolationPool() as pool:
-            await serve(args.paths, isolation=pool, **options)
-
-    anyio.run(main)
-    return 0
+            group.start_soon(
+                lambda kind=kind, ready=ready: serve(
+                    pack,
+                    transport="http",
+                    host="127.0.0.1",
+                    port=0,
+                    stateless=kind == "stateless",
+                    on_ready=ready,
+                    **options,
+                )
+            )
+        await serve(pack, transport="stdio", **options)  # until the client leaves
+        group.cancel_scope.cancel()
 
 
 def main() -> int:
-    spans, *rest = sys.argv[1:]
-    isolated = rest[:1] == ["--isolated"]
-    if isolated:
-        rest = rest[1:]
-    if rest[:1] == ["--"]:
-        rest = rest[1:]
+    mode, project = sys.argv[1], Path(sys.argv[2])
     provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(JsonLines(spans)))
+    provider.add_span_processor(SimpleSpanProcessor(JsonLines(project / "spans.jsonl")))
     trace.set_tracer_provider(provider)
+
+    import anyio
 
     from customtools.telemetry import instrument
 
     instrument()
-    if isolated:
-        return serve_isolated(rest)
-    from customtools.cli import run
-
-    return run(rest)
+    anyio.run(serve_all, mode, project)
+    return 0
 
 
 if __name__ == "__main__":

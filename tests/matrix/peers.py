@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -124,6 +121,7 @@ class Project:
         self.pack = root / "tools" / "matrix_pack.py"
         self.marks = root / "marks"
         self.spans = root / "spans.jsonl"
+        self.errors = root / "stderr.txt"
         self.pack.parent.mkdir(parents=True)
         self.marks.mkdir()
         shutil.copy(PACK, self.pack)
@@ -153,66 +151,31 @@ class Project:
         return [span for span in spans if span["trace"] == trace_id]
 
 
-def serve_argv(project: Project, mode: str, *transport: str) -> list[str]:
-    """``customtools serve`` of ``project``'s pack in ``mode``, through the launcher."""
-    argv = [sys.executable, str(LAUNCH), str(project.spans)]
-    if mode == "isolated":
-        argv.append("--isolated")
-    argv += ["--", "serve", "--no-entry-points", str(project.pack), "--cwd", str(project.root)]
-    argv += list(transport)
-    if mode == "sandboxed":
-        argv.append("--sandbox")
-    if mode == "reloaded":
-        argv.append("--reload")
-    return argv
+def launcher(project: Project, mode: str) -> list[str]:
+    """The command of the mode's server process (``launch.py``): stdio, stateful and
+    stateless HTTP in one process; an MCP client over stdio starts it."""
+    return [sys.executable, str(LAUNCH), mode, str(project.root)]
 
 
 def serve_env() -> dict[str, str]:
     return child_env()
 
 
-@contextmanager
-def http_server(project: Project, mode: str, *, stateless: bool) -> Iterator[str]:
-    """A ``customtools serve --http`` process on a free loopback port; yields its URL.
-    Stopped (SIGTERM, then SIGKILL) on exit, whatever happened."""
-    extra = ["--stateless"] if stateless else []
-    argv = serve_argv(project, mode, "--http", "127.0.0.1:0", *extra)
-    log = project.root / "stderr.txt"
-    with log.open("w") as errors:
-        process = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=errors,
-            cwd=str(project.root),
-            env=serve_env(),
-        )
-    try:
-        url = _listening(process, log)
-        yield url
-    finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+async def served_urls(project: Project, limit: float = 60) -> dict[str, str]:
+    """``{"stateful": url, "stateless": url}`` once the server process listens on both
+    (its stderr is ``project.errors``), bounded."""
+    found: dict[str, str] = {}
 
+    def listening() -> bool:
+        for line in project.errors.read_text().splitlines():
+            if line.startswith("matrix: "):
+                kind, url = line.removeprefix("matrix: ").split()
+                found[kind] = url
+        return len(found) == 2
 
-def _listening(process: subprocess.Popen[bytes], log: Path, limit: float = 60) -> str:
-    """The URL the server prints once it listens (bounded)."""
-    import time
-
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        text = log.read_text()
-        if "listening on " in text:
-            return text.split("listening on ", 1)[1].split()[0]
-        if process.poll() is not None:
-            raise RuntimeError(f"customtools serve exited with {process.returncode}:\n{text}")
-        time.sleep(0.02)
-    raise RuntimeError(f"customtools serve did not listen within {limit} s:\n{log.read_text()}")
+    if not await wait_until(listening, limit):
+        raise RuntimeError(f"the server did not listen within {limit} s:\n{project.errors.read_text()}")
+    return found
 
 
 async def until(predicate: Any, limit: float = 10) -> None:

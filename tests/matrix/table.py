@@ -8,10 +8,11 @@ A cell is ``(mode, entry, capability)``. Its expected status is one of:
 - ``gap``: known to be broken today, with a fix under way: the cell runs as a strict xfail,
   so the day it works the test fails until this table says ``works``.
 
-Every cell of the full cross product is in the table (``test_the_table_covers_every_cell``)
-and every ``works`` and ``gap`` cell is run: the matrix is covered fully, not pairwise.
-``docs/matrix.md`` is generated from this table and the results of a run
-(``python scripts/matrix.py``); a test checks the committed page is what the table gives.
+Every cell of the full cross product is in the table (``test_the_table_covers_every_cell``).
+A CI run checks the cells :func:`in_ci` selects (pairwise coverage, full where cheap);
+``CUSTOMTOOLS_UPDATE_DOCS=1 pytest tests/matrix`` runs every ``works`` and ``gap`` cell and
+writes ``docs/matrix.md`` when each ran as stated; a test checks the committed page is what
+the table gives.
 """
 
 from __future__ import annotations
@@ -99,17 +100,10 @@ CANNOT: dict[tuple[str, str], str] = {
 }
 """``(capability, entry)`` pairs the entry point's protocol cannot carry, and why."""
 
-GAP_TALKBACK = "`ctx.ask`, `ctx.sample` and `ctx.log` in an isolation worker are not forwarded"
-GAP_CANCEL = (
-    "an async tool whose framework cancels the run is cancelled before its signal aborts: its"
-    " cleanup sees `signal.aborted` false"
-)
-GAP_RENDER = "render hooks stay in the isolation worker (the proxy has none)"
-GAP_SPANS = "spans a tool makes in an isolation worker are not exported to the host"
-GAP_MOUNT = (
-    "a mounted server's question goes to the mount-wide handler, not to the talk-back of the"
-    " call that caused it"
-)
+_ISOLATION = "isolation talk-back not forwarded: "
+GAP_TALKBACK = _ISOLATION + "`ctx.ask`, `ctx.sample` and `ctx.log` in a worker do not reach the host"
+GAP_RENDER = _ISOLATION + "render hooks stay in the worker (the proxy tool has none)"
+GAP_SPANS = _ISOLATION + "spans a tool makes in a worker are not exported to the host"
 
 
 def _gaps(mode: str, entry: str, capability: str) -> list[str]:
@@ -121,10 +115,6 @@ def _gaps(mode: str, entry: str, capability: str) -> list[str]:
             found.append(GAP_RENDER)
         if capability == "telemetry":
             found.append(GAP_SPANS)
-    if entry in FRAMEWORKS and capability == "cancellation" and mode not in WORKERS:
-        found.append(GAP_CANCEL)
-    if entry == "mount" and capability in ("ask", "sample", "approval"):
-        found.append(GAP_MOUNT)
     return found
 
 
@@ -148,6 +138,30 @@ def status(mode: str, entry: str, capability: str) -> Status:
     if gaps:
         return Status("gap", "; ".join(gaps))
     return Status("works")
+
+
+PER_ENTRY = 3
+"""Capabilities each entry point runs on every CI run in the modes other than in-process."""
+
+
+def in_ci(mode: str, entry: str, capability: str) -> bool:
+    """Whether every CI run checks this cell; ``CUSTOMTOOLS_UPDATE_DOCS=1`` runs them all.
+
+    In-process, every entry point runs every capability; the adapter runs every capability in
+    every mode. In the other modes each other entry point runs :data:`PER_ENTRY` of the
+    capabilities its protocol carries, in rotation, so that each entry point meets different
+    ones in each mode: every pair of mode, entry point and capability is run (pairwise
+    coverage), at the cost of one server process per mode.
+    """
+    if status(mode, entry, capability).kind == "cannot":
+        return False
+    if mode == "inprocess" or entry == "adapter":
+        return True
+    carried = [c for c in CAPABILITIES if status(mode, entry, c).kind != "cannot"]
+    others = [name for name in MODES if name != "inprocess"]
+    start = 7 * list(ENTRIES).index(entry) + 5 * others.index(mode)
+    chosen = {carried[(start + step) % len(carried)] for step in range(PER_ENTRY)}
+    return capability in chosen
 
 
 def cells() -> Iterator[tuple[str, str, str]]:
@@ -186,32 +200,43 @@ def counts() -> dict[Kind, int]:
 _HEADER = """\
 # Capability matrix
 
-Every capability in every execution mode, through every entry point. This page is generated
-from `tests/matrix/table.py` and a run of the matrix (`python scripts/matrix.py`, see
-[development.md](development.md#the-capability-matrix)); `tests/matrix/test_table.py` fails
-when it differs from the table.
+Every capability in every execution mode, through every entry point. This page is written
+by a run of every cell (`CUSTOMTOOLS_UPDATE_DOCS=1 pytest tests/matrix`, see
+[development.md](development.md#the-capability-matrix)), and only when each cell ran as
+`tests/matrix/table.py` states; `tests/matrix/test_table.py` fails when the page differs
+from the table.
 
 - **works**: a test runs the capability through the entry point in that mode, with real
-  peers (an MCP client over a real `customtools serve` process, each framework with its
-  offline test model, the host toolkit with a client answering over its actions).
+  peers (an MCP client over a real server process, each framework with its offline test
+  model, the host toolkit with a client answering over its actions).
 - **cannot**: the entry point's protocol has no channel for it; the note says why.
-- **gap**: broken today, fix under way; the cell's test is a strict expected failure, so it
-  fails the day the capability works until the table says so.
+- **gap**: broken today; the cell's test is a strict expected failure, so it fails the day
+  the capability works, until the table says so.
+
+A mark in bold is checked by every CI run: every cell in-process and at the adapter, and in
+the other modes three capabilities per entry point, in rotation (every pair of mode, entry
+point and capability at least once). The others are checked by the run that writes this
+page.
 
 At in-process entry points (the adapter, the frameworks, the host toolkit) talk-back goes to
 the host's own `ToolContext` handlers (`input_handler`, `sampler`, `log_sink`); the host
 toolkit maps `ctx.ask` and approval to the Agent Host Protocol's input requests and
-tool-call confirmations. The `serve` column starts `customtools serve` (`--sandbox`,
-`--reload`), or `customtools.mcp.serve(isolation=IsolationPool())` for the isolated mode,
-which has no flag of its own; the mount reaches the stateful HTTP server of the same mode.
+tool-call confirmations. The `serve` entry points reach one server process per mode, which
+serves the pack with `customtools.mcp.serve` (what `customtools serve` runs) over stdio and
+over stateful and stateless HTTP at once, loaded as `serve --sandbox` and `serve --reload`
+load it, or with an `IsolationPool` for the isolated mode (which has no flag of its own);
+the mount reaches the stateful HTTP endpoint.
 """
 
 
-def _mark(cell: Status, notes: dict[str, int]) -> str:
+def _mark(cell: Status, notes: dict[str, int], checked: bool) -> str:
+    mark = cell.kind
+    if cell.kind != "cannot" and checked:
+        mark = f"**{mark}**"
     if cell.kind == "works":
-        return "works"
+        return mark
     number = notes.setdefault(f"{cell.kind}: {cell.why}", len(notes) + 1)
-    return f"{cell.kind} [{number}]"
+    return f"{mark} [{number}]"
 
 
 def render_page() -> str:
@@ -220,7 +245,8 @@ def render_page() -> str:
     lines = [
         _HEADER,
         f"{sum(total.values())} cells: {total['works']} work, {total['cannot']} cannot (no"
-        f" channel in the protocol), {total['gap']} gaps.",
+        f" channel in the protocol), {total['gap']} gaps; every CI run checks"
+        f" {sum(in_ci(*cell) for cell in cells())} of them.",
         "",
     ]
     for capability, title in CAPABILITIES.items():
@@ -229,7 +255,10 @@ def render_page() -> str:
         lines.append("| entry point | " + " | ".join(MODES.values()) + " |")
         lines.append("|---" * (len(MODES) + 1) + "|")
         for entry, name in ENTRIES.items():
-            marks = [_mark(status(mode, entry, capability), notes) for mode in MODES]
+            marks = [
+                _mark(status(mode, entry, capability), notes, in_ci(mode, entry, capability))
+                for mode in MODES
+            ]
             lines.append(f"| {name} | " + " | ".join(marks) + " |")
         lines.append("")
         for note, number in notes.items():

@@ -99,9 +99,7 @@ class ModeSite:
 
             driver = make_entry(self, name)
             portal = self.portals[driver.backend]
-            self.entries[name] = self.stack.enter_context(
-                portal.wrap_async_context_manager(driver)
-            )
+            self.entries[name] = self.stack.enter_context(portal.wrap_async_context_manager(driver))
         return self.entries[name]
 
     def run(self, entry: str, capability: str) -> None:
@@ -189,12 +187,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if got != wanted[expected]:
             wrong.append(f"{cell_id(*cell)}: the table says {expected}, the run gave {got}")
     if wrong:
-        _verdict.append("docs/matrix.md not written: cells that did not run as tests/matrix/table.py states:")
+        _verdict.append(
+            "docs/matrix.md not written: cells that did not run as tests/matrix/table.py states:"
+        )
         _verdict.extend(f"  {line}" for line in wrong)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         return
     PAGE.write_text(render_page(), encoding="utf-8")
-    _verdict.append(f"wrote docs/matrix.md: every cell ran as tests/matrix/table.py states")
+    _verdict.append("wrote docs/matrix.md: every cell ran as tests/matrix/table.py states")
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

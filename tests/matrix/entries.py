@@ -12,7 +12,6 @@ import json
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -183,7 +182,9 @@ class ToolsEntry(Entry):
     def __init__(self, mode: str, project: Project, result: LoadResult) -> None:
         super().__init__(mode, project)
         self.result = result
-        self.tools: dict[str, CustomTool] = {loaded.tool.name: loaded.tool for loaded in result.tools}
+        self.tools: dict[str, CustomTool] = {
+            loaded.tool.name: loaded.tool for loaded in result.tools
+        }
 
     async def session_events(self) -> tuple[str, list[str]]:
         reason = f"matrix-{uuid.uuid4().hex[:8]}"  # a host's own reason
@@ -666,9 +667,7 @@ class OpenAiAgentsEntry(FrameworkEntry):
     def framework_tools(self) -> Any:
         from customtools.integrations.openai_agents import function_tools
 
-        return function_tools(
-            self.result, context=self.people.context(), on_update=self.on_update
-        )
+        return function_tools(self.result, context=self.people.context(), on_update=self.on_update)
 
     async def run(self, tools: Any, name: str, args: Mapping[str, Any]) -> Outcome:
         from agents import Agent, Runner, ToolCallOutputItem, set_tracing_disabled

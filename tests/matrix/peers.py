@@ -174,7 +174,9 @@ async def served_urls(project: Project, limit: float = 60) -> dict[str, str]:
         return len(found) == 2
 
     if not await wait_until(listening, limit):
-        raise RuntimeError(f"the server did not listen within {limit} s:\n{project.errors.read_text()}")
+        raise RuntimeError(
+            f"the server did not listen within {limit} s:\n{project.errors.read_text()}"
+        )
     return found
 
 

@@ -41,9 +41,7 @@ async def streaming(entry: Entry) -> None:
 async def cancellation(entry: Entry) -> None:
     """The caller cancels a running call: the tool's signal aborts, its cleanup runs."""
     mark = entry.project.new_mark("cancel")
-    await entry.cancel(
-        "matrix_wait", {"mark": mark}, lambda: entry.project.mark(f"{mark}.started")
-    )
+    await entry.cancel("matrix_wait", {"mark": mark}, lambda: entry.project.mark(f"{mark}.started"))
     record = await entry.project.mark(mark)
     assert record["aborted"] is True, record
 

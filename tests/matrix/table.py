@@ -101,7 +101,9 @@ CANNOT: dict[tuple[str, str], str] = {
 """``(capability, entry)`` pairs the entry point's protocol cannot carry, and why."""
 
 _ISOLATION = "isolation talk-back not forwarded: "
-GAP_TALKBACK = _ISOLATION + "`ctx.ask`, `ctx.sample` and `ctx.log` in a worker do not reach the host"
+GAP_TALKBACK = (
+    _ISOLATION + "`ctx.ask`, `ctx.sample` and `ctx.log` in a worker do not reach the host"
+)
 GAP_RENDER = _ISOLATION + "render hooks stay in the worker (the proxy tool has none)"
 GAP_SPANS = _ISOLATION + "spans a tool makes in a worker are not exported to the host"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from . import table
-from .table import CAPABILITIES, CANNOT, ENTRIES, MODES, cell_id, in_ci, parse_cell_id, status
+from .table import CANNOT, CAPABILITIES, ENTRIES, MODES, cell_id, in_ci, parse_cell_id, status
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "matrix.md"
 

@@ -11,7 +11,6 @@ LOCK ?= requirements/test.lock
 # bridge, telemetry, hot reload and the framework adapters.
 TEST_EXTRAS := dev,mcp,otel,reload,pydantic-ai,langchain,openai-agents
 LOCK_EXTRAS := $(TEST_EXTRAS),bench
-PIN = $(if $(LOCK),-c $(LOCK) --build-constraint $(LOCK))
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
@@ -19,19 +18,22 @@ TEST_STAMP := $(VENV)/.installed-test
 
 # Each stamp installs in one pip run: the test environment does not first install the package
 # alone (that built and installed it twice), and it satisfies the demo's stamp too.
+# uv installs (one download in parallel, no rebuilt wheels): the test environment took 53 s
+# with pip and a warm cache, 14 s with uv and an empty one. pip itself stays pinned in the venv.
 define NEW_VENV
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip $(if $(LOCK),-c $(LOCK))
+	$(BIN)/python -m pip install --quiet $(if $(LOCK),-c $(LOCK)) uv
 endef
+UV_INSTALL = $(BIN)/uv pip install --quiet --python $(BIN)/python $(if $(LOCK),-c $(LOCK) --build-constraints $(LOCK)) pip
 
 $(STAMP): pyproject.toml $(LOCK)
 	$(if $(wildcard $(BIN)/python),,$(NEW_VENV))
-	$(BIN)/python -m pip install --quiet $(PIN) -e .
+	$(UV_INSTALL) -e .
 	touch $(STAMP)
 
 $(TEST_STAMP): pyproject.toml $(LOCK)
 	$(if $(wildcard $(BIN)/python),,$(NEW_VENV))
-	$(BIN)/python -m pip install --quiet $(PIN) -e '.[$(TEST_EXTRAS)]'
+	$(UV_INSTALL) -e '.[$(TEST_EXTRAS)]'
 	touch $(STAMP) $(TEST_STAMP)
 
 demo: $(STAMP)
@@ -64,7 +66,7 @@ test: lint
 	$(MAKE) --no-print-directory -j2 typecheck pytest
 
 bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet $(PIN) -e '.[$(LOCK_EXTRAS)]'
+	$(UV_INSTALL) -e '.[$(LOCK_EXTRAS)]'
 	$(BIN)/python benchmarks/run.py
 
 # Refresh the pinned set: a throwaway environment with the newest allowed versions, frozen.
@@ -72,7 +74,7 @@ lock:
 	rm -rf .venv-lock
 	$(PYTHON) -m venv .venv-lock
 	.venv-lock/bin/python -m pip install --quiet --upgrade pip
-	.venv-lock/bin/python -m pip install --quiet hatchling -e '.[$(LOCK_EXTRAS)]'
+	.venv-lock/bin/python -m pip install --quiet hatchling uv -e '.[$(LOCK_EXTRAS)]'
 	$(PYTHON) scripts/lock.py .venv-lock > requirements/test.lock.new
 	mv requirements/test.lock.new requirements/test.lock
 	rm -rf .venv-lock

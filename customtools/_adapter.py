@@ -56,7 +56,7 @@ from customtools._approval import (
 from customtools._containment import ThreadBaseException, belongs_to_caller
 from customtools._content import ToolResult, normalize_result, text_result
 from customtools._context import DEFAULT_CONTEXT, ToolContext
-from customtools._error_results import Code, Kind, error_result, failure_result
+from customtools._error_results import ERROR_RESULTS, Code, Kind, error_result, failure_result
 from customtools._errors import (
     ContentError,
     ToolAbortedError,
@@ -746,7 +746,16 @@ class CustomToolAdapter:
             return self._thread_limit(error)
         if type(error) is ToolArgumentsError:
             return self._bad_arguments(error)
+        if isinstance(error, TalkBackError):
+            return self._unanswered(error)
         return failure_result(error, self._name)
+
+    def _unanswered(self, error: TalkBackError) -> ToolResult:
+        # A question nobody answered, in-process or forwarded from a worker: a code of the
+        # table (a tool's own TalkBackError may carry any code; it is then "talkback-failed").
+        code = error.code if error.code in ERROR_RESULTS[Kind.TALKBACK][1] else None
+        message = safe_str(error) or f"tool {self._name!r} asked, and nobody answered"
+        return error_result(Kind.TALKBACK, code or Code.TALKBACK_FAILED, message, message=message)
 
     def _bad_arguments(self, error: ToolArgumentsError) -> ToolResult:
         # Raised by customtools' own wrappers inside the tool (a function tool's argument

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from customtools._error_results import Code
 from customtools._talkback import (
     DEFAULT_ASK_TIMEOUT,
     DEFAULT_SAMPLE_TIMEOUT,
@@ -177,16 +178,21 @@ class ToolContext:
                 f"tool {self.tool_name or '?'!r} asked the user ({message!r}) but the host"
                 " cannot ask: it has no input handler (over MCP: the client does not support"
                 " elicitation); handle TalkBackError or give the host an input handler",
-                code="no-input-handler",
+                code=Code.NO_INPUT_HANDLER,
             )
         request = InputRequest(message=message, schema=form, key=key)
         raw = await bounded(
-            handler, request, timeout=timeout, signal=signal, what="the form", code="input-timeout"
+            handler,
+            request,
+            timeout=timeout,
+            signal=signal,
+            what="the form",
+            code=Code.INPUT_TIMEOUT,
         )
         if not isinstance(raw, InputAnswer):
             raise TalkBackError(
                 f"the host's input handler returned {type(raw).__name__}, not an InputAnswer",
-                code="talkback-failed",
+                code=Code.TALKBACK_FAILED,
             )
         return answer_from(raw.action, raw.values, form, tool=self.tool_name)
 
@@ -233,7 +239,7 @@ class ToolContext:
                 f"tool {self.tool_name or '?'!r} asked the host's model but the host has no"
                 " sampler (over MCP: the client does not support sampling); handle"
                 " TalkBackError or give the host a sampler",
-                code="no-sampler",
+                code=Code.NO_SAMPLER,
             )
         result = await bounded(
             sampler,
@@ -241,12 +247,12 @@ class ToolContext:
             timeout=timeout,
             signal=signal,
             what="the sampling request",
-            code="sampling-timeout",
+            code=Code.SAMPLING_TIMEOUT,
         )
         if not isinstance(result, SampleResult):
             raise TalkBackError(
                 f"the host's sampler returned {type(result).__name__}, not a SampleResult",
-                code="talkback-failed",
+                code=Code.TALKBACK_FAILED,
             )
         return result
 

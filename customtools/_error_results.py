@@ -65,6 +65,7 @@ class Kind:
     TOOL_NOT_FOUND: Final = _kind("ToolNotFound", "the worker process no longer defines the tool")
     SANDBOX_DENIED: Final = _kind("SandboxDenied", "a sandbox denied what the pack didn't declare")
     MCP_SERVER: Final = _kind("McpServerError", "a mounted MCP server failed, refused or timed out")
+    TALKBACK: Final = _kind("TalkBackError", "nobody answered the tool's `ctx.ask` or `ctx.sample`")
     TOOL_RAISED: Final = _kind("<exception class name>", "the tool raised (or exited)")
 
 
@@ -94,6 +95,12 @@ class Code:
     CONNECTION_LOST: Final = _code("connection-lost", Kind.MCP_SERVER)
     REFUSED: Final = _code("refused", Kind.MCP_SERVER)
     INVALID_RESULT: Final = _code("invalid-result", Kind.MCP_SERVER)
+    NO_INPUT_HANDLER: Final = _code("no-input-handler", Kind.TALKBACK)
+    NO_SAMPLER: Final = _code("no-sampler", Kind.TALKBACK)
+    INPUT_TIMEOUT: Final = _code("input-timeout", Kind.TALKBACK)
+    SAMPLING_TIMEOUT: Final = _code("sampling-timeout", Kind.TALKBACK)
+    INVALID_ANSWER: Final = _code("invalid-answer", Kind.TALKBACK)
+    TALKBACK_FAILED: Final = _code("talkback-failed", Kind.TALKBACK)
     TOOL_EXIT: Final = _code("tool-exit", Kind.TOOL_RAISED)  # a SystemExit
     TOOL_BASE_EXCEPTION: Final = _code("tool-base-exception", Kind.TOOL_RAISED)  # any other
 

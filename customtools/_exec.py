@@ -191,7 +191,7 @@ async def exec_command(
         kill_grace: seconds between ``SIGTERM`` and ``SIGKILL`` when stopping the process;
             ``None`` (the default) takes the grace of the call ``signal`` belongs to (the
             adapter's ``grace``, docs/cancellation.md), else 2 s. The ``SIGKILL`` is owned by a
-            supervisor thread: it happens even if the calling coroutine is never resumed.
+            kill thread: it happens even if the calling coroutine is never resumed.
 
     Returns:
         An :class:`ExecResult`. A non-zero exit is a result, not an exception.
@@ -389,10 +389,10 @@ class _Run:
     async def stop(self) -> None:
         """SIGTERM the group, wait up to the grace for all of it to exit, then SIGKILL it.
 
-        The SIGKILL is scheduled on the supervisor thread together with the SIGTERM, so it
+        The SIGKILL is scheduled on the kill thread together with the SIGTERM, so it
         happens even when this coroutine is never resumed (its call was closed or abandoned).
         """
-        from customtools._supervisor import schedule_kill
+        from customtools._kills import schedule_kill
 
         pgid = self.process.pid  # the child leads its own session, so its pid is the pgid
         with anyio.CancelScope(shield=True):

@@ -33,6 +33,7 @@ from customtools._jsonpointer import escape_token
 from customtools._tool import CustomTool
 
 __all__ = [
+    "APPROVAL_META_KEY",
     "JSON_SCHEMA_DIALECT",
     "OPENAI_DESCRIPTION_LIMIT",
     "OPENAI_STRICT_KEYWORDS",
@@ -193,10 +194,26 @@ def to_anthropic(tool: CustomTool) -> dict[str, Any]:
     return out
 
 
+APPROVAL_META_KEY: Final = "customtools/approval"
+"""The ``_meta`` key of an MCP listing telling clients a tool asks for approval (by
+elicitation): ``"always"``, or ``"conditional"`` when a rule of the arguments decides."""
+
+
+def _approval(tool: CustomTool) -> str | None:
+    rule = tool.requires_approval
+    if callable(rule):
+        return "conditional"
+    if rule is None:
+        hints = tool.annotations or {}
+        rule = hints.get("destructiveHint") is True and hints.get("readOnlyHint") is not True
+    return "always" if rule else None
+
+
 def to_mcp(tool: CustomTool) -> dict[str, Any]:
-    """The tool as a Model Context Protocol ``Tool``: ``name``, ``title`` (the label),
-    ``description``, ``inputSchema`` and, when set, ``outputSchema``, ``annotations`` and
-    ``_meta``."""
+    """The tool as a Model Context Protocol ``Tool``, exactly as ``customtools serve`` lists it:
+    ``name``, ``title`` (the label, left out when it is the name: clients show the name
+    then), ``description``, ``inputSchema`` and, when set, ``outputSchema``, ``annotations``
+    and ``_meta`` (with :data:`APPROVAL_META_KEY` for a tool that asks for approval)."""
     wire = tool.to_dict()
     out: dict[str, Any] = {"name": tool.name}
     if tool.label and tool.label != tool.name:
@@ -204,9 +221,15 @@ def to_mcp(tool: CustomTool) -> dict[str, Any]:
     if tool.description:
         out["description"] = tool.description
     out["inputSchema"] = _parameters(tool)
-    for key in ("outputSchema", "annotations", "_meta"):
+    for key in ("outputSchema", "annotations"):
         if key in wire:
             out[key] = wire[key]
+    meta = dict(wire.get("_meta") or {})
+    approval = _approval(tool)
+    if approval is not None:
+        meta[APPROVAL_META_KEY] = approval
+    if meta:
+        out["_meta"] = meta
     return out
 
 

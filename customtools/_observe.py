@@ -14,6 +14,8 @@ example when no tracer provider is configured, with the same nil per-call cost.
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import logging
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
@@ -35,8 +37,10 @@ __all__ = [
     "Observer",
     "ToolObserver",
     "current_observer",
+    "export_spans",
     "inject_context",
     "load_step",
+    "recorded_spans",
     "set_observer",
     "use_context",
 ]
@@ -130,6 +134,7 @@ class _NullStep:
 
 
 _NULL_STEP = _NullStep()
+_log = logging.getLogger("customtools.telemetry")
 _observer: Observer | None = None
 
 
@@ -247,6 +252,86 @@ def _api_context(carrier: Mapping[str, str]) -> Iterator[object]:
         yield token
     finally:
         context.detach(token)
+
+
+MAX_SPANS = 1000
+"""Most spans an isolation worker records for one call (the rest are not exported)."""
+_sink: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.ContextVar(
+    "customtools_span_sink", default=None
+)
+_recording: list[bool] = []  # whether this process records spans for the host (decided once)
+
+
+@contextlib.contextmanager
+def recorded_spans(carrier: Mapping[str, Any] | None) -> Iterator[list[dict[str, Any]]]:
+    """In an isolation worker, around a call: the spans tool code ends in this call (and its
+    threads), as data for the host to export (:func:`export_spans`).
+
+    Spans are recorded only when the call carries a trace context (the host observes it) and
+    nobody configured an OpenTelemetry SDK in the worker: the SDK (``opentelemetry-sdk``, when
+    installed) is then set up here, once, with nothing but this recorder behind it.
+    """
+    spans: list[dict[str, Any]] = []
+    if not carrier or not (_recording[0] if _recording else _record()):
+        yield spans
+        return
+    token = _sink.set(spans)
+    try:
+        yield spans
+    finally:
+        _sink.reset(token)
+
+
+def _record() -> bool:
+    try:
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
+    except ImportError:
+        _recording.append(False)
+        return False
+    if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+        _recording.append(False)  # the worker's own SDK set-up exports its spans
+        return False
+
+    class Recorder(SpanProcessor):
+        def on_end(self, span: Any) -> None:
+            sink = _sink.get()
+            if sink is not None and len(sink) < MAX_SPANS:
+                sink.append(_span_data(span))
+
+    provider = TracerProvider(shutdown_on_exit=False)
+    provider.add_span_processor(Recorder())
+    trace.set_tracer_provider(provider)
+    _recording.append(True)
+    return True
+
+
+def _span_data(span: Any) -> dict[str, Any]:
+    parent = span.parent
+    return {
+        "name": span.name,
+        "kind": span.kind.name,
+        "scope": span.instrumentation_scope.name if span.instrumentation_scope else "",
+        "traceId": f"{span.context.trace_id:032x}",
+        "spanId": f"{span.context.span_id:016x}",
+        "parentId": f"{parent.span_id:016x}" if parent is not None else None,
+        "start": span.start_time,
+        "end": span.end_time,
+        "attributes": dict(span.attributes or {}),
+        "status": [span.status.status_code.name, span.status.description],
+        "events": [[e.name, e.timestamp, dict(e.attributes or {})] for e in span.events],
+    }
+
+
+def export_spans(spans: Any) -> None:
+    """Export through the registered observer the spans an isolation worker recorded during
+    the current call (:func:`recorded_spans`), under the call's span; never raises."""
+    exporter = getattr(_observer, "export_spans", None)
+    if exporter is not None and isinstance(spans, list) and spans:
+        try:
+            exporter(spans)
+        except Exception:  # an observer, or a worker's malformed spans, never break a call
+            _log.debug("spans from a worker were not exported", exc_info=True)
 
 
 def observed_wait(

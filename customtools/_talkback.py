@@ -28,16 +28,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
+from customtools._error_results import Code
 from customtools._errors import CustomToolsError
 
 if TYPE_CHECKING:
     from customtools._abort import AbortSignal
 
 __all__ = [
+    "APPROVE_FORM",
     "DEFAULT_ASK_TIMEOUT",
     "DEFAULT_SAMPLE_TIMEOUT",
     "LOG_LEVELS",
     "NO_OP_UI",
+    "FormUI",
     "InputAnswer",
     "InputHandler",
     "InputRequest",
@@ -311,6 +314,57 @@ class NoOpUIContext:
 NO_OP_UI = NoOpUIContext()
 """The shared no-op UI."""
 
+APPROVE_FORM: dict[str, Any] = {
+    "type": "object",
+    "properties": {"approve": {"type": "boolean", "title": "Run it", "default": False}},
+    "required": ["approve"],
+}
+"""The form of a yes/no question (``ui.confirm``, an approval): one boolean, ``approve``."""
+
+
+class FormUI:
+    """``ctx.ui`` where questions can only be forms (over MCP, in an isolation worker):
+    each question is a form of one field asked through ``ask(message, schema)``, and notices
+    are log messages through ``log(level, message, data)``."""
+
+    __slots__ = ("_ask", "_log")
+
+    def __init__(self, ask: Any, log: Any) -> None:
+        self._ask = ask
+        self._log = log
+
+    def __repr__(self) -> str:
+        return "<form UI>"
+
+    def notify(self, message: str, level: str = "info") -> None:
+        self._log(level if level in LOG_LEVELS else "info", message, {})
+
+    async def confirm(self, title: str, message: str = "") -> bool:
+        text = f"{title}\n\n{message}" if message else title
+        answer = await self._ask(text, APPROVE_FORM)
+        return bool(answer.accepted and answer.values.get("approve") is True)
+
+    async def select(self, title: str, options: Sequence[str]) -> str | None:
+        schema = {
+            "type": "object",
+            "properties": {"choice": {"type": "string", "enum": [str(o) for o in options]}},
+            "required": ["choice"],
+        }
+        answer = await self._ask(title, schema)
+        return str(answer.values["choice"]) if answer.accepted else None
+
+    async def input(self, title: str, placeholder: str | None = None) -> str | None:
+        field: dict[str, Any] = {"type": "string"}
+        if placeholder:
+            field["description"] = placeholder
+        schema = {"type": "object", "properties": {"value": field}, "required": ["value"]}
+        answer = await self._ask(title, schema)
+        return str(answer.values["value"]) if answer.accepted else None
+
+    def set_status(self, key: str, text: str | None) -> None:
+        if text:
+            self.notify(f"{key}: {text}", "info")
+
 
 def check_form_schema(schema: Any) -> dict[str, Any]:
     """Check that ``schema`` is a form a client can show; return it as a plain dict.
@@ -454,7 +508,7 @@ def answer_from(
         raise TalkBackError(
             f"the answer to a form of tool {tool!r} has action {action!r}; expected accept,"
             " decline or cancel",
-            code="invalid-answer",
+            code=Code.INVALID_ANSWER,
         )
     if action != "accept":
         return InputAnswer(action=action)
@@ -470,7 +524,7 @@ def answer_from(
     except ToolArgumentsError as exc:
         raise TalkBackError(
             f"the answer to a form of tool {tool!r} does not match the form: {exc}",
-            code="invalid-answer",
+            code=Code.INVALID_ANSWER,
         ) from None
     return InputAnswer(action="accept", values=dict(checked))
 

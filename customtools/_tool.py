@@ -345,23 +345,24 @@ class CustomTool:
         )
 
     def definition(self) -> dict[str, Any]:
-        """The JSON-serializable description a host advertises: name, label, description,
-        parameters, and the flags and ``_meta`` that are set."""
-        out: dict[str, Any] = {
-            "name": self.name,
-            "label": self.label,
-            "description": self.description,
-            "parameters": dict(self.parameters),
+        """Deprecated: use :meth:`to_dict`, the one JSON form of a tool.
+
+        The same data in snake case (``output_schema``), without the fields ``to_dict`` adds
+        (``timeout``, ``requiresApproval``, ...); kept for old callers until it is removed.
+        """
+        import warnings
+
+        warnings.warn(
+            "CustomTool.definition() is deprecated: use CustomTool.to_dict(), the one JSON"
+            " form of a tool (its output schema is under 'outputSchema')",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        wire = self.to_dict()
+        kept = ("name", "label", "description", "parameters", "hidden", "deferrable", "strict")
+        out = {
+            key: wire[key] for key in (*kept, "concurrency", "annotations", "_meta") if key in wire
         }
-        if self.output_schema is not None:
-            out["output_schema"] = dict(self.output_schema)
-        for flag in ("hidden", "deferrable", "strict"):
-            if getattr(self, flag):
-                out[flag] = True
-        if self.concurrency != "shared":
-            out["concurrency"] = self.concurrency
-        if self.annotations is not None:
-            out["annotations"] = dict(self.annotations)
-        if self.meta is not None:
-            out["_meta"] = dict(self.meta)
+        if "outputSchema" in wire:
+            out["output_schema"] = wire["outputSchema"]
         return out

@@ -1,4 +1,4 @@
-"""The cancellation soak of issue 16: nothing a cancelled call started survives it.
+"""The cancellation soak: nothing a cancelled call started survives it.
 
 On each backend: 100 aborted ``exec`` trees three levels deep (two levels ignoring SIGTERM),
 100 aborted pure-Python calls, 50 isolated calls with the DEFAULT grace (a sync tool ignoring

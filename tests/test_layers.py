@@ -3,7 +3,7 @@
 Read from the source with :mod:`ast`, so type-only imports (under ``TYPE_CHECKING``) and
 imports inside functions count like any other. The layers are those of ARCHITECTURE.md:
 
-1. data, 2. execution, 3. loading, 4. host and actions, 5. edges (CLI, testing, bridges).
+1. data, 2. execution, 3. loading, 4. supervision and host, 5. edges (CLI, testing, bridges).
 
 A module may import from its own layer and the ones below. A new module must be given a
 layer here, so that the decision is made once, in review.
@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import functools
 import pathlib
+import re
 from collections.abc import Iterator
 
 import customtools
@@ -41,7 +42,7 @@ LAYERS: dict[str, int] = {
     "customtools._containment": 2,  # which BaseExceptions of tool code are the caller's
     "customtools._runtime": 2,  # sync-tool threads and the driven async call
     "customtools._observe": 2,  # observer hooks of calls and loads (edges implement them)
-    "customtools._supervisor": 2,  # the kills that outlive a cancelled call
+    "customtools._kills": 2,  # the kills that outlive a cancelled call
     "customtools._exec": 2,
     "customtools._render": 2,
     "customtools._export": 2,
@@ -66,8 +67,8 @@ LAYERS: dict[str, int] = {
     "customtools.mcp": 5,
     "customtools.integrations": 5,  # framework adapters; each imports its framework
     "customtools.telemetry": 5,  # OpenTelemetry, imported lazily
-    "customtools._isolation": 3,
-    "customtools.isolation": 3,
+    "customtools._isolation": 4,  # process supervision: the pool, the audit, confinement
+    "customtools.isolation": 4,
     "customtools.__main__": 5,
 }
 
@@ -259,3 +260,20 @@ def test_the_telemetry_observer_imports_first_in_a_fresh_interpreter() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "OpenTelemetryObserver"
+
+
+def test_the_design_page_puts_every_module_in_its_layer() -> None:
+    """docs/design.md's layer table names each entry of LAYERS in the row of its layer."""
+    text = (ROOT.parent / "docs" / "design.md").read_text(encoding="utf-8")
+    rows = {int(m[1]): m[2] for m in re.finditer(r"^\| (\d)\. [^|]+\|(.+)$", text, re.MULTILINE)}
+    for prefix, number in LAYERS.items():
+        name = prefix.removeprefix("customtools").lstrip(".")
+        if not name:
+            continue  # the root namespace spans layers 1-3
+        if name.startswith("_"):
+            shown = (f"`{name}`", f"`{name}/`")
+        elif (ROOT / name).is_dir():
+            shown = (f"`{name}/_*`",)
+        else:
+            shown = (f"`{prefix}`",)
+        assert any(item in rows[number] for item in shown), f"{shown[0]} in layer {number}"

@@ -86,9 +86,11 @@ def test_async_detection() -> None:
     assert not CustomTool(name="a", execute=run).execute_is_async
 
 
-def test_definition_lists_only_set_flags() -> None:
+def test_definition_is_deprecated_and_lists_only_set_flags() -> None:
     tool = CustomTool(name="grep", execute=run, description="d", hidden=True, meta={"m": 1})
-    assert tool.definition() == {
+    with pytest.warns(DeprecationWarning, match=r"use CustomTool\.to_dict\(\)"):
+        definition = tool.definition()
+    assert definition == {
         "name": "grep",
         "label": "grep",
         "description": "d",

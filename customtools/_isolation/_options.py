@@ -1,27 +1,18 @@
-"""The options of process isolation: :class:`IsolationOptions`."""
+"""The options of the isolation pool: :class:`IsolationOptions`, which extends the workers'
+:class:`~._limits.WorkerLimits` (its limit fields are the options' own keywords)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+
+from customtools._isolation._limits import WorkerLimits, check_positive
 
 __all__ = ["IsolationOptions"]
 
 
-def _check(name: str, value: Any, *, allow_none: bool, integer: bool = False) -> None:
-    if value is None and allow_none:
-        return
-    kind = "a positive integer" if integer else "a positive number"
-    wrong_type = isinstance(value, bool) or not isinstance(value, int if integer else (int, float))
-    if wrong_type or not value > 0 or (not integer and math.isinf(value)):
-        suffix = " or None" if allow_none else ""
-        raise ValueError(f"IsolationOptions.{name} must be {kind}{suffix}, got {value!r}")
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
-class IsolationOptions:
+class IsolationOptions(WorkerLimits):
     """How isolated tool modules run (see ``docs/isolation.md``).
 
     Args:
@@ -52,9 +43,6 @@ class IsolationOptions:
             it off.
     """
 
-    memory_limit_mib: int | None = 1024
-    cpu_limit: int | None = None
-    file_size_limit_mib: int | None = None
     grace: float | None = None
     restart_limit: int = 3
     backoff: float = 0.25
@@ -66,36 +54,17 @@ class IsolationOptions:
     spin_us: int = 200
 
     def __post_init__(self) -> None:
-        _check("memory_limit_mib", self.memory_limit_mib, allow_none=True, integer=True)
-        _check("cpu_limit", self.cpu_limit, allow_none=True, integer=True)
-        _check("file_size_limit_mib", self.file_size_limit_mib, allow_none=True, integer=True)
-        _check("grace", self.grace, allow_none=True)
+        WorkerLimits.__post_init__(self)
+        check_positive(self, "grace", allow_none=True)
         for name in ("backoff", "max_backoff", "start_timeout"):
-            _check(name, getattr(self, name), allow_none=False)
-        _check("max_message_mib", self.max_message_mib, allow_none=False, integer=True)
-        if (
-            isinstance(self.spin_us, bool)
-            or not isinstance(self.spin_us, int)
-            or not 0 <= self.spin_us <= 10_000
-        ):
-            raise ValueError(
-                f"IsolationOptions.spin_us must be an integer from 0 to 10000, got {self.spin_us!r}"
-            )
-        if (
-            isinstance(self.restart_limit, bool)
-            or not isinstance(self.restart_limit, int)
-            or self.restart_limit < 0
-        ):
-            raise ValueError(
-                "IsolationOptions.restart_limit must be an integer >= 0,"
-                f" got {self.restart_limit!r}"
-            )
+            check_positive(self, name, allow_none=False)
+        check_positive(self, "max_message_mib", allow_none=False, integer=True)
+        _check_integer(self, "spin_us", 0, 10_000)
+        _check_integer(self, "restart_limit", 0)
 
-    def limits(self) -> dict[str, int | None]:
-        """The resource limits in the form the worker applies (bytes and seconds)."""
-        mib = 1024 * 1024
-        return {
-            "memory": self.memory_limit_mib * mib if self.memory_limit_mib else None,
-            "cpu": self.cpu_limit,
-            "fileSize": self.file_size_limit_mib * mib if self.file_size_limit_mib else None,
-        }
+
+def _check_integer(owner: IsolationOptions, name: str, low: int, high: int | None = None) -> None:
+    value = getattr(owner, name)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= (high or value):
+        span = f">= {low}" if high is None else f"from {low} to {high}"
+        raise ValueError(f"IsolationOptions.{name} must be an integer {span}, got {value!r}")

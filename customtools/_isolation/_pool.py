@@ -1,10 +1,11 @@
 """Process isolation, host side: :class:`IsolationPool` and the proxy tools it hands out.
 
-A pool owns one supervised worker per tool module (:class:`~._source.IsolatedSource`). Its
+A pool owns one supervised worker per tool module (:class:`~._source.ModuleWorker`). Its
 loads import every module in its own worker, concurrently, and return a normal
 :class:`~customtools.LoadResult` whose tools are *proxies*: :class:`~customtools.CustomTool`\\ s
-with the module's names, schemas and flags whose ``execute`` and ``on_session`` forward to the
-worker. A host runs them behind the same :class:`~customtools.CustomToolAdapter` as any tool.
+with the module's names, schemas and flags whose ``execute``, ``on_session`` and render hooks
+forward to the worker. A host runs them behind the same
+:class:`~customtools.CustomToolAdapter` as any tool.
 
 The pool's workers live until :meth:`IsolationPool.aclose` (or the end of ``async with``);
 workers also end with the host process (Linux parent-death signal, and end of file on their
@@ -15,29 +16,41 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from customtools._error_results import LoadCode
 from customtools._isolation._options import IsolationOptions
-from customtools._isolation._source import IsolatedSource, WorkerLost
+from customtools._isolation._source import ModuleWorker, WorkerLost
+from customtools._isolation._wire import restyle
 
 if TYPE_CHECKING:
-    from customtools._isolation._sandboxed import SandboxedSource
+    from customtools._abort import AbortSignal
+    from customtools._content import ToolResult
+    from customtools._context import ToolContext
+    from customtools._isolation._sandboxed import SandboxedWorker
     from customtools._loading._import import ImportOutcome
     from customtools._loading._isolating import IsolationRequest
-    from customtools._loading._records import Candidate, Diagnostic
+    from customtools._loading._records import Candidate, Diagnostic, LoadError
+    from customtools._render import RenderOptions, Theme
+    from customtools._session import SessionEvent
     from customtools._tool import CustomTool
 
 __all__ = ["IsolationPool"]
 
 
-def _proxy_tool(source: IsolatedSource, data: dict[str, Any]) -> CustomTool:
+def _proxy_tool(source: ModuleWorker, data: dict[str, Any]) -> CustomTool:
     from customtools._tool import CustomTool
 
     name = data["name"]
     call = source.call
 
-    async def execute(tool_call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any) -> Any:
+    async def execute(
+        tool_call_id: str,
+        params: Any,
+        on_update: Callable[[ToolResult], Any],
+        ctx: ToolContext,
+        signal: AbortSignal,
+    ) -> ToolResult:
         return await call(name, tool_call_id, params, on_update, ctx, signal)
 
     # It stops itself past the grace (it kills its worker, bounded): the adapter waits for that
@@ -47,10 +60,36 @@ def _proxy_tool(source: IsolatedSource, data: dict[str, Any]) -> CustomTool:
     on_session: Callable[..., Any] | None = None
     if data.get("onSession"):
 
-        async def on_session(event: Any, ctx: Any) -> None:
+        async def on_session(event: SessionEvent, ctx: ToolContext) -> None:
             await source.session(name, event, ctx)
 
-    return CustomTool.from_dict(data, execute=execute, on_session=on_session)
+    render_call: Callable[..., Any] | None = None
+    render_result: Callable[..., Any] | None = None
+    if data.get("renderCall"):
+
+        def render_call(args: Any, theme: Theme) -> Any:
+            return restyle(source.render(name, {"hook": "render_call", "args": args}), theme)
+
+    if data.get("renderResult"):
+
+        def render_result(
+            result: ToolResult, options: RenderOptions, theme: Theme, args: Any = None
+        ) -> Any:
+            request = {
+                "hook": "render_result",
+                "result": result.to_dict(),
+                "options": {field: getattr(options, field) for field in options.__slots__},
+                "args": args,
+            }
+            return restyle(source.render(name, request), theme)
+
+    return CustomTool.from_dict(
+        data,
+        execute=execute,
+        on_session=on_session,
+        render_call=render_call,
+        render_result=render_result,
+    )
 
 
 def _sandboxed_sources(
@@ -60,15 +99,15 @@ def _sandboxed_sources(
     options: IsolationOptions,
     request: IsolationRequest,
     out: ImportOutcome,
-) -> list[tuple[SandboxedSource, frozenset[str] | None]]:
+) -> list[tuple[SandboxedWorker, frozenset[str] | None]]:
     """Confined sources for ``candidate``: one for the module's permissions (tool names
     ``None``: every tool not claimed), one per distinct ``@tool(permissions=...)`` with the
     names of its tools. Empty (and a load error) when a declaration cannot be read."""
-    from customtools._isolation._sandboxed import SandboxedSource
+    from customtools._isolation._sandboxed import SandboxedWorker
     from customtools._loading._records import LoadError
     from customtools._permissions import Permissions, PermissionsError, read_declarations
 
-    made: list[tuple[SandboxedSource, frozenset[str] | None]] = []
+    made: list[tuple[SandboxedWorker, frozenset[str] | None]] = []
     try:
         declared = read_declarations(candidate)
         groups: list[tuple[Permissions | None, frozenset[str] | None, str | None]] = [
@@ -79,7 +118,7 @@ def _sandboxed_sources(
         for permissions, names, where in groups:
             made.append(
                 (
-                    SandboxedSource(
+                    SandboxedWorker(
                         candidate,
                         cwd=cwd,
                         load_timeout=load_timeout,
@@ -109,11 +148,42 @@ def _sandboxed_sources(
     return made
 
 
-def _sandbox_diagnostic(source: IsolatedSource, candidate: Candidate) -> Diagnostic:
-    from customtools._isolation._sandboxed import SandboxedSource, describe_report
+_LOST: Final = {
+    "refused": (
+        LoadCode.SANDBOX_UNAVAILABLE,
+        "the worker process of {path} {cause}; run it on a kernel with Landlock (Linux 6.12 or"
+        " later enforces everything) or load it without require_sandbox",
+    ),
+    "timeout": (
+        LoadCode.TIMEOUT,
+        "the worker process importing {path} {cause}; make the module's import and factory"
+        " finish sooner or raise load_timeout",
+    ),
+}
+_CRASHED: Final = (
+    LoadCode.WORKER_CRASHED,
+    "the worker process importing {path} {cause}; the module ended the process (os._exit, a"
+    " crash or a signal) instead of loading; fix it or load it in-process to see the traceback",
+)
+
+
+def _unusable(candidate: Candidate, why: str) -> LoadError:
+    from customtools._loading._records import LoadError
+
+    return LoadError(
+        path=candidate.path,
+        error=f"the worker process of {candidate.path} sent an unusable load reply ({why})",
+        source=candidate.source,
+        resolved_path=candidate.resolved_path,
+        code=LoadCode.INTERNAL_ERROR,
+    )
+
+
+def _sandbox_diagnostic(source: ModuleWorker, candidate: Candidate) -> Diagnostic:
+    from customtools._isolation._sandboxed import SandboxedWorker, describe_report
     from customtools._loading._records import Diagnostic
 
-    assert isinstance(source, SandboxedSource)
+    assert isinstance(source, SandboxedWorker)
     status, words = describe_report(source.report)
     which = f" (tools {', '.join(sorted(source.tools))})" if source.tools else ""
     declared = (
@@ -146,7 +216,7 @@ class IsolationPool:
         if options is not None and option_values:
             raise TypeError("pass either an IsolationOptions or keyword options, not both")
         self.options = options if options is not None else IsolationOptions(**option_values)
-        self.sources: list[IsolatedSource] = []
+        self.sources: list[ModuleWorker] = []
         self.closed = False
         if os.name != "posix":
             raise NotImplementedError(
@@ -187,7 +257,7 @@ class IsolationPool:
 
         if self.closed:
             raise RuntimeError("this IsolationPool is closed; create a new one")
-        outcomes: list[Any] = [None] * len(candidates)
+        outcomes: list[ImportOutcome | None] = [None] * len(candidates)
         limiter = anyio.CapacityLimiter(max(1, os.cpu_count() or 1))
 
         async def one(index: int, candidate: Candidate) -> None:
@@ -197,7 +267,7 @@ class IsolationPool:
         async with anyio.create_task_group() as group:
             for index, candidate in enumerate(candidates):
                 group.start_soon(one, index, candidate)
-        return outcomes
+        return [outcome for outcome in outcomes if outcome is not None]
 
     async def _load_one(
         self,
@@ -210,7 +280,7 @@ class IsolationPool:
 
         out = ImportOutcome()
         if not request.sandbox:
-            source = IsolatedSource(
+            source = ModuleWorker(
                 candidate, cwd=cwd, load_timeout=load_timeout, options=self.options
             )
             await self._load_into(source, candidate, out)
@@ -234,7 +304,7 @@ class IsolationPool:
 
     async def _load_into(
         self,
-        source: IsolatedSource,
+        source: ModuleWorker,
         candidate: Candidate,
         out: ImportOutcome,
         *,
@@ -248,67 +318,33 @@ class IsolationPool:
         try:
             reply = await source.load()
         except WorkerLost as lost:
-            if "require_sandbox" in lost.cause:
-                out.errors.append(
-                    LoadError(
-                        path=candidate.path,
-                        error=f"the worker process of {candidate.path} {lost.cause}; run it"
-                        " on a kernel with Landlock (Linux 6.12 or later enforces everything)"
-                        " or load it without require_sandbox",
-                        source=candidate.source,
-                        resolved_path=candidate.resolved_path,
-                        code=LoadCode.SANDBOX_UNAVAILABLE,
-                    )
-                )
-                await source.aclose()
-                return
-            timed_out = "load_timeout" in lost.cause
+            code, hint = _LOST.get(lost.reason, _CRASHED)
             out.errors.append(
                 LoadError(
                     path=candidate.path,
-                    error=f"the worker process importing {candidate.path} {lost.cause};"
-                    + (
-                        " make the module's import and factory finish sooner or raise load_timeout"
-                        if timed_out
-                        else " the module ended the process (os._exit, a crash or a signal)"
-                        " instead of loading; fix it or load it in-process to see the"
-                        " traceback"
-                    ),
+                    error=hint.format(path=candidate.path, cause=lost.cause),
                     source=candidate.source,
                     resolved_path=candidate.resolved_path,
-                    code=LoadCode.TIMEOUT if timed_out else LoadCode.WORKER_CRASHED,
+                    code=code,
                 )
             )
             await source.aclose()
             return
-        from customtools._isolation._sandboxed import SandboxedSource
+        from customtools._isolation._sandboxed import SandboxedWorker
 
-        if isinstance(source, SandboxedSource):
+        if isinstance(source, SandboxedWorker):
             out.diagnostics.append(_sandbox_diagnostic(source, candidate))
         seen = {(error.code, error.error) for error in out.errors}
-        for item in reply.get("errors", ()):
-            if not primary and (item.get("code", LoadCode.LOAD_ERROR), item.get("error")) in seen:
-                continue  # the module's own worker reported it already
-            out.errors.append(
-                LoadError(
-                    path=item.get("path", candidate.path),
-                    error=item.get("error", "unknown error"),
-                    source=candidate.source,
-                    resolved_path=item.get("resolvedPath", candidate.resolved_path),
-                    code=item.get("code", LoadCode.LOAD_ERROR),
-                    tool_name=item.get("toolName"),
-                    traceback=item.get("traceback"),
-                )
-            )
-        for item in reply.get("diagnostics", ()) if primary else ():
-            out.diagnostics.append(
-                Diagnostic(
-                    code=item.get("code", "diagnostic"),
-                    message=item.get("message", ""),
-                    path=item.get("path"),
-                    source=candidate.source if "source" in item else None,
-                )
-            )
+        try:
+            errors = [LoadError.from_dict(item) for item in reply.get("errors", ())]
+            diagnostics = [Diagnostic.from_dict(item) for item in reply.get("diagnostics", ())]
+        except Exception as exc:
+            from customtools._format import describe_exception
+
+            errors, diagnostics = [_unusable(candidate, describe_exception(exc))], []
+        # The module's own worker reports them; a tool group's, only errors it alone met.
+        out.errors.extend(e for e in errors if primary or (e.code, e.error) not in seen)
+        out.diagnostics.extend(diagnostics if primary else ())
         kept = 0
         for data in reply.get("tools", ()):
             if keep is not None and not keep(str(data.get("name"))):

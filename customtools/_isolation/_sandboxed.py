@@ -1,6 +1,6 @@
-"""A sandboxed isolated source: the worker of one tool pack, confined to its permissions.
+"""A sandboxed module worker: the worker of one tool pack, confined to its permissions.
 
-:class:`SandboxedSource` is an :class:`~._source.IsolatedSource` whose worker receives only
+:class:`SandboxedWorker` is a :class:`~._source.ModuleWorker` whose process receives only
 the declared environment, a private temporary directory, and a policy it applies to itself
 before importing the module (:mod:`._confine`). It refuses to load the module when the
 host required a full sandbox and the worker reports less.
@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from customtools._isolation._confine import abi_cap
-from customtools._isolation._source import IsolatedSource
+from customtools._isolation._process import scrubbed_environment
+from customtools._isolation._source import ModuleWorker
 from customtools._permissions import (
     DEFAULT_PERMISSIONS,
     OUTSIDE_DEFAULT,
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from customtools._isolation._options import IsolationOptions
     from customtools._loading._records import Candidate
 
-__all__ = ["SandboxedSource", "describe_report"]
+__all__ = ["SandboxedWorker", "describe_report"]
 
 # Always passed (when set on the host): what a Python process and its programs need to run.
 _BASE_ENV: Final = ("PATH", "HOME", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "PYTHONHOME")
@@ -162,7 +163,7 @@ def _check_not_ours(declared: str, resolved: str, home: str, where: str) -> None
             )
 
 
-class SandboxedSource(IsolatedSource):
+class SandboxedWorker(ModuleWorker):
     """The supervised, confined worker of one candidate (see the module docstring).
 
     Raises:
@@ -244,8 +245,7 @@ class SandboxedSource(IsolatedSource):
 
     def _worker_env(self) -> dict[str, str]:
         base = os.environ if self.options.env is None else self.options.env
-        names = set(_BASE_ENV) | set(self.permissions.env)
-        env = {k: v for k, v in base.items() if k in names or k.startswith("LC_")}
+        env = scrubbed_environment(base, self.permissions.env, names=_BASE_ENV)
         env["TMPDIR"] = self.tmp
         env["HOME"] = self.home
         return env

@@ -1,6 +1,6 @@
 """One isolated tool module, host side: its worker process, supervised.
 
-:class:`IsolatedSource` owns the worker of one candidate (a tool file, package or entry
+:class:`ModuleWorker` owns the worker of one candidate (a tool file, package or entry
 point): it starts it, has it import the module, forwards calls, aborts and session events,
 and turns every way the worker can end into a result or a load error naming the module and
 the exit cause. A worker that ended unexpectedly is started again for the next call, after a
@@ -18,78 +18,88 @@ import contextlib
 import itertools
 import os
 import signal
-import subprocess
-import sys
+import socket
+import threading
+import time
 from collections.abc import Callable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from customtools._content import ToolResult
 from customtools._error_results import Code, Kind, error_result
 from customtools._errors import ToolTimeoutError
 from customtools._isolation._options import IsolationOptions
-from customtools._isolation._wire import Channel, MessageTooLargeError
-from customtools._observe import inject_context
-
-__all__ = ["BOOTSTRAP", "IsolatedSource", "WorkerLost", "exit_cause"]
-
-BOOTSTRAP: Final = (
-    # `python -c` puts the working directory (the user's project) first on sys.path, where a
-    # tools directory's `json.py` would shadow the standard library: take it off again.
-    "import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
-    "from customtools._isolation._worker import main; main()"
+from customtools._isolation._process import describe_exit, spawn
+from customtools._isolation._wire import (
+    QUESTION_PENDING,
+    AbortRequest,
+    AnswerMessage,
+    CallRequest,
+    Channel,
+    LoadRequest,
+    MessageTooLargeError,
+    SessionRequest,
+    WireContext,
 )
+from customtools._observe import export_spans, inject_context
+
+if TYPE_CHECKING:
+    import subprocess
+
+    from anyio import Event, Lock
+    from anyio.abc import TaskGroup
+
+    from customtools._abort import AbortSignal
+    from customtools._context import ToolContext
+    from customtools._kills import ScheduledKill
+    from customtools._loading._records import Candidate
+    from customtools._session import SessionEvent
+
+__all__ = ["LostReason", "ModuleWorker", "WorkerLost"]
+
 _REAP_BOUND: Final = 5.0
 _LOAD_SLACK: Final = 1.0  # seconds beyond load_timeout for the loader's own reporting
 _SEND_BOUND: Final = 10.0  # seconds a worker may take to read a request before it is killed
+RENDER_BOUND: Final = 2.0  # seconds a render hook in a worker may take (a UI waits for it)
 
 _ids = itertools.count(1)
 
 
-class WorkerLost(Exception):  # noqa: N818 - an event, not a programming error
-    """The worker ended or was killed; ``cause`` says how (``"was killed by SIGSEGV"``)."""
+LostReason = Literal["crashed", "killed", "timeout", "refused"]
+"""Why a worker is gone: it ended by itself, was killed, did not load within ``load_timeout``,
+or was refused before importing (its sandbox is less than ``require_sandbox`` asks)."""
 
-    def __init__(self, cause: str, *, crashed: bool) -> None:
+
+class WorkerLost(Exception):  # noqa: N818 - an event, not a programming error
+    """The worker ended or was killed; ``cause`` says how (``"was killed by SIGSEGV"``) and
+    ``reason`` why, for the code of the error it becomes."""
+
+    def __init__(self, cause: str, reason: LostReason) -> None:
         super().__init__(cause)
         self.cause = cause
-        self.crashed = crashed
+        self.reason = reason
 
 
-def exit_cause(returncode: int | None) -> str:
-    """How a process ended, as words: ``"exited with status 3"``, ``"was killed by SIGSEGV"``."""
-    if returncode is None:
-        return "ended"
-    if returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        return f"was killed by {name}"
-    return f"exited with status {returncode}"
-
-
-def _relay(fd: int) -> None:
-    """Copy a worker's stderr pipe to the host's stderr until every writer closed it."""
-    try:
-        while chunk := os.read(fd, 65536):
-            view = memoryview(chunk)
-            while view:
-                view = view[os.write(2, view) :]
-    except OSError:
-        pass  # the host's stderr is gone: the worker's output has nowhere to go
-    finally:
-        os.close(fd)
+def _to_stderr(chunk: bytes) -> None:
+    """Copy a worker's stderr to the host's."""
+    view = memoryview(chunk)
+    while view:
+        view = view[os.write(2, view) :]
 
 
 class _Pending:
-    __slots__ = ("ctx", "done", "event", "lost", "on_update", "reply")
+    __slots__ = ("ctx", "done", "event", "lost", "on_update", "reply", "signal", "talk")
 
-    def __init__(self, on_update: Callable[[ToolResult], Any] | None, ctx: Any) -> None:
+    def __init__(
+        self, on_update: Callable[[ToolResult], Any] | None, ctx: ToolContext | None
+    ) -> None:
         self.on_update = on_update
         self.ctx = ctx
         self.done = False
         self.reply: dict[str, Any] | None = None
         self.lost: WorkerLost | None = None
-        self.event: Any = None
+        self.event: Event | None = None
+        self.signal: AbortSignal | None = None
+        self.talk: TaskGroup | None = None  # a running call's: where its questions are asked
 
     def finish(self) -> None:
         self.done = True
@@ -100,38 +110,57 @@ class _Pending:
 class _Process:
     """One live worker process and its channel."""
 
-    __slots__ = ("calls", "channel", "doomed", "kill_reason", "lost", "popen", "reading")
+    __slots__ = (
+        "calls",
+        "channel",
+        "doomed",
+        "killed",
+        "lost",
+        "popen",
+        "reading",
+        "render",
+        "render_fd",
+        "render_lock",
+    )
 
-    def __init__(self, popen: subprocess.Popen[bytes], channel: Channel) -> None:
+    def __init__(
+        self, popen: subprocess.Popen[bytes], channel: Channel, render: Channel, render_fd: int
+    ) -> None:
         self.popen = popen
         self.channel = channel
+        self.render: Channel | None = render  # render hooks' own channel (synchronous)
+        self.render_fd = render_fd  # its end's number in the worker
+        self.render_lock = threading.Lock()
         self.calls: dict[int, _Pending] = {}
         self.reading = False
         self.lost: WorkerLost | None = None
-        self.kill_reason: str | None = None
-        self.doomed: Any = None  # the supervisor's scheduled kill, once a call was cancelled
+        self.killed: WorkerLost | None = None  # why it was killed, once it was
+        self.doomed: ScheduledKill | None = None  # the kill past a cancelled call's grace
 
     @property
     def pid(self) -> int:
         return self.popen.pid
 
 
-def _ctx_to_wire(ctx: Any) -> dict[str, Any] | None:
+def _ctx_to_wire(ctx: ToolContext | None) -> WireContext | None:
     from customtools._context import DEFAULT_CONTEXT
+    from customtools._talkback import NO_OP_UI
 
     if ctx is None or ctx is DEFAULT_CONTEXT:
         return None
-    model = ctx.model if isinstance(ctx.model, (str, type(None))) else None
-    return {
-        "cwd": ctx.cwd,
-        "model": model,
-        "isIdle": ctx.is_idle,
-        "hasQueuedMessages": ctx.has_queued_messages,
-        "meta": dict(ctx.meta) if ctx.meta is not None else None,
-    }
+    return WireContext(
+        cwd=ctx.cwd,
+        model=ctx.model if isinstance(ctx.model, str) else None,
+        isIdle=ctx.is_idle,
+        hasQueuedMessages=ctx.has_queued_messages,
+        meta=dict(ctx.meta) if ctx.meta is not None else None,
+        canAsk=ctx.can_ask,
+        canSample=ctx.can_sample,
+        hasUi=ctx.has_ui and ctx.ui is not NO_OP_UI,
+    )
 
 
-def _grant_table(candidate: Any) -> dict[str, Any] | None:
+def _grant_table(candidate: Candidate) -> dict[str, Any] | None:
     """The hashes of the trust grant ``candidate`` was loaded under (project code the gate
     hashed), as the worker pins them; ``None`` for user code and ``trust="all"``."""
     if candidate.source.level != "project" or candidate.kind == "entry_point":
@@ -145,7 +174,7 @@ def _grant_table(candidate: Any) -> dict[str, Any] | None:
     return None if found is None else {"root": found[0], "files": found[1]}
 
 
-class IsolatedSource:
+class ModuleWorker:
     """The supervised worker of one candidate (see the module docstring).
 
     A project module is imported against the hashes of the grant it was loaded under, at
@@ -155,7 +184,7 @@ class IsolatedSource:
 
     def __init__(
         self,
-        candidate: Any,
+        candidate: Candidate,
         *,
         cwd: str,
         load_timeout: float | None,
@@ -173,18 +202,18 @@ class IsolatedSource:
         self.closed = False
         self.retired = False
         self._process: _Process | None = None
-        self._lock: Any = None
+        self._lock: Lock | None = None
 
     def __repr__(self) -> str:
         state = "dead" if self.dead else ("running" if self._process else "stopped")
-        return f"<IsolatedSource {self.candidate.path!r} {state}>"
+        return f"<ModuleWorker {self.candidate.path!r} {state}>"
 
     @property
     def pid(self) -> int | None:
         """The running worker's process id, or ``None``."""
         return self._process.pid if self._process is not None else None
 
-    # -- what a sandboxed source changes (see ._sandboxed) ---------------------------------
+    # -- what a sandboxed worker changes (see ._sandboxed) ---------------------------------
 
     def _worker_env(self) -> dict[str, str]:
         return dict(os.environ if self.options.env is None else self.options.env)
@@ -192,7 +221,7 @@ class IsolatedSource:
     def _init_message(self) -> dict[str, Any]:
         return {
             "op": "init",
-            "limits": self.options.limits(),
+            "limits": self.options.to_dict(),
             "maxMessage": self.options.max_message_mib << 20,
             "spin": self.options.spin_us / 1e6,
         }
@@ -209,40 +238,24 @@ class IsolatedSource:
     file behind it)."""
 
     def _spawn(self) -> _Process:
-        to_worker_r, to_worker_w = os.pipe()
-        from_worker_r, from_worker_w = os.pipe()
-        err_r, err_w = os.pipe() if self.relay_stderr else (-1, -1)
-        env = self._worker_env()
+        render, render_child = (sock.detach() for sock in socket.socketpair())
         try:
-            popen = subprocess.Popen(
-                [self.options.python or sys.executable, "-c", BOOTSTRAP],
-                stdin=to_worker_r,
-                stdout=from_worker_w,
-                stderr=err_w if err_w >= 0 else None,
+            popen, read_fd, write_fd, _ = spawn(
+                "customtools._isolation._worker",
                 cwd=self.cwd,
-                env=env,
-                start_new_session=True,
-                close_fds=True,
+                env=self._worker_env(),
+                python=self.options.python,
+                stderr=_to_stderr if self.relay_stderr else None,
+                pass_fds=(render_child,),
             )
         except BaseException:
-            for fd in (to_worker_r, to_worker_w, from_worker_r, from_worker_w, err_r, err_w):
-                if fd >= 0:
-                    os.close(fd)
+            os.close(render)
             raise
-        os.close(to_worker_r)
-        os.close(from_worker_w)
-        if err_w >= 0:
-            os.close(err_w)
-            import threading
-
-            threading.Thread(target=_relay, args=(err_r,), daemon=True).start()
-        channel = Channel(
-            from_worker_r,
-            to_worker_w,
-            limit=self.options.max_message_mib << 20,
-            spin=self.options.spin_us / 1e6,
-        )
-        return _Process(popen, channel)
+        finally:
+            os.close(render_child)
+        limit, spin = self.options.max_message_mib << 20, self.options.spin_us / 1e6
+        channel = Channel(read_fd, write_fd, limit=limit, spin=spin)
+        return _Process(popen, channel, Channel(render, render, limit=limit), render_child)
 
     async def _reap(self, process: _Process) -> int | None:
         """Kill the worker's process group and wait for the worker (bounded, shielded)."""
@@ -261,9 +274,12 @@ class IsolatedSource:
                 # A task waiting on the channel would never wake for a closed descriptor: the
                 # reader closes it when it sees the end of file the kill causes.
                 process.channel.close()
+            if process.render is not None:
+                process.render.close()
+                process.render = None
         return process.popen.returncode
 
-    async def _lose(self, process: _Process, *, crashed: bool = True) -> WorkerLost:
+    async def _lose(self, process: _Process, reason: LostReason = "crashed") -> WorkerLost:
         """The worker is gone (or must go): reap it and fail every call still waiting."""
         if process.lost is not None:
             return process.lost
@@ -273,12 +289,9 @@ class IsolatedSource:
         doomed = process.doomed
         if doomed is not None:
             doomed.withdraw()  # reaped: its pid must not be signalled again
-            if process.kill_reason is None and doomed.fired:
-                process.kill_reason = doomed.reason  # the supervisor killed it past the grace
-        if process.kill_reason is not None:
-            lost = WorkerLost(process.kill_reason, crashed=False)
-        else:
-            lost = WorkerLost(exit_cause(returncode), crashed=crashed)
+            if process.killed is None and doomed.fired:  # the kill thread's, past the grace
+                process.killed = WorkerLost(doomed.reason, "killed")
+        lost = process.killed or WorkerLost(describe_exit(returncode, self.options), reason)
         process.lost = lost
         for pending in process.calls.values():
             pending.lost = lost
@@ -286,10 +299,12 @@ class IsolatedSource:
         process.calls.clear()
         return lost
 
-    async def _kill(self, process: _Process, reason: str) -> WorkerLost:
-        if process.kill_reason is None and process.lost is None:
-            process.kill_reason = reason
-        return await self._lose(process, crashed=False)
+    async def _kill(
+        self, process: _Process, cause: str, reason: LostReason = "killed"
+    ) -> WorkerLost:
+        if process.killed is None and process.lost is None:
+            process.killed = WorkerLost(cause, reason)
+        return await self._lose(process, reason)
 
     async def _start(self) -> tuple[_Process, dict[str, Any]]:
         """Start a worker and load the module in it.
@@ -302,7 +317,7 @@ class IsolatedSource:
         process = self._spawn()
         self._process = process
         try:
-            process.channel.send_nowait(self._init_message())
+            process.channel.send_nowait({**self._init_message(), "render": process.render_fd})
             ready = _Pending(None, None)
             with anyio.move_on_after(self.options.start_timeout):
                 ready.reply = await process.channel.receive()
@@ -316,14 +331,15 @@ class IsolatedSource:
                 raise await self._lose(process)
             refusal = self._refuse(ready.reply)
             if refusal is not None:
-                raise await self._kill(process, refusal)
+                raise await self._kill(process, refusal, "refused")
             wait = None if self.load_timeout is None else self.load_timeout + _LOAD_SLACK
-            load: dict[str, Any] = {
-                "op": "load",
-                "candidate": self.candidate.to_dict(),
-                "cwd": self.cwd,
-                "loadTimeout": self.load_timeout,
-            }
+            load = LoadRequest(
+                op="load",
+                id=0,  # numbered when sent
+                candidate=self.candidate.to_dict(),
+                cwd=self.cwd,
+                loadTimeout=self.load_timeout,
+            )
             if self.reviewed is not None:
                 load["reviewed"] = self.reviewed
             reply = await self._request(
@@ -365,9 +381,9 @@ class IsolatedSource:
             doomed = process.doomed
             if (doomed is None or not doomed.fired) and process.popen.poll() is None:
                 return process
-            # The supervisor killed it for a cancelled call whose coroutine was closed before
+            # The kill thread killed it for a cancelled call whose coroutine was closed before
             # it could say so: account for it here, and start a new one.
-            await self._lose(process, crashed=False)
+            await self._lose(process, "killed")
         import anyio
 
         if self._lock is None:
@@ -376,9 +392,9 @@ class IsolatedSource:
             if self._process is not None:
                 return self._process
             if self.dead is not None:
-                raise WorkerLost(self.dead, crashed=False)
+                raise WorkerLost(self.dead, "killed")
             if self.closed:
-                raise WorkerLost("is closed (the isolation pool was closed)", crashed=False)
+                raise WorkerLost("is closed (the isolation pool was closed)", "killed")
             if self.failures:
                 delay = self.options.backoff * 2 ** (self.failures - 1)
                 await anyio.sleep(min(delay, self.options.max_backoff))
@@ -387,7 +403,7 @@ class IsolatedSource:
                 process, reply = await self._start()
             except WorkerLost as lost:
                 self._crashed(lost)
-                raise WorkerLost(f"could not be restarted: it {lost.cause}", crashed=True) from None
+                raise WorkerLost(f"could not be restarted: it {lost.cause}", "crashed") from None
             refused = reply.get("unreviewed")
             if refused:
                 # The module's code changed since the grant: it stays down until a new load
@@ -400,11 +416,11 @@ class IsolatedSource:
                     " trusted"
                 )
                 await self._kill(process, self.dead)
-                raise WorkerLost(self.dead, crashed=False)
+                raise WorkerLost(self.dead, "killed")
             return process
 
     def _crashed(self, lost: WorkerLost) -> None:
-        if not lost.crashed:
+        if lost.reason != "crashed":
             return
         self.failures += 1
         if self.failures > self.options.restart_limit:
@@ -418,12 +434,10 @@ class IsolatedSource:
     async def _request(
         self,
         process: _Process,
-        message: dict[str, Any],
+        message: Any,  # a request TypedDict; its "id" is set here
         *,
         timeout: float | None = None,
         on_timeout: str = "",
-        on_update: Callable[[ToolResult], Any] | None = None,
-        ctx: Any = None,
     ) -> dict[str, Any]:
         """Send ``message`` and wait for its reply (bounded by ``timeout``, then kill).
 
@@ -434,7 +448,7 @@ class IsolatedSource:
 
         request_id = next(_ids)
         message["id"] = request_id
-        pending = _Pending(on_update, ctx)
+        pending = _Pending(None, None)
         process.calls[request_id] = pending
         try:
             await self._send(process, message)
@@ -444,17 +458,17 @@ class IsolatedSource:
                 with anyio.move_on_after(timeout):
                     await self._wait(process, pending)
                 if not pending.done:
-                    raise await self._kill(process, on_timeout)
+                    raise await self._kill(process, on_timeout, "timeout")
         finally:
             process.calls.pop(request_id, None)
         if pending.reply is None:
-            raise pending.lost or WorkerLost("ended", crashed=True)
+            raise pending.lost or WorkerLost("ended", "crashed")
         return pending.reply
 
     async def _send(
         self,
         process: _Process,
-        message: dict[str, Any],
+        message: Any,  # a request TypedDict
         *,
         bound: float = _SEND_BOUND,
         shield: bool = True,
@@ -529,9 +543,111 @@ class IsolatedSource:
         elif op == "ctxAbort":
             if pending.ctx is not None:
                 pending.ctx.abort(message.get("reason"))
+        elif op == "talk":
+            self._talk(process, pending, message)
         else:
             pending.reply = message
             pending.finish()
+
+    def _talk(self, process: _Process, pending: _Pending, message: dict[str, Any]) -> None:
+        """The tool of a running call logs (now) or asks (in the call's task group); only a
+        call of this worker can be named, and only while it runs."""
+        request = message.get("request")
+        if message.get("kind") == "log" and pending.ctx is not None:
+            with contextlib.suppress(Exception):  # a malformed log line is dropped
+                pending.ctx.log(request["level"], str(request["message"]), **request["data"])  # type: ignore[index]
+        elif message.get("kind") != "log" and pending.talk is not None:
+            pending.talk.start_soon(self._answer, process, pending, message)
+
+    async def _answer(self, process: _Process, pending: _Pending, message: dict[str, Any]) -> None:
+        """Ask the caller's context (its handlers: a UI, the MCP client) and send the answer."""
+        from dataclasses import asdict
+
+        from customtools._errors import ToolAbortedError
+        from customtools._format import describe_exception
+        from customtools._talkback import QuestionPending, TalkBackError
+
+        ctx, body, error = pending.ctx, message.get("request") or {}, None
+        value: Any = None
+        try:
+            assert ctx is not None
+            if message.get("kind") == "ask":
+                answer: Any = await ctx.ask(
+                    body["message"],
+                    body["schema"],
+                    key=body["key"],
+                    timeout=None,
+                    signal=pending.signal,
+                )
+            else:
+                answer = await ctx.sample(
+                    body["messages"],
+                    max_tokens=body["max_tokens"],
+                    system_prompt=body["system_prompt"],
+                    temperature=body["temperature"],
+                    stop_sequences=body["stop_sequences"],
+                    timeout=None,
+                    signal=pending.signal,
+                )
+            value = asdict(answer)
+        except QuestionPending as exc:  # the MCP re-run era: the run ends at the question
+            error = {"code": QUESTION_PENDING, "message": exc.reason}
+        except TalkBackError as exc:
+            error = {"code": exc.code, "message": str(exc)}
+        except ToolAbortedError as exc:
+            error = {"code": Code.ABORTED, "message": str(exc)}
+        except Exception as exc:
+            error = {"code": Code.TALKBACK_FAILED, "message": describe_exception(exc)}
+        reply = AnswerMessage(
+            op="answer",
+            id=message.get("id", 0),
+            ask=message.get("ask", 0),
+            value=value,
+            error=error,
+        )
+        with contextlib.suppress(MessageTooLargeError):
+            await self._send(process, reply)  # written at once: before any abort that follows
+
+    # -- rendering -------------------------------------------------------------------------
+
+    def render(self, tool_name: str, request: dict[str, Any]) -> Any:
+        """Run a render hook of ``tool_name`` in the worker (a :class:`RenderRequest`), and
+        wait for its value: a UI calls hooks synchronously, on every frame, so this blocks,
+        at most :data:`RENDER_BOUND` seconds. ``None`` (the default rendering) when no worker
+        runs; none is started for it.
+
+        Raises:
+            RuntimeError: the hook failed (the worker's description), or took too long.
+        """
+        process = self._process
+        render = process.render if process is not None else None
+        if process is None or render is None:
+            return None
+        with process.render_lock:
+            request_id = request["id"] = next(_ids)
+            request["tool"] = tool_name
+            deadline = time.monotonic() + RENDER_BOUND
+            try:
+                try:
+                    render.send_blocking(request, RENDER_BOUND)
+                except TimeoutError:
+                    render.close()  # it may hold part of the request: no more rendering
+                    process.render = None
+                    raise
+                reply = render.receive_blocking(RENDER_BOUND)
+                while reply is not None and reply.get("id") != request_id:  # a late one
+                    reply = render.receive_blocking(max(deadline - time.monotonic(), 0.0))
+            except TimeoutError:
+                raise RuntimeError(
+                    f"{self._where()} did not render within {RENDER_BOUND:g} s"
+                ) from None
+            except (OSError, ValueError, MessageTooLargeError):
+                return None  # gone, or not a worker's reply: the default rendering
+        if reply is None:
+            return None
+        if reply.get("error") is not None:
+            raise RuntimeError(str(reply["error"]))
+        return reply.get("value")
 
     # -- calls -----------------------------------------------------------------------------
 
@@ -548,7 +664,7 @@ class IsolatedSource:
                 module=self.candidate.path,
                 path=self.unreviewed,
             )
-        if lost.crashed and self.dead is None:
+        if lost.reason == "crashed" and self.dead is None:
             tail, code = "; it is restarted for the next call", Code.WORKER_CRASHED
         elif self.dead is not None:
             tail, code = "; fix the module and load the tools again", Code.MODULE_DEAD
@@ -565,8 +681,8 @@ class IsolatedSource:
         tool_call_id: str,
         params: Any,
         on_update: Callable[[ToolResult], Any] | None,
-        ctx: Any,
-        abort_signal: Any,
+        ctx: ToolContext | None,
+        abort_signal: AbortSignal | None,
     ) -> ToolResult:
         """Run ``tool_name`` in the worker; a crash or a dead module is an error result."""
         try:
@@ -578,28 +694,37 @@ class IsolatedSource:
         request_id = next(_ids)
         pending = _Pending(on_update, ctx)
         process.calls[request_id] = pending
-        message = {
-            "op": "call",
-            "id": request_id,
-            "tool": tool_name,
-            "callId": tool_call_id,
-            "params": params,
-            "ctx": _ctx_to_wire(ctx),
-        }
+        message = CallRequest(
+            op="call",
+            id=request_id,
+            tool=tool_name,
+            callId=tool_call_id,
+            params=params,
+            ctx=_ctx_to_wire(ctx),
+        )
         carrier = inject_context()  # the caller's trace continues in the worker
         if carrier:
             message["trace"] = carrier
+        pending.signal = abort_signal
+        # The call's questions are asked in a task group of its own, cancelled with the call.
+        talks = anyio.create_task_group() if message["ctx"] is not None else None
         try:
-            try:
-                await self._send(process, message, shield=False)
-            except MessageTooLargeError as exc:
-                return error_result(
-                    Kind.MESSAGE_TOO_LARGE,
-                    Code.MESSAGE_TOO_LARGE,
-                    f"tool {tool_name!r} could not be called: the arguments are too large"
-                    f" for the worker process ({exc}); raise max_message_mib",
-                )
-            await self._wait(process, pending)
+            async with talks or contextlib.nullcontext():
+                pending.talk = talks
+                try:
+                    await self._send(process, message, shield=False)
+                    await self._wait(process, pending)
+                except MessageTooLargeError as exc:
+                    return error_result(
+                        Kind.MESSAGE_TOO_LARGE,
+                        Code.MESSAGE_TOO_LARGE,
+                        f"tool {tool_name!r} could not be called: the arguments are too large"
+                        f" for the worker process ({exc}); raise max_message_mib",
+                    )
+                finally:
+                    pending.talk = None
+                    if talks is not None:
+                        talks.cancel_scope.cancel()  # questions left open end with the call
         except BaseException:
             # Cancelled (an abort, a timeout or the caller's scope): the tool's signal in the
             # worker is aborted, and the worker killed if the call does not end in time.
@@ -613,10 +738,11 @@ class IsolatedSource:
                 with anyio.CancelScope(shield=True):
                     await self.aclose()  # the last call of a replaced module's worker
         if pending.reply is None:
-            gone = pending.lost or WorkerLost("ended", crashed=True)
+            gone = pending.lost or WorkerLost("ended", "crashed")
             self._crashed(gone)
             return self._lost_result(tool_name, gone, during=" during the call")
         self.failures = 0
+        export_spans(pending.reply.get("spans"))  # the tool's own, under the call's span
         try:
             return ToolResult.from_dict(pending.reply["result"])
         except Exception as exc:
@@ -633,7 +759,7 @@ class IsolatedSource:
         process: _Process,
         request_id: int,
         pending: _Pending,
-        abort_signal: Any,
+        abort_signal: AbortSignal | None,
         timed_out: bool,
     ) -> None:
         import anyio
@@ -658,11 +784,11 @@ class IsolatedSource:
                     else safe_repr(reason)
                 )
             )
-        # The kill past the grace is the supervisor's from now on: it happens even if this
+        # The kill past the grace is the kill thread's from now on: it happens even if this
         # coroutine is closed (the adapter closes a call it stopped waiting for) or its task
         # is gone. It is withdrawn when the call ends in time.
+        from customtools._kills import schedule_kill
         from customtools._runtime import grace_of
-        from customtools._supervisor import schedule_kill
 
         grace = grace_of(abort_signal)  # the adapter's, or the pool's when that is shorter
         if self.options.grace is not None:
@@ -675,7 +801,7 @@ class IsolatedSource:
             # Behind what is left of the call's own request, when it did not fit the pipe.
             await self._send(
                 process,
-                {"op": "abort", "id": request_id, "reason": reason, "timeout": timed_out},
+                AbortRequest(op="abort", id=request_id, reason=reason, timeout=timed_out),
                 bound=grace,
                 reason=killed,
             )
@@ -685,7 +811,7 @@ class IsolatedSource:
         if not pending.done:
             await self._kill(process, killed)
 
-    async def session(self, tool_name: str, event: Any, ctx: Any) -> None:
+    async def session(self, tool_name: str, event: SessionEvent, ctx: ToolContext | None) -> None:
         """Deliver a session event to ``tool_name``'s ``on_session`` in the worker.
 
         Raises:
@@ -696,12 +822,13 @@ class IsolatedSource:
             process = await self._running()
             reply = await self._request(
                 process,
-                {
-                    "op": "session",
-                    "tool": tool_name,
-                    "event": event.to_dict(),
-                    "ctx": _ctx_to_wire(ctx),
-                },
+                SessionRequest(
+                    op="session",
+                    id=0,  # numbered when sent
+                    tool=tool_name,
+                    event=event.to_dict(),
+                    ctx=_ctx_to_wire(ctx),
+                ),
             )
         except WorkerLost as lost:
             self._crashed(lost)

@@ -1,25 +1,16 @@
-"""The worker protocol's framing: length-prefixed JSON messages over a pair of pipes.
+"""The worker protocol: its messages, and their framing as length-prefixed JSON over two pipes.
 
 Each message is a 4-byte big-endian length followed by that many bytes of UTF-8 JSON (one
-object with an ``"op"`` key). Both ends use :class:`Channel`, which reads and writes raw
-non-blocking file descriptors through ``anyio.lowlevel.wait_readable``/``wait_writable``:
-no stream objects, no threads, and reads that a cancellation cannot tear (partial data stays
-buffered until the whole message is there).
+object). Both ends use :class:`Channel`, which reads and writes raw non-blocking file
+descriptors through ``anyio.lowlevel.wait_readable``/``wait_writable``: no stream objects, no
+threads, and reads that a cancellation cannot tear (partial data stays buffered until the
+whole message is there). The audit of ``validate`` reads and writes the same frames from
+threads (``blocking=True``); its messages are in :mod:`._audit_child`.
 
-Messages (``id`` numbers a request; replies carry the same ``id``)::
-
-    host -> worker   {"op": "load", "id", "candidate", "cwd", "loadTimeout",
-                      "reviewed"?: {"root", "files": {real path: sha256}}}
-                     {"op": "call", "id", "tool", "callId", "params", "ctx", "trace"?}
-                     {"op": "abort", "id", "reason", "timeout": bool}
-                     {"op": "session", "id", "tool", "event"}
-    worker -> host   {"op": "ready", "pid"}
-                     {"op": "loaded", "id", "tools", "errors", "diagnostics",
-                      "unreviewed": [paths refused: changed since the grant]}
-                     {"op": "update", "id", "result"}
-                     {"op": "result", "id", "result"}        (the call is over, thread and all)
-                     {"op": "ctxAbort", "id", "reason"}
-                     {"op": "hook", "id", "error": str | null}
+The messages are the ``TypedDict`` s below. ``id`` numbers a request and its reply carries the
+same ``id``; what a call's tool sends while it runs (updates, ``ctxAbort``) carries the call's.
+Records travel in their ``to_dict()`` forms (a ``Candidate``, a tool, a ``ToolResult``, load
+errors and diagnostics) and are read back with ``from_dict()``.
 """
 
 from __future__ import annotations
@@ -29,17 +20,226 @@ import json
 import os
 import re
 import time
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Any, Final, Literal, TypedDict
 
 __all__ = [
     "BYTES_PER_VALUE",
+    "MARKING_THEME",
     "MAX_MESSAGE",
+    "QUESTION_PENDING",
+    "AbortRequest",
+    "AnswerMessage",
+    "CallRequest",
     "Channel",
+    "CtxAbortMessage",
+    "HookReply",
+    "LoadReply",
+    "LoadRequest",
     "MessageTooLargeError",
-    "candidate_from_dict",
+    "RenderRequest",
+    "ResultMessage",
+    "SessionRequest",
+    "TalkMessage",
+    "WireContext",
     "check_values",
     "encode",
+    "restyle",
 ]
+
+
+class WireContext(TypedDict):
+    """What of the caller's ``ToolContext`` reaches the worker (``None``: the default one)."""
+
+    cwd: str | None
+    model: str | None
+    isIdle: bool
+    hasQueuedMessages: bool
+    meta: dict[str, Any] | None
+    canAsk: bool
+    canSample: bool
+    hasUi: bool  # a UI that asks (the worker's ctx.ui asks through ctx.ask)
+
+
+class _LoadRequest(TypedDict):
+    op: Literal["load"]
+    id: int
+    candidate: dict[str, Any]  # Candidate.to_dict()
+    cwd: str
+    loadTimeout: float | None
+
+
+class LoadRequest(_LoadRequest, total=False):
+    """host -> worker: import the module; ``reviewed`` pins the trust grant's hashes."""
+
+    reviewed: dict[str, Any]  # {"root", "files": {real path: sha256}}
+
+
+class LoadReply(TypedDict):
+    """worker -> host: the module's tools, errors, diagnostics; files changed since the grant."""
+
+    op: Literal["loaded"]
+    id: int
+    tools: list[dict[str, Any]]  # CustomTool.to_dict(), plus its hooks: "onSession", ...
+    errors: list[dict[str, Any]]  # LoadError.to_dict()
+    diagnostics: list[dict[str, Any]]  # Diagnostic.to_dict()
+    unreviewed: list[str]
+
+
+class _CallRequest(TypedDict):
+    op: Literal["call"]
+    id: int
+    tool: str
+    callId: str
+    params: Any
+    ctx: WireContext | None
+
+
+class CallRequest(_CallRequest, total=False):
+    """host -> worker: run a tool; ``trace`` carries the caller's trace context (W3C)."""
+
+    trace: dict[str, str]
+
+
+class AbortRequest(TypedDict):
+    """host -> worker: fire the signal of call ``id`` (a timeout when ``timeout``)."""
+
+    op: Literal["abort"]
+    id: int
+    reason: str | None
+    timeout: bool
+
+
+class SessionRequest(TypedDict):
+    """host -> worker: deliver a session event to a tool's ``on_session``."""
+
+    op: Literal["session"]
+    id: int
+    tool: str
+    event: dict[str, Any]  # SessionEvent.to_dict()
+    ctx: WireContext | None
+
+
+class _ResultMessage(TypedDict):
+    op: Literal["update", "result"]
+    id: int
+    result: dict[str, Any]  # ToolResult.to_dict()
+
+
+class ResultMessage(_ResultMessage, total=False):
+    """worker -> host: a partial result (``update``), or the result once the call is over;
+    ``spans``: what the tool's OpenTelemetry spans recorded (see ``_observe.recorded_spans``)."""
+
+    spans: list[dict[str, Any]]
+
+
+class CtxAbortMessage(TypedDict):
+    """worker -> host: the tool of call ``id`` called ``ctx.abort(reason)``."""
+
+    op: Literal["ctxAbort"]
+    id: int
+    reason: str | None
+
+
+class TalkMessage(TypedDict):
+    """worker -> host: the tool of call ``id`` asks (``ask``: an ``InputRequest``), samples
+    (``sample``: a ``SampleRequest``), each its ``ask``-th question, or logs (``log``)."""
+
+    op: Literal["talk"]
+    id: int
+    ask: int
+    kind: Literal["ask", "sample", "log"]
+    request: dict[str, Any]  # the request's fields; for a log: level, message, data
+
+
+QUESTION_PENDING: Final = "question-pending"
+"""An answer's ``error`` code when the question ends the run (the MCP re-run era): the worker
+raises ``QuestionPending`` in the tool, as an in-process tool would see it."""
+
+
+class AnswerMessage(TypedDict):
+    """host -> worker: the answer (``InputAnswer``, ``SampleResult`` fields) to a question, or
+    why there is none (``error``: a ``TalkBackError`` code and message)."""
+
+    op: Literal["answer"]
+    id: int
+    ask: int
+    value: dict[str, Any] | None
+    error: dict[str, str] | None
+
+
+class RenderRequest(TypedDict, total=False):
+    """host -> worker, on the render channel: run ``tool``'s ``hook`` (``render_call`` with
+    ``args``; ``render_result`` with ``result``, ``options`` and ``args``) with
+    :data:`MARKING_THEME`; the reply is ``{"id", "value", "error"}``."""
+
+    id: int
+    tool: str
+    hook: Literal["render_call", "render_result"]
+    args: Any
+    result: dict[str, Any]  # ToolResult.to_dict()
+    options: dict[str, Any]  # RenderOptions fields
+
+
+# A render hook in a worker styles text with marks the host's theme turns into its own styling.
+_FG, _BOLD, _COLOR_END, _END = "\ue000", "\ue001", "\ue002", "\ue003"
+_MARKS = re.compile(f"([{_FG}{_BOLD}{_COLOR_END}{_END}])")
+
+
+class _MarkingTheme:
+    """The theme a render hook in a worker is given: it marks what the host's theme styles."""
+
+    __slots__ = ()
+
+    def fg(self, color: str, text: str) -> str:
+        return f"{_FG}{color}{_COLOR_END}{text}{_END}"
+
+    def bold(self, text: str) -> str:
+        return f"{_BOLD}{text}{_END}"
+
+
+MARKING_THEME: Final = _MarkingTheme()
+
+
+def restyle(value: Any, theme: Any) -> Any:
+    """``value`` a worker's render hook returned, its marked text styled by ``theme`` (the
+    host's); unbalanced marks are dropped."""
+    if isinstance(value, list):
+        return [restyle(item, theme) for item in value]
+    if isinstance(value, dict):
+        return {key: restyle(item, theme) for key, item in value.items()}
+    if not isinstance(value, str) or not _MARKS.search(value):
+        return value
+    stack: list[tuple[str, list[str]]] = [("", [])]  # (style, its parts); style "fg:<color>"
+    for token in _MARKS.split(value):
+        if token in (_FG, _BOLD):
+            stack.append(("fg" if token == _FG else "bold", []))
+        elif token == _COLOR_END and stack[-1][0] == "fg":
+            style, parts = stack.pop()
+            stack.append((f"fg:{''.join(parts)}", []))
+        elif token == _END and len(stack) > 1:
+            style, parts = stack.pop()
+            text = "".join(parts)
+            if style.startswith("fg:"):
+                text = theme.fg(style[3:], text)
+            elif style == "bold":
+                text = theme.bold(text)
+            stack[-1][1].append(text)
+        elif token not in (_COLOR_END, _END):
+            stack[-1][1].append(token)
+    while len(stack) > 1:
+        _, parts = stack.pop()
+        stack[-1][1].extend(parts)
+    return "".join(stack[0][1])
+
+
+class HookReply(TypedDict):
+    """worker -> host: the ``on_session`` hook of request ``id`` ran (``error``: how it failed)."""
+
+    op: Literal["hook"]
+    id: int
+    error: str | None
+
 
 MAX_MESSAGE: Final = 64 * 1024 * 1024
 """Bytes one message may take; a bigger one ends the worker (see docs/isolation.md)."""
@@ -95,7 +295,7 @@ def check_values(body: bytes | bytearray | memoryview, limit: int) -> None:
         )
 
 
-def encode(message: dict[str, Any], *, limit: int = MAX_MESSAGE) -> bytes:
+def encode(message: Mapping[str, Any], *, limit: int = MAX_MESSAGE) -> bytes:
     """One framed message; values JSON cannot carry become their ``repr``.
 
     Raises:
@@ -136,10 +336,17 @@ class Channel:
     )
 
     def __init__(
-        self, read_fd: int, write_fd: int, *, limit: int = MAX_MESSAGE, spin: float = 0.0
+        self,
+        read_fd: int,
+        write_fd: int,
+        *,
+        limit: int = MAX_MESSAGE,
+        spin: float = 0.0,
+        blocking: bool = False,
     ) -> None:
-        os.set_blocking(read_fd, False)
-        os.set_blocking(write_fd, False)
+        if not blocking:  # ``blocking``: only the ``*_blocking`` methods are used (threads)
+            os.set_blocking(read_fd, False)
+            os.set_blocking(write_fd, False)
         self._read_fd = read_fd
         self._write_fd = write_fd
         self._buffer = bytearray()
@@ -214,10 +421,15 @@ class Channel:
                 return None
             self._buffer += chunk
 
-    def receive_blocking(self) -> dict[str, Any] | None:
-        """:meth:`receive` without an event loop (the worker's first message)."""
+    def receive_blocking(self, timeout: float | None = None) -> dict[str, Any] | None:
+        """:meth:`receive` without an event loop (the worker's first message, rendering).
+
+        Raises:
+            TimeoutError: no whole message came within ``timeout`` seconds.
+        """
         import select
 
+        deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             message = self._take()
             if message is not None:
@@ -225,13 +437,16 @@ class Channel:
             try:
                 chunk = os.read(self._read_fd, _CHUNK)
             except BlockingIOError:
-                select.select([self._read_fd], [], [])
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise TimeoutError from None
+                select.select([self._read_fd], [], [], left)
                 continue
             if not chunk:
                 return None
             self._buffer += chunk
 
-    def send_nowait(self, message: dict[str, Any]) -> bool:
+    def send_nowait(self, message: Mapping[str, Any]) -> bool:
         """Write ``message`` if the pipe takes it now; queue it otherwise.
 
         Returns:
@@ -254,7 +469,28 @@ class Channel:
         self._out += data[written:]
         return False
 
-    async def send(self, message: dict[str, Any]) -> None:
+    def send_blocking(self, message: Mapping[str, Any], timeout: float | None = None) -> None:
+        """:meth:`send` without an event loop (the audit's threads, rendering).
+
+        Raises:
+            MessageTooLargeError: the message is over :attr:`limit`.
+            BrokenPipeError: the other side is gone.
+            TimeoutError: the message was not written within ``timeout`` seconds (the
+                channel is then unusable: it may hold part of it).
+        """
+        import select
+
+        deadline = None if timeout is None else time.monotonic() + timeout
+        self.send_nowait(message)
+        while self._out:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise TimeoutError
+            select.select([], [self._write_fd], [], left)
+            with contextlib.suppress(BlockingIOError):
+                del self._out[: os.write(self._write_fd, self._out)]
+
+    async def send(self, message: Mapping[str, Any]) -> None:
         """Write ``message`` (and anything queued before it), waiting while the pipe is full.
 
         Raises:
@@ -290,25 +526,3 @@ class Channel:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self._read_fd = self._write_fd = -1
-
-
-def candidate_from_dict(data: dict[str, Any]) -> Any:
-    """Rebuild a loader ``Candidate`` from its ``to_dict()`` form."""
-    from customtools._loading._records import Candidate, ToolSource
-
-    source = data["source"]
-    return Candidate(
-        path=data["path"],
-        resolved_path=data["resolvedPath"],
-        kind=data["kind"],
-        entry_point=data.get("entryPoint"),
-        root=data.get("root"),
-        source=ToolSource(
-            provider=source["provider"],
-            provider_name=source["providerName"],
-            level=source["level"],
-            plugin_name=source.get("pluginName"),
-            plugin_version=source.get("pluginVersion"),
-            distribution=source.get("distribution"),
-        ),
-    )

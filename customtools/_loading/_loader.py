@@ -188,7 +188,7 @@ class LoadResult:
         self._state.ui = NO_OP_UI if ui is None else ui
         self._state.has_ui = bool(has_ui) and ui is not None
 
-    # -- talk-back (issue 21) ---------------------------------------------------------------
+    # -- talk-back --------------------------------------------------------------------------
 
     def set_talkback(
         self,

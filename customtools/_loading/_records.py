@@ -1,14 +1,15 @@
 """Records the loader produces: where a tool came from, what loaded, what failed.
 
-Every record is a frozen value with ``to_dict()`` so CI and hosts can print or ship it.
+Every record is a frozen value with ``to_dict()`` so CI and hosts can print or ship it, and
+``from_dict()`` to read it back (an isolation worker's load reply, a ``validate`` report).
 Errors are data here, never exceptions: one bad file never stops a load.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from customtools._error_results import LoadCode
 
@@ -29,10 +30,47 @@ __all__ = [
 
 Level = Literal["user", "project"]
 CandidateKind = Literal["module", "package", "entry_point"]
+_R = TypeVar("_R", bound="_Record")
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+class _Record:
+    """The JSON form of a record, field by field: camelCase keys, ``None`` fields omitted, a
+    nested :class:`ToolSource` as its own form. :meth:`from_dict` reads it back."""
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form; ``None`` fields are omitted."""
+        out: dict[str, Any] = {}
+        for item in fields(self):  # type: ignore[arg-type]
+            value = getattr(self, item.name)
+            if value is not None:
+                plain = dict(value) if isinstance(value, Mapping) else value
+                out[_camel(item.name)] = value.to_dict() if isinstance(value, _Record) else plain
+        return out
+
+    @classmethod
+    def from_dict(cls: type[_R], data: Mapping[str, Any]) -> _R:
+        """The record :meth:`to_dict` wrote (unknown keys are ignored).
+
+        Raises:
+            TypeError: a required field is missing (``data`` is not this record's form).
+        """
+        values: dict[str, Any] = {}
+        for item in fields(cls):  # type: ignore[arg-type]
+            value = data.get(_camel(item.name))
+            if value is not None:
+                values[item.name] = ToolSource.from_dict(value) if item.name == "source" else value
+        return cls(**values)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ToolSource:
+class ToolSource(_Record):
     """Where a tool module was found.
 
     Args:
@@ -56,25 +94,9 @@ class ToolSource:
     plugin_version: str | None = None
     distribution: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form; ``None`` fields are omitted."""
-        out: dict[str, Any] = {
-            "provider": self.provider,
-            "providerName": self.provider_name,
-            "level": self.level,
-        }
-        for key, value in (
-            ("pluginName", self.plugin_name),
-            ("pluginVersion", self.plugin_version),
-            ("distribution", self.distribution),
-        ):
-            if value is not None:
-                out[key] = value
-        return out
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Candidate:
+class Candidate(_Record):
     """A tool module the scan found; importing it is the next step.
 
     Args:
@@ -96,23 +118,9 @@ class Candidate:
     entry_point: str | None = None
     root: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        out: dict[str, Any] = {
-            "path": self.path,
-            "resolvedPath": self.resolved_path,
-            "kind": self.kind,
-            "source": self.source.to_dict(),
-        }
-        if self.entry_point is not None:
-            out["entryPoint"] = self.entry_point
-        if self.root is not None:
-            out["root"] = self.root
-        return out
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class MetadataFile:
+class MetadataFile(_Record):
     """A ``.md`` or ``.json`` file in a tools directory: described, never imported.
 
     Args:
@@ -133,21 +141,9 @@ class MetadataFile:
     format: Literal["md", "json"]
     data: Mapping[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {
-            "path": self.path,
-            "resolvedPath": self.resolved_path,
-            "name": self.name,
-            "description": self.description,
-            "source": self.source.to_dict(),
-            "format": self.format,
-            "data": dict(self.data),
-        }
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Diagnostic:
+class Diagnostic(_Record):
     """Something a person should know that is not an error: a skipped file, a disabled
     provider, a duplicate path, a missing optional directory.
 
@@ -163,18 +159,9 @@ class Diagnostic:
     path: str | None = None
     source: ToolSource | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form; ``None`` fields are omitted."""
-        out: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.path is not None:
-            out["path"] = self.path
-        if self.source is not None:
-            out["source"] = self.source.to_dict()
-        return out
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class LoadError:
+class LoadError(_Record):
     """One thing that failed to load: a module, a factory, one tool of a factory, a conflict.
 
     Args:
@@ -197,20 +184,6 @@ class LoadError:
 
     def __str__(self) -> str:
         return f"{self.path}: {self.error}"
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form; ``None`` fields are omitted."""
-        out: dict[str, Any] = {"path": self.path, "error": self.error, "code": self.code}
-        for key, value in (
-            ("resolvedPath", self.resolved_path),
-            ("toolName", self.tool_name),
-            ("traceback", self.traceback),
-        ):
-            if value is not None:
-                out[key] = value
-        if self.source is not None:
-            out["source"] = self.source.to_dict()
-        return out
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

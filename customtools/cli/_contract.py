@@ -24,7 +24,6 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from customtools._isolation._checker import add_sandbox_arguments
 from customtools._rules._contract import (
     ContractError,
     ContractFinding,
@@ -44,7 +43,13 @@ from customtools.cli._common import (
     resolve_cwd,
 )
 from customtools.cli._output import REPORT_VERSION, print_json
-from customtools.cli._validate import Findings, add_load_arguments, load_packs, module_file
+from customtools.cli._validate import (
+    Findings,
+    add_limit_arguments,
+    add_load_arguments,
+    load_packs,
+    module_file,
+)
 from customtools.cli._validate_report import (
     FORMATS,
     Pack,
@@ -113,7 +118,7 @@ def add_parser(subparsers: Any) -> None:
 
 def _common(parser: argparse.ArgumentParser) -> None:
     add_load_arguments(parser)
-    add_sandbox_arguments(parser)
+    add_limit_arguments(parser)
     add_discovery_arguments(parser, paths=False)
 
 
@@ -174,7 +179,7 @@ def _contract(
                 failed.add(module)
                 findings.new(
                     error["code"],
-                    error["message"],
+                    error["error"],
                     file=error.get("file") or module_file(report),
                     line=error.get("line"),
                     pack=pack,

@@ -28,8 +28,8 @@ def add_parser(subparsers: Any) -> None:
         description="Load the tools (like `list`) and print one tool's definition as JSON."
         " Formats: json-schema (the arguments as a JSON Schema document), openai (Chat"
         " Completions function tool), openai-responses (Responses API function tool),"
-        " anthropic (Messages API tool), mcp (Model Context Protocol Tool), definition"
-        " (customtools' own form).",
+        " anthropic (Messages API tool), mcp (Model Context Protocol Tool, as `serve` lists"
+        " it), definition (customtools' own wire form, CustomTool.to_dict()).",
     )
     parser.add_argument("name", metavar="NAME", help="the tool's name")
     parser.add_argument(
@@ -55,27 +55,29 @@ def export(tool: Any, fmt: str) -> dict[str, Any]:
     if fmt == "mcp":
         return _export.to_mcp(tool)
     if fmt == "definition":
-        definition: dict[str, Any] = tool.definition()
-        return definition
+        wire: dict[str, Any] = tool.to_dict()
+        return wire
     return _export.to_json_schema(tool)
 
 
 def command(args: argparse.Namespace) -> int:
     """Run ``schema``; returns the exit status."""
+    from customtools import ToolRegistry
     from customtools.cli._common import load_tools
 
     cwd = resolve_cwd(args)
     result = load_tools(args, cwd)
-    loaded = result.get(args.name)
-    if loaded is None:
+    entry = ToolRegistry(result).lookup(args.name)  # a former name: its deprecated alias
+    if entry is None:
         raise unknown_tool(args.name, result, os.getcwd())
+    tool = entry.tool
     if args.format == "openai":
         from customtools._export import openai_strict_issues
 
-        if loaded.tool.strict and openai_strict_issues(loaded.tool.parameters):
+        if tool.strict and openai_strict_issues(tool.parameters):
             warn(
                 f"tool {args.name!r} asks for strict mode but its schema is outside OpenAI's"
                 " strict subset; run `customtools validate` for the details"
             )
-    print_json(export(loaded.tool, args.format))
+    print_json(export(tool, args.format))
     return EXIT_OK

@@ -3,7 +3,7 @@
 A *pack* is one PATH given on the command line (a tools directory, a module file or a package
 directory). With no PATH, every discovered source directory is a pack (and each installed
 distribution's entry points one more). The modules of a pack load in a child process
-(:mod:`customtools._isolation._checker`), which runs the rulebook's per-tool checks
+(:mod:`customtools._isolation._audit`), which runs the rulebook's per-tool checks
 (:func:`customtools._rules.check_tool`) on what loaded; this module adds the rulebook's pack
 checks (name conflicts across packs, similar names, metadata, empty packs) and what only a
 child process and a clock can see (crashes, hangs, slow imports). Every severity comes from
@@ -16,16 +16,18 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from customtools._error_results import LoadCode
-from customtools._isolation._checker import (
+from customtools._isolation._audit import (
+    DEFAULT_FILE_SIZE_LIMIT_MIB,
+    DEFAULT_MEMORY_LIMIT_MIB,
     ModuleReport,
-    add_sandbox_arguments,
-    load_isolated,
-    sandbox_options,
+    audit_limits,
+    audit_modules,
 )
+from customtools._isolation._limits import WorkerLimits
 from customtools._rules import (
     Finding,
     Severity,
@@ -48,11 +50,13 @@ from customtools.cli._validate_report import FORMATS, Pack, ReportedFinding, ren
 
 __all__ = [
     "Findings",
+    "add_limit_arguments",
     "add_load_arguments",
     "add_parser",
     "command",
     "load_packs",
     "module_file",
+    "worker_limits",
 ]
 
 DEFAULT_TIMEOUT: Final = 60.0
@@ -87,7 +91,7 @@ def add_parser(subparsers: Any) -> None:
         metavar="S",
         help="warn when a module takes longer than this to load (default: %(default)g)",
     )
-    add_sandbox_arguments(parser)
+    add_limit_arguments(parser)
     add_discovery_arguments(parser, paths=False)
     parser.set_defaults(handler=command)
 
@@ -118,6 +122,66 @@ def _positive(text: str) -> float:
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"{text!r} must be a positive number of seconds")
     return value
+
+
+def _whole(unit: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of {unit}") from None
+        if value < 0:
+            raise argparse.ArgumentTypeError(f"{text!r} must be 0 (no limit) or more {unit}")
+        return value
+
+    return parse
+
+
+def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
+    """The worker processes' limits and environment (``validate`` and ``contract``)."""
+    group = parser.add_argument_group(
+        "child processes (crash and hang isolation, not a security boundary)"
+    )
+    group.add_argument(
+        "--memory-limit",
+        type=_whole("MiB"),
+        default=DEFAULT_MEMORY_LIMIT_MIB,
+        metavar="MIB",
+        help="memory one module may allocate, 0 for no limit (default: %(default)s)",
+    )
+    group.add_argument(
+        "--cpu-limit",
+        type=_whole("seconds"),
+        default=None,
+        metavar="S",
+        help="CPU seconds one module may use, 0 for no limit (default: twice --timeout)",
+    )
+    group.add_argument(
+        "--file-size-limit",
+        type=_whole("MiB"),
+        default=DEFAULT_FILE_SIZE_LIMIT_MIB,
+        metavar="MIB",
+        help="the largest file a module may write, 0 for no limit (default: %(default)s)",
+    )
+    group.add_argument(
+        "--env",
+        dest="pass_env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="pass environment variable NAME to the modules (repeatable); only PATH, HOME,"
+        " locale, temporary-directory and Python variables are passed otherwise",
+    )
+
+
+def worker_limits(args: argparse.Namespace) -> WorkerLimits:
+    """The :class:`WorkerLimits` the limit options ask for (``0``: no limit)."""
+    cpu = audit_limits(args.timeout).cpu_limit if args.cpu_limit is None else args.cpu_limit
+    return WorkerLimits(
+        memory_limit_mib=args.memory_limit or None,
+        cpu_limit=cpu or None,
+        file_size_limit_mib=args.file_size_limit or None,
+    )
 
 
 # -- packs ----------------------------------------------------------------------------------------
@@ -276,7 +340,7 @@ def _check_module(report: ModuleReport, pack: Pack, findings: Findings, slow_imp
     for error in report.errors:
         findings.new(
             error["code"],
-            error["message"],
+            error["error"],
             file=error.get("file") or file,
             line=error.get("line"),
             pack=pack,
@@ -406,8 +470,12 @@ def load_packs(
     for pack in packs:
         findings.scan(pack)
         if pack.candidates:
-            pack.reports = load_isolated(
-                pack.candidates, cwd=cwd, timeout=args.timeout, sandbox=sandbox_options(args)
+            pack.reports = audit_modules(
+                pack.candidates,
+                cwd=cwd,
+                timeout=args.timeout,
+                limits=worker_limits(args),
+                pass_env=tuple(args.pass_env),
             )
     return packs, rest
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from customtools._format import escape_control
-from customtools._isolation._checker import ModuleReport
+from customtools._isolation._audit import ModuleReport
 from customtools._loading._records import Candidate, Diagnostic, LoadError, MetadataFile
 from customtools._rules import Finding
 from customtools.cli._common import display_path

@@ -42,6 +42,7 @@ from customtools._approval import Approver
 from customtools._content import ToolResult
 from customtools._context import DEFAULT_CONTEXT, ToolContext
 from customtools._error_results import LoadCode
+from customtools._export import to_mcp
 from customtools._observe import use_context
 from customtools._registry import RegisteredTool, ToolRegistry
 from customtools._runtime import DEFAULT_GRACE, SELF_STOP_BOUND
@@ -100,41 +101,8 @@ class ServeDiagnostic:
     message: str
 
 
-APPROVAL_META_KEY = "customtools/approval"
-"""The listing's ``_meta`` key telling clients a tool asks for approval (by elicitation):
-``"always"``, or ``"conditional"`` when a rule of the arguments decides."""
-
-
-def _approval_meta(tool: CustomTool) -> str | None:
-    rule = tool.requires_approval
-    if callable(rule):
-        return "conditional"
-    if rule is None:
-        hints = tool.annotations or {}
-        asks = hints.get("destructiveHint") is True and hints.get("readOnlyHint") is not True
-        return "always" if asks else None
-    return "always" if rule else None
-
-
 def _listing(tool: CustomTool) -> types.Tool:
-    wire = tool.to_dict()
-    annotations = None
-    if wire.get("annotations"):
-        annotations = types.ToolAnnotations.model_validate(wire["annotations"])
-    schema = tool.output_schema
-    meta = dict(wire.get("_meta") or {})
-    approval = _approval_meta(tool)
-    if approval is not None:
-        meta[APPROVAL_META_KEY] = approval
-    return types.Tool(
-        name=tool.name,
-        title=tool.label or None,
-        description=tool.description or None,
-        input_schema=dict(tool.parameters),
-        output_schema=dict(schema) if schema is not None else None,
-        annotations=annotations,
-        _meta=meta or None,
-    )
+    return types.Tool.model_validate(to_mcp(tool))
 
 
 def _check(tool: CustomTool, registry: ToolRegistry) -> ServeDiagnostic | None:

@@ -30,7 +30,7 @@ import threading
 import warnings
 import weakref
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, NoReturn
 
 import anyio
@@ -40,8 +40,10 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from customtools._approval import ApprovalRequest
 from customtools._talkback import (
+    APPROVE_FORM,
     LOG_LEVELS,
     NO_OP_UI,
+    FormUI,
     InputAnswer,
     InputRequest,
     LogLevel,
@@ -64,11 +66,6 @@ MAX_APPROVAL_TEXT = 8000
 """The most characters of arguments an approval form shows (all of them, or no form)."""
 _INVISIBLE = re.compile("[\x7f-\x9f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
 _CAPS_KEY = "io.modelcontextprotocol/clientCapabilities"
-_APPROVE = {
-    "type": "object",
-    "properties": {"approve": {"type": "boolean", "title": "Run it", "default": False}},
-    "required": ["approve"],
-}
 
 
 class LogLevels:
@@ -168,47 +165,6 @@ class _LogPump:
             _log.warning("%d log messages of tool %r were dropped", self._dropped, self._logger)
 
 
-class _McpUI:
-    """``ctx.ui`` over MCP: questions are forms (elicitation), notices are log messages."""
-
-    __slots__ = ("_bridge",)
-
-    def __init__(self, bridge: CallBridge) -> None:
-        self._bridge = bridge
-
-    def __repr__(self) -> str:
-        return "<MCP UI>"
-
-    def notify(self, message: str, level: str = "info") -> None:
-        self._bridge.log_sink(level if level in LOG_LEVELS else "info", message, {})
-
-    async def confirm(self, title: str, message: str = "") -> bool:
-        text = f"{title}\n\n{message}" if message else title
-        answer = await self._bridge.ask_checked(text, _APPROVE)
-        return answer.accepted and answer.values.get("approve") is True
-
-    async def select(self, title: str, options: Sequence[str]) -> str | None:
-        schema = {
-            "type": "object",
-            "properties": {"choice": {"type": "string", "enum": [str(o) for o in options]}},
-            "required": ["choice"],
-        }
-        answer = await self._bridge.ask_checked(title, schema)
-        return str(answer.values["choice"]) if answer.accepted else None
-
-    async def input(self, title: str, placeholder: str | None = None) -> str | None:
-        field: dict[str, Any] = {"type": "string"}
-        if placeholder:
-            field["description"] = placeholder
-        schema = {"type": "object", "properties": {"value": field}, "required": ["value"]}
-        answer = await self._bridge.ask_checked(title, schema)
-        return str(answer.values["value"]) if answer.accepted else None
-
-    def set_status(self, key: str, text: str | None) -> None:
-        if text:
-            self.notify(f"{key}: {text}", "info")
-
-
 class CallBridge:
     """One ``tools/call``'s talk-back channel to its MCP client.
 
@@ -274,7 +230,7 @@ class CallBridge:
     @property
     def ui(self) -> Any:
         """``ctx.ui``: the MCP UI for a client that can answer forms, else the no-op UI."""
-        return _McpUI(self) if self.can_elicit else NO_OP_UI
+        return FormUI(self.ask_checked, self.log_sink) if self.can_elicit else NO_OP_UI
 
     @property
     def asks(self) -> Any:
@@ -469,7 +425,7 @@ class CallBridge:
                 " approver (ToolServer(approver=...))",
                 code="no-input-handler",
             )
-        answer = await self.input_handler(InputRequest(message=message, schema=_APPROVE))
+        answer = await self.input_handler(InputRequest(message=message, schema=APPROVE_FORM))
         return answer.action == "accept" and answer.values.get("approve") is True
 
     async def aclose(self, grace: float) -> None:

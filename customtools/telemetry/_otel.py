@@ -314,6 +314,36 @@ class OpenTelemetryObserver:
         finally:
             self._context.detach(token)
 
+    def export_spans(self, spans: list[Mapping[str, Any]]) -> None:
+        """Export spans an isolation worker recorded during the current call, as children of
+        the call's span (their own nesting kept). Spans of another trace are dropped: a
+        worker cannot write into traces it was not given."""
+        trace = self._trace
+        call = trace.get_current_span()
+        context = call.get_span_context()
+        if not context.is_valid:
+            return
+        made: dict[Any, Any] = {}
+        status = {"OK": trace.StatusCode.OK, "ERROR": trace.StatusCode.ERROR}
+        for data in sorted(spans, key=lambda data: (data["start"], -data["end"])):
+            if data["traceId"] != f"{context.trace_id:032x}":
+                continue
+            tracer = trace.get_tracer(str(data["scope"]), tracer_provider=self._tracer_provider)
+            span = tracer.start_span(
+                str(data["name"]),
+                context=trace.set_span_in_context(made.get(data["parentId"], call)),
+                kind=getattr(trace.SpanKind, str(data["kind"]), trace.SpanKind.INTERNAL),
+                attributes=data["attributes"],
+                start_time=int(data["start"]),
+            )
+            for name, timestamp, attributes in data["events"]:
+                span.add_event(str(name), attributes, int(timestamp))
+            code, description = data["status"]
+            if code in status:
+                span.set_status(trace.Status(status[code], description))
+            span.end(end_time=int(data["end"]))
+            made[data["spanId"]] = span
+
     @contextmanager
     def _wait(self, what: str, tool_name: str) -> Iterator[object]:
         with self._tracer.start_as_current_span(

@@ -505,7 +505,7 @@ def test_the_function_stays_callable() -> None:
     assert add.execute.__wrapped__(2, 3) == 5
 
 
-# -- TypedDict key qualifiers (issue 18, section 3) --------------------------------------------
+# -- TypedDict key qualifiers --------------------------------------------------------------
 
 
 class Query(TypedDict, total=False):

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from customtools import CustomToolAdapter
-from customtools._isolation import _checker as _sandbox
-from customtools._isolation._checker import load_isolated
+from customtools._isolation._audit import audit_modules
+from customtools._isolation._limits import WorkerLimits
 from customtools._isolation._pool import IsolationPool
 from customtools.loading import explicit_candidates
 
@@ -59,10 +59,10 @@ async def test_an_isolated_module_cannot_lift_its_memory_limit(tmp_path: Path) -
 def test_a_validated_module_cannot_lift_its_memory_limit(tmp_path: Path) -> None:
     (tmp_path / "lifter.py").write_text(LIFT + "BLOCK = bytearray(1536 << 20)\n")
     candidates = list(explicit_candidates([tmp_path]).candidates)
-    sandbox = _sandbox.SandboxOptions(memory_limit=256 * 1024 * 1024)
-    (report,) = load_isolated(candidates, cwd=str(tmp_path), timeout=30, sandbox=sandbox)
+    limits = WorkerLimits(memory_limit_mib=256)
+    (report,) = audit_modules(candidates, cwd=str(tmp_path), timeout=30, limits=limits)
     assert report.status == "failed"
-    assert "MemoryError" in report.errors[0]["message"]
+    assert "MemoryError" in report.errors[0]["error"]
 
 
 def test_set_limits_lowers_the_hard_limits(tmp_path: Path) -> None:
@@ -72,8 +72,8 @@ def test_set_limits_lowers_the_hard_limits(tmp_path: Path) -> None:
 
     code = (
         "import resource\n"
-        "from customtools._isolation._limits import set_limits\n"
-        "set_limits({'memory': 300 << 20, 'cpu': 7, 'fileSize': 5 << 20})\n"
+        "from customtools._isolation._limits import WorkerLimits, set_limits\n"
+        "set_limits(WorkerLimits(memory_limit_mib=300, cpu_limit=7, file_size_limit_mib=5))\n"
         "for name in ('RLIMIT_DATA', 'RLIMIT_CPU', 'RLIMIT_FSIZE', 'RLIMIT_CORE'):\n"
         "    print(name, *resource.getrlimit(getattr(resource, name)))\n"
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from customtools._isolation._limits import WorkerLimits
 from customtools.isolation import IsolationOptions, IsolationPool
 
 
@@ -24,9 +25,12 @@ def test_bad_options_are_refused_naming_the_field(field: str, value: object, mes
         IsolationOptions(**{field: value})
 
 
-def test_options_become_limits_in_bytes_and_a_pool_takes_one_or_keywords() -> None:
+def test_options_carry_worker_limits_in_mib_and_a_pool_takes_one_or_keywords() -> None:
     options = IsolationOptions(memory_limit_mib=2, cpu_limit=3, file_size_limit_mib=None)
-    assert options.limits() == {"memory": 2 * 1024 * 1024, "cpu": 3, "fileSize": None}
+    assert options.to_dict() == {"memoryMib": 2, "cpuSeconds": 3, "fileSizeMib": None}
+    assert WorkerLimits.from_dict(options.to_dict()) == WorkerLimits(
+        memory_limit_mib=2, cpu_limit=3, file_size_limit_mib=None
+    )
     assert IsolationPool(options).options is options
     assert IsolationPool(grace=1.5).options.grace == 1.5
     with pytest.raises(TypeError, match="either an IsolationOptions or keyword options"):

@@ -86,7 +86,7 @@ async def test_proxies_keep_names_schemas_and_metadata(pack: Path) -> None:
         assert isolated.tool_names == in_process.tool_names
         for here, there in zip(in_process.tools, isolated.tools, strict=True):
             if here.tool.name != "judged":
-                assert there.tool.definition() == here.tool.definition()
+                assert there.tool.to_dict() == here.tool.to_dict()
             assert there.tool.timeout == here.tool.timeout
             assert there.path == here.path
             assert there.source == here.source

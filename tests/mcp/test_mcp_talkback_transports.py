@@ -93,20 +93,29 @@ async def exercise(client: Client, recorder: Recorder, mode: str) -> None:
     assert lines == ["Tool execution started", "Tool processing data", "Tool execution completed"]
 
 
-async def test_stdio_asks_samples_and_logs(anyio_backend: str, tmp_path: Path) -> None:
+# The same pack from sandboxed isolation workers: their questions, sampling and logs go
+# through the host's context to the client, and the 2026-07-28 era re-runs the call.
+SANDBOX = pytest.mark.parametrize("flags", [(), ("--sandbox",)], ids=["in-process", "sandboxed"])
+
+
+@SANDBOX
+async def test_stdio_asks_samples_and_logs(
+    anyio_backend: str, tmp_path: Path, flags: tuple[str, ...]
+) -> None:
     mode = era(anyio_backend)
     recorder = Recorder()
-    argv = serve_argv(str(TALKPACK), "--stdio")
+    argv = serve_argv(str(TALKPACK), "--stdio", *flags)
     params = StdioServerParameters(command=argv[0], args=argv[1:], env=child_env(), cwd=str(ROOT))
     with (tmp_path / "stderr.txt").open("w") as errlog:
         async with Client(stdio_client(params, errlog=errlog), **recorder.options(mode)) as client:
             await exercise(client, recorder, mode)
 
 
+@SANDBOX
 async def test_stdio_client_without_capabilities_gets_typed_outcomes(
-    anyio_backend: str, tmp_path: Path
+    anyio_backend: str, tmp_path: Path, flags: tuple[str, ...]
 ) -> None:
-    argv = serve_argv(str(TALKPACK), "--stdio")
+    argv = serve_argv(str(TALKPACK), "--stdio", *flags)
     params = StdioServerParameters(command=argv[0], args=argv[1:], env=child_env(), cwd=str(ROOT))
     mode = era(anyio_backend)
     with (tmp_path / "stderr.txt").open("w") as errlog:

@@ -136,3 +136,59 @@ async def test_an_isolated_call_is_one_trace_across_the_process_boundary(
     assert details["parent"] == f"{context.span_id:016x}"
     worker = telemetry.span("customtools.isolation.worker_start")
     assert (worker.attributes or {})["customtools.source.path"] == path
+
+
+# Spans a tool makes in its worker, with no SDK configured there.
+SPANS = """
+from customtools import CustomTool
+
+def factory(api):
+    def work(call_id, params, on_update, ctx, signal):
+        from opentelemetry import trace
+        tracer = trace.get_tracer("pack.tracer")
+        with tracer.start_as_current_span("fetch", attributes={"rows": 3}) as outer:
+            with tracer.start_as_current_span("parse", kind=trace.SpanKind.CLIENT):
+                pass
+            outer.add_event("fetched", {"bytes": 10})
+            outer.set_status(trace.Status(trace.StatusCode.ERROR, "partial"))
+        return "done"
+    return CustomTool(name="work", description="d", execute=work)
+"""
+
+
+@pytest.mark.skipif(os.name != "posix", reason="process isolation needs POSIX")
+@pytest.mark.parametrize("sandbox", [False, True], ids=["isolated", "sandboxed"])
+async def test_spans_made_in_a_worker_are_exported_by_the_host(
+    telemetry: Telemetry, tmp_path: Path, sandbox: bool
+) -> None:
+    from opentelemetry.trace import SpanKind
+
+    from customtools._isolation._confine import landlock_abi
+    from customtools.isolation import IsolationPool
+
+    if sandbox and landlock_abi() < 6:
+        pytest.skip("needs Linux with Landlock ABI >= 6")
+    path = write(tmp_path, "spans.py", SPANS)
+    home = tmp_path / "home"
+    home.mkdir()
+    with anyio.fail_after(30):
+        async with IsolationPool() as pool:
+            result = await load_custom_tools(
+                [path], tmp_path, home=home, isolation=pool, sandbox=sandbox
+            )
+            [loaded] = result.tools
+            outcome = await CustomToolAdapter(loaded.tool).execute("c-1", {})
+    assert outcome.text == "done", outcome
+    call = telemetry.span("execute_tool work")
+    fetch, parse = telemetry.span("fetch"), telemetry.span("parse")
+    assert fetch.context.trace_id == call.context.trace_id
+    assert (fetch.parent or call.context).span_id == call.context.span_id
+    assert fetch.parent is not None
+    assert (parse.parent or call.context).span_id == fetch.context.span_id
+    assert (fetch.instrumentation_scope.name, parse.kind) == ("pack.tracer", SpanKind.CLIENT)
+    assert dict(fetch.attributes or {}) == {"rows": 3}
+    assert [(e.name, dict(e.attributes or {})) for e in fetch.events] == [
+        ("fetched", {"bytes": 10})
+    ]
+    assert (fetch.status.status_code, fetch.status.description) == (StatusCode.ERROR, "partial")
+    assert fetch.start_time <= parse.start_time <= parse.end_time <= fetch.end_time

@@ -1,6 +1,6 @@
 """Loading one tool module inside a ``validate`` worker, and reading where things are in it.
 
-A worker is a process the supervisor (:mod:`customtools._isolation._checker_supervisor`) forks for
+A worker is a process the supervisor (:mod:`customtools._isolation._audit_child`) forks for
 exactly one module: :func:`load_in_worker` loads it with a fresh ``load_scan`` and returns its
 report as JSON text, which the worker writes to a pipe only the supervisor reads. :func:`frame_in`
 and :func:`main_file` also serve the parent, to point a crash or hang at the module's line.
@@ -13,9 +13,13 @@ import json
 import os
 import re
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["frame_in", "load_in_worker", "main_file", "warm_up"]
+if TYPE_CHECKING:
+    from customtools._loading._records import Candidate, LoadError
+    from customtools._tool import CustomTool
+
+__all__ = ["error_entry", "frame_in", "load_in_worker", "main_file", "warm_up"]
 
 _FRAME_RE = re.compile(r'File "([^"]+)", line (\d+)')
 
@@ -23,7 +27,7 @@ _FRAME_RE = re.compile(r'File "([^"]+)", line (\d+)')
 # -- where things are in the source --------------------------------------------------------------
 
 
-def main_file(candidate: Any) -> str | None:
+def main_file(candidate: Candidate) -> str | None:
     """The file a module or package candidate starts in (``None`` for entry points)."""
     if candidate.kind == "package":
         return os.path.join(candidate.resolved_path, "__init__.py")
@@ -64,7 +68,7 @@ class _Locations:
         return self.factory_line
 
 
-def frame_in(text: str | None, candidate: Any, *, last: bool) -> tuple[str, int] | None:
+def frame_in(text: str | None, candidate: Candidate, *, last: bool) -> tuple[str, int] | None:
     """The (file, line) of a traceback frame inside ``candidate``'s files.
 
     ``last`` picks the innermost frame of a Python traceback (most recent call last); a
@@ -87,7 +91,7 @@ def frame_in(text: str | None, candidate: Any, *, last: bool) -> tuple[str, int]
 # -- one module -----------------------------------------------------------------------------------
 
 
-def _tool_report(tool: Any, locations: _Locations) -> dict[str, Any]:
+def _tool_report(tool: CustomTool, locations: _Locations) -> dict[str, Any]:
     from customtools._export import openai_strict_issues
     from customtools._rules import check_tool
 
@@ -104,22 +108,39 @@ def _tool_report(tool: Any, locations: _Locations) -> dict[str, Any]:
     }
 
 
-def _error_report(error: Any, candidate: Any, locations: _Locations) -> dict[str, Any]:
+def error_entry(
+    candidate: Candidate,
+    code: str,
+    message: str,
+    *,
+    file: str | None = None,
+    line: int | None = None,
+    traceback: str | None = None,
+) -> dict[str, Any]:
+    """One error of a module's report: its ``LoadError`` form plus where it is (``file``
+    (the module's main file by default), ``line``)."""
+    from customtools._loading._records import LoadError
+
+    error = LoadError(
+        path=candidate.path,
+        error=message,
+        source=candidate.source,
+        resolved_path=candidate.resolved_path,
+        code=code,
+        traceback=traceback,
+    )
+    return {**error.to_dict(), "file": file or main_file(candidate), "line": line}
+
+
+def _error_report(error: LoadError, candidate: Candidate, locations: _Locations) -> dict[str, Any]:
     where = frame_in(error.traceback, candidate, last=True)
     file, line = where if where is not None else (main_file(candidate), None)
     if line is None and error.code not in ("syntax-error", "missing-dependency", "import-error"):
         line = locations.line_for(error.tool_name)
-    return {
-        "code": error.code,
-        "message": error.error,
-        "toolName": error.tool_name,
-        "file": file,
-        "line": line,
-        "traceback": error.traceback,
-    }
+    return {**error.to_dict(), "file": file, "line": line}
 
 
-async def _load_one(candidate: Any, cwd: str, load_timeout: float | None) -> dict[str, Any]:
+async def _load_one(candidate: Candidate, cwd: str, load_timeout: float | None) -> dict[str, Any]:
     from customtools._loading._loader import load_scan
     from customtools._loading._records import ScanResult
 
@@ -170,9 +191,9 @@ def load_in_worker(data: dict[str, Any], cwd: str, load_timeout: float | None) -
     import anyio
 
     from customtools._format import describe_exception, safe_repr
-    from customtools._isolation._wire import candidate_from_dict
+    from customtools._loading._records import Candidate
 
-    candidate = candidate_from_dict(data)
+    candidate = Candidate.from_dict(data)
     try:
         report = anyio.run(_load_one, candidate, cwd, load_timeout)
     except Exception as exc:  # reported, with its traceback
@@ -182,20 +203,14 @@ def load_in_worker(data: dict[str, Any], cwd: str, load_timeout: float | None) -
             detail = "".join(traceback.format_exception(exc))
         except Exception:  # a traceback that cannot be formatted
             detail = None
+        message = (
+            "validate could not load the module: the loader failed with"
+            f" {describe_exception(exc)}; please report this as a customtools bug"
+        )
         report = {
             "seconds": None,
             "tools": [],
-            "errors": [
-                {
-                    "code": "internal-error",
-                    "message": "validate could not load the module: the loader failed with"
-                    f" {describe_exception(exc)}; please report this as a customtools bug",
-                    "toolName": None,
-                    "file": main_file(candidate),
-                    "line": None,
-                    "traceback": detail,
-                }
-            ],
+            "errors": [error_entry(candidate, "internal-error", message, traceback=detail)],
             "diagnostics": [],
         }
     return json.dumps(report, default=safe_repr)

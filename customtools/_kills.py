@@ -1,4 +1,4 @@
-"""The kills that outlive a cancelled call: one supervisor thread per process.
+"""The kills that outlive a cancelled call: one kill thread per process.
 
 A cancelled call gives its tool ``grace`` seconds to clean up; past that, a process group
 (an ``api.exec`` tree, an isolation worker) is killed. That kill must not depend on the
@@ -35,14 +35,14 @@ __all__ = [
     "schedule_kill",
 ]
 
-_log = logging.getLogger("customtools.supervisor")
+_log = logging.getLogger("customtools.kills")
 
 KILL_REAP_BOUND: Final = 5.0
-"""Seconds the supervisor waits for a killed process it owns to be reaped."""
+"""Seconds the kill thread waits for a killed process it owns to be reaped."""
 
 MARGIN: Final = 0.1
 """Seconds a scheduled kill waits past its owner's own deadline: an owner that is still
-running kills (and reports) first; the supervisor acts only for one that is gone."""
+running kills (and reports) first; the kill thread acts only for one that is gone."""
 
 
 class ScheduledKill:
@@ -111,7 +111,7 @@ def schedule_kill(
         if _thread is None or not _thread.is_alive():
             if _thread is None:
                 atexit.register(fire_all)
-            _thread = threading.Thread(target=_run, name="customtools-supervisor", daemon=True)
+            _thread = threading.Thread(target=_run, name="customtools.kills", daemon=True)
             _thread.start()
         _lock.notify()
     return kill

@@ -1,4 +1,4 @@
-"""Loading modules in child processes (``customtools._isolation._checker``), called in-process."""
+"""Loading modules in child processes (``customtools._isolation._audit``), called in-process."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import time
 
 import pytest
 
-from customtools._isolation import _checker as _sandbox
-from customtools._isolation._checker import load_isolated
+from customtools._isolation import _audit
+from customtools._isolation._audit import audit_modules
+from customtools._isolation._limits import WorkerLimits
 from customtools.loading import explicit_candidates
 
 from ._helpers import FIXTURES, run_command, subprocess_env
@@ -26,7 +27,7 @@ def _candidates(pack: str):
 
 def test_every_candidate_gets_one_report_in_order_despite_crashes():
     candidates = _candidates("crash")
-    reports = load_isolated(candidates, cwd=str(FIXTURES), timeout=30)
+    reports = audit_modules(candidates, cwd=str(FIXTURES), timeout=30)
     assert [r.candidate for r in reports] == candidates
     assert [r.status for r in reports] == ["loaded", "crashed", "crashed", "loaded"]
     segfault = reports[1].errors[0]
@@ -39,7 +40,7 @@ def test_every_candidate_gets_one_report_in_order_despite_crashes():
 
 
 def test_a_hang_is_dumped_killed_and_the_rest_still_loads():
-    reports = load_isolated(_candidates("hang"), cwd=str(FIXTURES), timeout=0.5)
+    reports = audit_modules(_candidates("hang"), cwd=str(FIXTURES), timeout=0.5)
     assert [r.status for r in reports] == ["timeout", "loaded"]
     error = reports[0].errors[0]
     assert error["code"] == "timeout"
@@ -49,12 +50,12 @@ def test_a_hang_is_dumped_killed_and_the_rest_still_loads():
 
 
 def test_a_child_that_cannot_start_fails_every_module(monkeypatch):
-    monkeypatch.setattr(_sandbox, "_BOOTSTRAP", "import sys; sys.exit('no worker here')")
+    monkeypatch.setattr(_audit, "_CHILD", "customtools._no_audit_child_here")
     candidates = _candidates("clean")
-    reports = load_isolated(candidates, cwd=str(FIXTURES), timeout=5)
+    reports = audit_modules(candidates, cwd=str(FIXTURES), timeout=5)
     assert [r.status for r in reports] == ["failed", "failed"]
     assert all(r.errors[0]["code"] == "worker-error" for r in reports)
-    assert "no worker here" in reports[0].errors[0]["message"]
+    assert "No module named 'customtools._no_audit_child_here'" in reports[0].errors[0]["error"]
 
 
 def test_tool_output_cannot_corrupt_the_report(tmp_path):
@@ -73,7 +74,7 @@ def test_tool_output_cannot_corrupt_the_report(tmp_path):
         "    return CustomTool(name='quiet', description='Silent.', execute=lambda *a: '')\n"
     )
     candidates = list(explicit_candidates([tmp_path]).candidates)
-    reports = load_isolated(candidates, cwd=str(tmp_path), timeout=30)
+    reports = audit_modules(candidates, cwd=str(tmp_path), timeout=30)
     assert [[t["name"] for t in r.tools] for r in reports] == [["noisy"], ["quiet"]]
 
 
@@ -88,7 +89,7 @@ def test_children_run_in_the_project_directory_without_it_on_sys_path(tmp_path):
         "    return CustomTool(name=name, description=json.dumps(api.cwd), execute=lambda *a: '')\n"
     )
     candidates = list(explicit_candidates([tmp_path / "tools"]).candidates)
-    (report,) = load_isolated(candidates, cwd=str(tmp_path), timeout=30)
+    (report,) = audit_modules(candidates, cwd=str(tmp_path), timeout=30)
     assert report.errors == []
     (tool,) = report.tools
     assert tool["description"] == f'"{tmp_path}"'
@@ -175,13 +176,13 @@ def _write_forge_pack(root):
 @linux_only
 def test_a_module_cannot_forge_the_report_of_another(tmp_path):
     candidates = _write_forge_pack(tmp_path / "forge")
-    reports = load_isolated(candidates, cwd=str(tmp_path), timeout=30)
+    reports = audit_modules(candidates, cwd=str(tmp_path), timeout=30)
     assert [r.candidate for r in reports] == candidates
     forger, broken, raises = reports
     assert broken.status == "failed"
     assert [e["code"] for e in broken.errors] == ["syntax-error"]
     assert raises.status == "failed"
-    assert "not configured" in raises.errors[0]["message"]
+    assert "not configured" in raises.errors[0]["error"]
     assert all(tool["name"] != "totally_fine" for r in reports for tool in r.tools)
     if forger.status == "loaded":
         # A user without CAP_SYS_PTRACE: no descriptor of the supervisor or of this process
@@ -207,11 +208,11 @@ def test_validate_strict_fails_a_pack_with_a_forger_and_a_syntax_error(tmp_path)
 def test_a_parent_that_cannot_compile_the_module_never_reports_it_loaded(tmp_path):
     (tmp_path / "broken.py").write_text("def factory(api):\n    return [\n")
     (candidate,) = explicit_candidates([tmp_path / "broken.py"]).candidates
-    forged = _sandbox.ModuleReport(candidate=candidate, status="loaded", seconds=0.0)
-    checked = _sandbox._cross_check(forged)
+    forged = _audit.ModuleReport(candidate=candidate, status="loaded", seconds=0.0)
+    checked = _audit._cross_check(forged)
     assert checked.status == "failed"
     assert checked.errors[0]["code"] == "syntax-error"
-    assert "forged" in checked.errors[0]["message"]
+    assert "forged" in checked.errors[0]["error"]
 
 
 def _process_alive(pid: int, token: str) -> bool:
@@ -262,7 +263,7 @@ def test_a_process_started_in_a_new_session_does_not_survive(tmp_path, env):
     module.write_text(_DAEMON.format(ENV=env, token=token, pidfile=str(pidfile)))
     pid = None
     try:
-        (report,) = load_isolated(
+        (report,) = audit_modules(
             list(explicit_candidates([module]).candidates), cwd=str(tmp_path), timeout=30
         )
         assert report.status == "loaded", report.errors
@@ -282,10 +283,10 @@ def test_a_module_over_the_memory_limit_is_a_finding_naming_the_limit(tmp_path):
         "    return CustomTool(name='ok', description='Small.', execute=lambda *a: '')\n"
     )
     candidates = list(explicit_candidates([tmp_path]).candidates)
-    options = _sandbox.SandboxOptions(memory_limit=200 * 1024 * 1024)
-    hog, ok = load_isolated(candidates, cwd=str(tmp_path), timeout=30, sandbox=options)
+    limits = WorkerLimits(memory_limit_mib=200)
+    hog, ok = audit_modules(candidates, cwd=str(tmp_path), timeout=30, limits=limits)
     assert hog.status == "failed"
-    message = hog.errors[0]["message"]
+    message = hog.errors[0]["error"]
     assert "MemoryError" in message
     assert "200 MiB" in message
     assert "--memory-limit" in message
@@ -297,31 +298,31 @@ def test_a_module_writing_past_the_file_size_limit_is_a_finding(tmp_path):
     (tmp_path / "writer.py").write_text(
         "with open('big.bin', 'wb') as handle:\n    handle.write(b'x' * (3 * 1024 * 1024))\n"
     )
-    options = _sandbox.SandboxOptions(file_size_limit=1024 * 1024)
-    (report,) = load_isolated(
+    limits = WorkerLimits(file_size_limit_mib=1)
+    (report,) = audit_modules(
         list(explicit_candidates([tmp_path / "writer.py"]).candidates),
         cwd=str(tmp_path),
         timeout=30,
-        sandbox=options,
+        limits=limits,
     )
     assert report.status == "failed"
-    assert "--file-size-limit" in report.errors[0]["message"]
+    assert "--file-size-limit" in report.errors[0]["error"]
     assert (tmp_path / "big.bin").stat().st_size <= 1024 * 1024
 
 
 @linux_only
 def test_a_busy_module_is_stopped_by_the_cpu_limit(tmp_path):
     (tmp_path / "spin.py").write_text("while True:\n    pass\n")
-    options = _sandbox.SandboxOptions(cpu_limit=1)
-    (report,) = load_isolated(
+    limits = WorkerLimits(cpu_limit=1)
+    (report,) = audit_modules(
         list(explicit_candidates([tmp_path / "spin.py"]).candidates),
         cwd=str(tmp_path),
         timeout=20,
-        sandbox=options,
+        limits=limits,
     )
     assert report.status == "crashed"
-    assert "SIGXCPU" in report.errors[0]["message"]
-    assert "--cpu-limit" in report.errors[0]["message"]
+    assert "SIGXCPU" in report.errors[0]["error"]
+    assert "--cpu-limit" in report.errors[0]["error"]
 
 
 _ENV_PROBE = """\
@@ -356,9 +357,8 @@ def test_modules_get_a_scrubbed_environment_and_secrets_never_reach_the_report(
     (tmp_path / "a_probe.py").write_text(_ENV_PROBE)
     (tmp_path / "b_leak.py").write_text(_LEAK.replace("SECRET_FILE", repr(str(secret_file))))
     candidates = list(explicit_candidates([tmp_path]).candidates)
-    options = _sandbox.SandboxOptions(pass_env=("CT_PASSED",))
-    probe_report, leak_report = load_isolated(
-        candidates, cwd=str(tmp_path), timeout=30, sandbox=options
+    probe_report, leak_report = audit_modules(
+        candidates, cwd=str(tmp_path), timeout=30, pass_env=("CT_PASSED",)
     )
     (tool,) = probe_report.tools
     seen = json.loads(tool["description"])
@@ -369,7 +369,7 @@ def test_modules_get_a_scrubbed_environment_and_secrets_never_reach_the_report(
     assert seen["PATH"] == os.environ["PATH"]
     (error,) = leak_report.errors
     assert secret not in json.dumps(error)
-    assert "<value of $CT_PROBE_SECRET redacted>" in error["message"]
+    assert "<value of $CT_PROBE_SECRET redacted>" in error["error"]
 
 
 def test_an_exception_whose_str_raises_is_reported_not_called_a_crash(tmp_path):
@@ -379,7 +379,7 @@ def test_an_exception_whose_str_raises_is_reported_not_called_a_crash(tmp_path):
         "        raise RuntimeError('boom')\n\n"
         "raise E()\n"
     )
-    (report,) = load_isolated(
+    (report,) = audit_modules(
         list(explicit_candidates([tmp_path / "badstr.py"]).candidates),
         cwd=str(tmp_path),
         timeout=30,
@@ -387,7 +387,7 @@ def test_an_exception_whose_str_raises_is_reported_not_called_a_crash(tmp_path):
     assert report.status == "failed"
     (error,) = report.errors
     assert error["code"] != "crash"
-    assert "os._exit" not in error["message"]
+    assert "os._exit" not in error["error"]
     assert error["file"].endswith("badstr.py")
 
 
@@ -406,11 +406,11 @@ def test_a_module_that_kills_its_supervisor_is_blamed_and_the_rest_still_load(tm
         "    return CustomTool(name='last', description='Fine.', execute=lambda *a: '')\n"
     )
     candidates = list(explicit_candidates([tmp_path]).candidates)
-    reports = load_isolated(candidates, cwd=str(tmp_path), timeout=30)
+    reports = audit_modules(candidates, cwd=str(tmp_path), timeout=30)
     assert [r.status for r in reports] == ["loaded", "crashed", "loaded"]
     (error,) = reports[1].errors
     assert error["code"] == "crash"
-    assert "SIGKILL" in error["message"]
+    assert "SIGKILL" in error["error"]
     assert [[t["name"] for t in r.tools] for r in reports] == [["first"], [], ["last"]]
 
 
@@ -472,11 +472,11 @@ def test_validate_reports_an_exception_whose_str_raises_without_calling_it_a_cra
 
 
 def test_a_module_that_stops_its_supervisor_is_reported_as_a_hang(tmp_path, monkeypatch):
-    monkeypatch.setattr(_sandbox, "_SLACK", 0.5)
+    monkeypatch.setattr(_audit, "_SLACK", 0.5)
     (tmp_path / "freeze.py").write_text(
         "import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)\n"
     )
-    (report,) = load_isolated(
+    (report,) = audit_modules(
         list(explicit_candidates([tmp_path / "freeze.py"]).candidates),
         cwd=str(tmp_path),
         timeout=1,
@@ -484,11 +484,12 @@ def test_a_module_that_stops_its_supervisor_is_reported_as_a_hang(tmp_path, monk
     assert report.status == "timeout"
     (error,) = report.errors
     assert error["code"] == "timeout"
-    assert "stopped answering" in error["message"]
+    assert "stopped answering" in error["error"]
 
 
-def test_limit_options_become_sandbox_options():
+def test_limit_options_become_worker_limits_in_mib():
     from customtools.cli import _parser
+    from customtools.cli._validate import worker_limits
 
     args = _parser().parse_args(
         [
@@ -505,8 +506,12 @@ def test_limit_options_become_sandbox_options():
             "B",
         ]
     )
-    assert _sandbox.sandbox_options(args) == _sandbox.SandboxOptions(
-        memory_limit=None, cpu_limit=0, file_size_limit=3 * 1024 * 1024, pass_env=("A", "B")
+    assert worker_limits(args) == WorkerLimits(
+        memory_limit_mib=None, cpu_limit=None, file_size_limit_mib=3
     )
-    defaults = _sandbox.sandbox_options(_parser().parse_args(["validate"]))
-    assert defaults == _sandbox.SandboxOptions()
+    assert args.pass_env == ["A", "B"]
+    defaults = _parser().parse_args(["validate", "--timeout", "2.5"])
+    assert worker_limits(defaults) == WorkerLimits(
+        memory_limit_mib=1024, cpu_limit=5, file_size_limit_mib=256
+    )
+    assert worker_limits(defaults) == _audit.audit_limits(2.5)

@@ -1,11 +1,10 @@
 """The child process of ``customtools validate``: forks one worker per module and reports on it.
 
-The parent (:mod:`customtools._isolation._checker`) starts ``python -c`` with a bootstrap that calls
-:func:`main`, writes one JSON request on stdin and reads JSON lines back::
+The parent (:mod:`customtools._isolation._audit`) starts it with :func:`._process.spawn` and
+exchanges framed messages with it (:mod:`._wire`)::
 
     request   {"cwd": str, "loadTimeout": float | null, "timeout": float,
-               "limits": {"memory": int | null, "cpu": int | null, "fileSize": int | null},
-               "candidates": [Candidate.to_dict()]}
+               "limits": WorkerLimits.to_dict(), "candidates": [Candidate.to_dict()]}
     replies   {"event": "ready"}
               {"event": "start", "index": i}
               {"event": "done", "index": i, "status": "loaded" | "failed" | "crashed" |
@@ -13,19 +12,12 @@ The parent (:mod:`customtools._isolation._checker`) starts ``python -c`` with a 
               {"event": "end"}
 
 This process (the *supervisor*) runs no tool code. For each module it forks a *worker* that
-closes the supervisor's report channel, applies the resource limits and loads that one module
-(:func:`customtools._isolation._checker_worker.load_in_worker`), writing its report to a pipe
-of its own. The
-supervisor decides the module's status from how the worker ended (exit status, a report that
-parses, the deadline), stamps the index itself, and only then writes to the parent.
-
-On Linux the supervisor is a child subreaper (``PR_SET_CHILD_SUBREAPER``), so everything a
-worker starts, even in a new session, becomes the supervisor's child when its parent dies; after
-each module the supervisor kills and reaps every process under it before forking the next
-worker. It is also non-dumpable (``PR_SET_DUMPABLE`` 0): a worker running as the same user
-cannot open its file descriptors through ``/proc`` nor attach to it, so it cannot reach the
-report channel. Elsewhere on POSIX the worker's process group is killed instead; without
-``fork`` (Windows) the modules load in this process, one after another, with no such guarantees.
+closes the channel, applies the limits and loads that one module
+(:func:`._audit_worker.load_in_worker`), writing its report to a pipe only this process
+reads; the status comes from how the worker ended, and the index is stamped here. The
+supervisor is a non-dumpable child subreaper (Linux) that kills and reaps everything under it
+between modules; elsewhere the worker's process group is killed, and without ``fork``
+(Windows) the modules load here, one after another. The reasons: :mod:`._audit`.
 """
 
 from __future__ import annotations
@@ -38,106 +30,46 @@ import select
 import signal
 import sys
 import time
-from typing import Any, Final, TextIO
+from typing import Any, Final
 
 from customtools._isolation._limits import (
     PR_SET_CHILD_SUBREAPER,
+    WorkerLimits,
     prctl,
     set_dumpable,
     set_limits,
 )
+from customtools._isolation._process import INTERNAL_EXIT, claim_stdio, reap_children
+from customtools._isolation._wire import Channel
 
-__all__ = ["main"]
+__all__ = ["MESSAGE_LIMIT", "main"]
 
 _STDERR_TAIL: Final = 64 * 1024
 _REPORT_MAX: Final = 64 * 1024 * 1024
+MESSAGE_LIMIT: Final = 2 * _REPORT_MAX
+"""The largest message on the channel (a ``done`` carries a report and a stderr tail)."""
 _DUMP_GRACE: Final = 0.5  # seconds to let faulthandler write the hung module's traceback
-_REAP_BOUND: Final = 5.0  # seconds spent killing a module's descendants at most
 _POLL: Final = 0.02  # seconds between checks when the kernel cannot signal the worker's exit
-
-
-def _claim_stdout() -> TextIO:
-    """A private stream on the original stdout; fd 1 then points at stderr, fd 0 at null."""
-    sys.stdout.flush()
-    protocol_fd = os.dup(1)  # not inherited by programs started later (PEP 446)
-    os.dup2(2, 1)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    return os.fdopen(protocol_fd, "w", encoding="utf-8", buffering=1)
-
-
-def _send(stream: TextIO, event: str, **fields: Any) -> None:
-    stream.write(json.dumps({"event": event, **fields}) + "\n")
-    stream.flush()
-
-
-# -- the worker's descendants ---------------------------------------------------------------------
-
-
-def _children() -> list[int]:
-    """The pids whose parent is this process (adopted orphans included)."""
-    me = os.getpid()
-    try:
-        with open(f"/proc/{me}/task/{me}/children") as handle:
-            return [int(pid) for pid in handle.read().split()]
-    except OSError:
-        pass
-    found = []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return []
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        fields = stat.rsplit(b")", 1)[-1].split()
-        if len(fields) > 1 and int(fields[1]) == me:
-            found.append(int(entry))
-    return found
-
-
-def _reap_all() -> None:
-    """Kill and reap every process under this one (bounded in time)."""
-    deadline = time.monotonic() + _REAP_BOUND
-    while time.monotonic() < deadline:
-        for pid in _children():
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-        try:
-            while True:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
-                if pid == 0:
-                    break
-        except ChildProcessError:
-            return
-        time.sleep(0.005)
 
 
 # -- one worker -----------------------------------------------------------------------------------
 
 
 def _worker(
-    protocol: TextIO, report_w: int, err_w: int, data: dict[str, Any], request: dict[str, Any]
+    channel: Channel, report_w: int, err_w: int, data: dict[str, Any], request: dict[str, Any]
 ) -> None:
     """The forked child: never returns."""
     code = 0
     try:
-        protocol_fd = protocol.fileno()
-        os.close(protocol_fd)
+        channel.close()
         os.dup2(err_w, 1)
         os.dup2(err_w, 2)
         os.close(err_w)
         os.setpgid(0, 0)
         # Its own descendants must stay visible to the parent's final sweep (/proc/PID/environ).
         set_dumpable(1)
-        set_limits(request.get("limits") or {})
-        from customtools._isolation._checker_worker import load_in_worker
+        set_limits(WorkerLimits.from_dict(request["limits"]))
+        from customtools._isolation._audit_worker import load_in_worker
 
         payload = load_in_worker(data, request["cwd"], request.get("loadTimeout"))
         sys.stderr.flush()
@@ -147,7 +79,7 @@ def _worker(
             written = os.write(report_w, view)
             view = view[written:]
     except BaseException:  # the exit status says it; stderr has the traceback
-        code = 70
+        code = INTERNAL_EXIT
         with contextlib.suppress(BaseException):
             import traceback
 
@@ -218,14 +150,14 @@ def _wait(pid: int, pidfd: int | None, pipes: list[_Drain], deadline: float) -> 
             pipe.read()
 
 
-def _supervise(protocol: TextIO, data: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
+def _supervise(channel: Channel, data: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
     report_r, report_w = os.pipe()
     err_r, err_w = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the worker; its effects are what the tests check
         os.close(report_r)
         os.close(err_r)
-        _worker(protocol, report_w, err_w, data, request)
+        _worker(channel, report_w, err_w, data, request)
     os.close(report_w)
     os.close(err_w)
     report = _Drain(report_r, _REPORT_MAX, tail=False)
@@ -255,7 +187,7 @@ def _supervise(protocol: TextIO, data: dict[str, Any], request: dict[str, Any]) 
             os.close(pidfd)
     with contextlib.suppress(OSError):
         os.killpg(pid, signal.SIGKILL)
-    _reap_all()
+    reap_children()
     stderr.read()
     report.read()
     report.close()
@@ -290,7 +222,7 @@ def _parse_report(data: bytes) -> dict[str, Any] | None:
 
 def _in_process(data: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
     """Without ``fork`` (Windows): load here; a crash ends the supervisor."""
-    from customtools._isolation._checker_worker import load_in_worker
+    from customtools._isolation._audit_worker import load_in_worker
 
     parsed = _parse_report(
         load_in_worker(data, request["cwd"], request.get("loadTimeout")).encode("utf-8")
@@ -302,11 +234,14 @@ def _in_process(data: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]
 
 
 def main() -> None:
-    """Run the supervisor: read the request on stdin, report, and end the process."""
-    from customtools._isolation._checker_worker import warm_up
+    """Run the supervisor: read the request, report, and end the process."""
+    from customtools._isolation._audit_worker import warm_up
 
-    request = json.load(sys.stdin)
-    protocol = _claim_stdout()
+    read_fd, write_fd = claim_stdio()
+    channel = Channel(read_fd, write_fd, limit=MESSAGE_LIMIT, blocking=True)
+    request = channel.receive_blocking()
+    if request is None:
+        os._exit(2)
     faulthandler.enable(file=sys.stderr, all_threads=True)
     if hasattr(signal, "SIGUSR1"):
         faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
@@ -320,11 +255,10 @@ def main() -> None:
         # Keep the collector from touching (and so copying) every inherited object in each
         # forked worker.
         gc.freeze()
-    _send(protocol, "ready")
+    channel.send_blocking({"event": "ready"})
     for index, data in enumerate(request["candidates"]):
-        _send(protocol, "start", index=index)
-        outcome = _supervise(protocol, data, request) if can_fork else _in_process(data, request)
-        _send(protocol, "done", index=index, **outcome)
-    _send(protocol, "end")
-    protocol.flush()
+        channel.send_blocking({"event": "start", "index": index})
+        outcome = _supervise(channel, data, request) if can_fork else _in_process(data, request)
+        channel.send_blocking({"event": "done", "index": index, **outcome})
+    channel.send_blocking({"event": "end"})
     os._exit(0)

@@ -1,4 +1,4 @@
-"""The supervisor thread: a scheduled kill happens without any event loop, or is withdrawn."""
+"""The kill thread: a scheduled kill happens without any event loop, or is withdrawn."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 import time
 
 from customtools._exec import _group_has_live_members
-from customtools._supervisor import MARGIN, pending_kills, schedule_kill
+from customtools._kills import MARGIN, pending_kills, schedule_kill
 
 
 def start_group() -> subprocess.Popen[bytes]:
@@ -21,7 +21,7 @@ def test_a_scheduled_kill_kills_the_group_and_reaps_the_leader() -> None:
     kill = schedule_kill(proc.pid, 0.05, popen=proc)
     assert kill.done.wait(5 + MARGIN)
     assert kill.fired
-    assert proc.returncode == -9  # reaped by the supervisor: no zombie
+    assert proc.returncode == -9  # reaped by the kill thread: no zombie
     deadline = time.monotonic() + 5
     while _group_has_live_members(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -47,7 +47,7 @@ def test_pending_kills_are_carried_out_at_exit() -> None:
     # must not outlive it.
     code = (
         "import subprocess, sys\n"
-        "from customtools._supervisor import schedule_kill\n"
+        "from customtools._kills import schedule_kill\n"
         "p = subprocess.Popen(['sh', '-c', \"trap '' TERM; sleep 30 & wait\"],"
         " start_new_session=True)\n"
         "schedule_kill(p.pid, 60)\n"

@@ -97,3 +97,25 @@ def test_the_page_states_every_cell_with_its_status() -> None:
                 if expected.kind != "works":
                     number = mark.split("[")[1].rstrip("]")
                     assert f"\n{number}. {expected.kind}: {expected.why}\n" in section + "\n"
+
+
+def test_a_gap_is_a_strict_expected_failure_with_its_reason(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("mcp")
+    from .test_matrix import _params
+
+    def gaps(mode: str, entry: str, capability: str) -> list[str]:
+        return ["not carried yet"] if (mode, capability) == ("isolated", "log") else []
+
+    monkeypatch.setattr(table, "_gaps", gaps)
+    assert status("isolated", "stdio", "log") == table.Status("gap", "not carried yet")
+    # A protocol's `cannot` wins over a gap: the cell is not run at all.
+    assert status("isolated", "stateless", "log").kind == "cannot"
+    params = {param.id: param for param in _params(every=True)}
+    [mark] = params["isolated-stdio-log"].marks
+    assert mark.name == "xfail"
+    assert mark.kwargs == {"strict": True, "reason": "not carried yet"}
+    assert not params["inprocess-stdio-log"].marks
+    assert "isolated-stateless-log" not in params
+    assert "gap [1]" in table.render_page()

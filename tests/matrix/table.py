@@ -99,6 +99,7 @@ CANNOT: dict[tuple[str, str], str] = {
 }
 """``(capability, entry)`` pairs the entry point's protocol cannot carry, and why."""
 
+
 def _gaps(mode: str, entry: str, capability: str) -> list[str]:
     """The known gaps of a cell: none today. A gap is a rule over modes, entry points and
     capabilities with its reason (``"... in an isolation worker are not forwarded"`` for

@@ -341,6 +341,7 @@ class ToolServer:
         self._sessions: dict[Any, None] = {}
         self._connections: dict[Any, None] = {}  # theirs, for tool search's client keys
         self._bus = InMemorySubscriptionBus()
+        self._live = 0  # sessions (lifespans) running: tools swapped in then hear `start`
         self._install(tools)
         with warnings.catch_warnings():
             # Logging is deprecated from 2026-07-28 but served to handshake-era clients.
@@ -400,9 +401,20 @@ class ToolServer:
         Load records (a :class:`~customtools.LoadResult`'s ``tools``) carry their packs'
         declarations to the execution policy; plain tools are packs of their own.
 
-        Calls already running finish with the tools they started with.
+        Calls already running finish with the tools they started with. While a session runs,
+        the tools that leave hear its ``shutdown`` and the tools that arrive its ``start``
+        (a tool kept as it was hears nothing), as if they had been there from the start.
         """
+        before = self._tools
         self._install(tools)
+        if self._live:
+            kept = {id(tool) for tool in self._tools}
+            gone = [tool for tool in before if id(tool) not in kept]
+            known = {id(tool) for tool in before}
+            new = [tool for tool in self._tools if id(tool) not in known]
+            with anyio.CancelScope(shield=True), anyio.move_on_after(self._grace):
+                await dispatch_session_event(gone, SessionEvent(reason="shutdown"), self._context)
+            await dispatch_session_event(new, SessionEvent(reason="start"), self._context)
         await self.notify_tools_changed()
 
     async def notify_tools_changed(self) -> None:
@@ -431,9 +443,11 @@ class ToolServer:
     async def _lifespan(self, _server: Any) -> AsyncIterator[dict[str, Any]]:
         # One connection over stdio or in memory; the app's lifetime over HTTP.
         await dispatch_session_event(self._tools, SessionEvent(reason="start"), self._context)
+        self._live += 1
         try:
             yield {}
         finally:
+            self._live -= 1
             self._sessions.clear()
             self._connections.clear()
             with anyio.CancelScope(shield=True), anyio.move_on_after(self._grace):

@@ -76,6 +76,7 @@ BENCHMARKS: dict[str, Bench] = {
     "reload": Bench("bench_reload.py", quick=("--rounds", "10")),
     "cancel": Bench("bench_cancel.py", quick=("--rounds", "2")),
     "contract": Bench("bench_contract.py", quick=("--repeats", "1")),
+    "policy": Bench("bench_policy.py", quick=("--repeats", "15", "--rounds", "2")),
 }
 
 _BLOCK = re.compile(r"<!-- (/?)bench:([a-z0-9-]+) -->")

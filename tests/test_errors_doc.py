@@ -22,6 +22,7 @@ NAMESPACES = [
     "customtools.loading",
     "customtools.host",
     "customtools.isolation",
+    "customtools.policy",
     "customtools.actions",
     "customtools.testing",
     "customtools.talkback",

@@ -25,6 +25,7 @@ PUBLIC_MODULES = [
     "customtools.isolation",
     "customtools.loading",
     "customtools.mcp",
+    "customtools.policy",
     "customtools.rendering",
     "customtools.talkback",
     "customtools.telemetry",
@@ -121,6 +122,11 @@ PINNED = {
     },
     "customtools.isolation": {
         "IsolationOptions", "IsolationPool", "Permissions", "PermissionsError",
+    },
+    "customtools.policy": {
+        "POLICY_META_KEY", "Gate", "MemoryBackend", "MemoryCache", "MemoryGate", "MemoryRates",
+        "MemorySlots", "MemoryStore", "Policy", "PolicyBackend", "PolicyError", "Rates",
+        "ResultCache", "ResultStore", "Slots", "TransientToolError", "read_result_tool",
     },
     "customtools.integrations": set(),
     "customtools.integrations.pydantic_ai": {"CustomToolset", "CustomToolUpdate"},

@@ -19,7 +19,9 @@ from customtools.cli._common import (
     UsageError,
     absolute_paths,
     add_discovery_arguments,
+    add_policy_argument,
     add_sandbox_arguments,
+    read_policy,
     resolve_cwd,
     sandbox_load_options,
     scan_options,
@@ -127,6 +129,7 @@ def add_serve_arguments(parser: Any) -> None:
         metavar="ORIGIN",
         help="HTTP: also accept this Origin header, e.g. https://app.example.com (repeatable)",
     )
+    add_policy_argument(parser)
     add_discovery_arguments(parser)
 
 
@@ -214,6 +217,7 @@ def command(args: argparse.Namespace) -> int:
         "name": args.name,
         "timeout": args.timeout,
         "reload": args.reload,
+        "policy": read_policy(args),
         "lazy": not args.eager,
         "tool_search": args.tool_search,
         "pinned": tuple(args.pin),

@@ -10,7 +10,7 @@ import contextlib
 import logging
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from customtools._error_results import LoadCode
 from customtools._format import escape_control
@@ -19,6 +19,9 @@ from customtools._loading._reload import Reloader, require_watchfiles
 from customtools.mcp._http import HEADER_TIMEOUT, HttpSecurity, guarded_protocol
 from customtools.mcp._mount import ORIGIN_META_KEY, McpMount, MountChanges
 from customtools.mcp._server import ToolServer
+
+if TYPE_CHECKING:
+    from customtools._policy import Policy
 
 __all__ = ["report_load", "serve", "serve_http"]
 
@@ -158,6 +161,7 @@ async def serve(
     on_ready: Callable[[str], Any] | None = None,
     reload: bool = False,
     on_load: Callable[[LoadResult], Any] | None = None,
+    policy: Policy | None = None,
     tool_search: bool = False,
     pinned: Sequence[str] = (),
     **scan_options: Any,
@@ -188,6 +192,8 @@ async def serve(
             are read again, and with ``strict`` a reload with errors stops the server.
         on_load: called with each :class:`~customtools.LoadResult` served (the first load
             and every reload).
+        policy: the execution policy of every call (see :class:`ToolServer`); each pack's
+            declared ``POLICY`` applies under it.
         tool_search: list the ``search_tools`` tool and the ``pinned`` tools instead of
             every tool; a search lists what it finds for that client (see
             :class:`ToolServer`).
@@ -215,9 +221,14 @@ async def serve(
             result = await reloader.load()
         else:
             result = await discover_and_load(configured, cwd, builtin_tool_names, **scan_options)
-        served[:] = [loaded.tool for loaded in result.tools]
+        served[:] = result.tools  # load records: they carry their packs' declarations
         server = ToolServer(
-            served, name=name, timeout=timeout, tool_search=tool_search, pinned=pinned
+            served,
+            name=name,
+            timeout=timeout,
+            policy=policy,
+            tool_search=tool_search,
+            pinned=pinned,
         )
         report_load(result, server)
         if on_load is not None:
@@ -284,7 +295,7 @@ async def _follow(
         try:
             async with contextlib.aclosing(reloader.watch()) as results:
                 async for result in results:
-                    await server.set_tools([loaded.tool for loaded in result.tools])
+                    await server.set_tools(result.tools)
                     report_load(result, server)
                     if on_load is not None:
                         on_load(result)
@@ -311,7 +322,7 @@ async def _follow_mount(
         async for change in changes:
             mine = [t for t in tools if _origin(t) == change.server]
             others = [t for t in tools if _origin(t) != change.server]
-            taken = {*builtins, *(t.name for t in others)}
+            taken = {*builtins, *(_tool(t).name for t in others)}
             fresh = [t for t in change.tools if t.name not in taken]
             for tool in change.tools:
                 if tool.name in taken:
@@ -322,6 +333,11 @@ async def _follow_mount(
             await server.set_tools(tools)
 
 
-def _origin(tool: Any) -> Any:
-    origin = (tool.meta or {}).get(ORIGIN_META_KEY)
+def _tool(item: Any) -> Any:
+    """The tool of a served item (a load record or a tool)."""
+    return getattr(item, "tool", item)
+
+
+def _origin(item: Any) -> Any:
+    origin = (_tool(item).meta or {}).get(ORIGIN_META_KEY)
     return origin.get("server") if isinstance(origin, dict) else None

@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import logging
 import re
 import secrets
 import warnings
+import weakref
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -44,7 +46,7 @@ from customtools._context import DEFAULT_CONTEXT, ToolContext
 from customtools._error_results import LoadCode
 from customtools._export import to_mcp
 from customtools._observe import use_context
-from customtools._registry import RegisteredTool, ToolRegistry
+from customtools._registry import LoadedToolLike, RegisteredTool, ToolRegistry
 from customtools._runtime import DEFAULT_GRACE, SELF_STOP_BOUND
 from customtools._session import SessionEvent, dispatch_session_event
 from customtools._talkback import NO_OP_UI
@@ -64,6 +66,8 @@ from customtools.mcp._talkback import CallBridge, LogLevels
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
+
+    from customtools._policy import Policy
 
 __all__ = [
     "DEFAULT_CANCEL_GRACE",
@@ -113,9 +117,10 @@ def _listing(tool: CustomTool) -> types.Tool:
     return types.Tool.model_validate(to_mcp(tool))
 
 
-def _check(tool: CustomTool, registry: ToolRegistry) -> ServeDiagnostic | None:
+def _check(item: CustomTool | LoadedToolLike, registry: ToolRegistry) -> ServeDiagnostic | None:
     """MCP's own checks (the name pattern, an object root), then the registry's name rule:
-    the tool is registered unless a diagnostic says why not."""
+    the tool (or the load record's) is registered unless a diagnostic says why not."""
+    tool = item if isinstance(item, CustomTool) else item.tool
     name = tool.name
     if _MCP_NAME_RE.match(name) is None or name.endswith("\n"):
         return ServeDiagnostic(
@@ -131,7 +136,9 @@ def _check(tool: CustomTool, registry: ToolRegistry) -> ServeDiagnostic | None:
             message=f"tool {name!r} is not served: MCP needs an object schema at the root of"
             ' its parameters ("type": "object"); wrap the arguments in Type.Object(...)',
         )
-    conflict = registry.add(tool)
+    conflict = registry.add(tool) if item is tool else registry.extend([item])
+    if isinstance(conflict, list):
+        conflict = conflict[0] if conflict else None
     if conflict is None:
         return None
     return ServeDiagnostic(tool_name=name, code=conflict.code, message=conflict.error)
@@ -259,9 +266,10 @@ class ToolServer:
     """Custom tools served over MCP.
 
     Args:
-        tools: the tools to serve, in precedence order (for example ``[t.tool for t in
-            result.tools]``). Tools MCP cannot offer are left out and reported in
-            :attr:`diagnostics`.
+        tools: the tools to serve, in precedence order: tools, or load records (a
+            :class:`~customtools.LoadResult`'s ``tools``, which carry their packs'
+            declarations to the execution policy). Tools MCP cannot offer are left out and
+            reported in :attr:`diagnostics`.
         name: the server name announced to clients.
         version: the server version announced to clients.
         instructions: optional instructions for the client's model.
@@ -277,6 +285,12 @@ class ToolServer:
             asked by elicitation (a client without it gets a refusal saying so).
         state_key: the key sealing ``requestState`` of re-run calls (2026-07-28 era); random
             per server by default, so several workers behind one endpoint need a shared one.
+        policy: the execution policy of every call (:class:`~customtools.policy.Policy`;
+            docs/policy.md). Each call's ``ctx.caller`` is its client: the authenticated
+            principal (OAuth subject, or a digest of the token), else its connection in the
+            handshake era (one per stdio server), else none (sessionless requests and
+            stateless HTTP: nothing is cached for them). A ``read_result`` tool
+            is served too, for trimmed results (unless a tool already has the name).
         tool_search: list only the ``search_tools`` tool, the ``pinned`` tools and what each
             client's searches found (every tool stays callable by name; see ``docs/mcp.md``).
         pinned: with ``tool_search``, the tool names (or ``fnmatch`` patterns) always listed.
@@ -284,7 +298,7 @@ class ToolServer:
 
     def __init__(
         self,
-        tools: Iterable[CustomTool] = (),
+        tools: Iterable[CustomTool | LoadedToolLike] = (),
         *,
         name: str = "customtools",
         version: str | None = None,
@@ -295,6 +309,7 @@ class ToolServer:
         context: ToolContext | None = None,
         approver: Approver | None = None,
         state_key: bytes | None = None,
+        policy: Policy | None = None,
         tool_search: bool = False,
         pinned: Iterable[str] = (),
     ) -> None:
@@ -307,10 +322,14 @@ class ToolServer:
         self._grace = cancel_grace
         self._context = context if context is not None else DEFAULT_CONTEXT
         self._approver = approver
+        self._policy = policy
+        self._callers: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self._context_fields: dict[str, Any] | None = None
         self._seal = StateSeal(state_key if state_key is not None else secrets.token_bytes(32))
         self._levels = LogLevels()
         self._registry = ToolRegistry()
+        if policy is not None:  # its trimmed results name read_result: list it to everyone
+            pinned = (*pinned, "read_result")
         self._visibility = ToolVisibility(pinned) if tool_search else None
         self._structured: frozenset[str] = frozenset()
         self._listing: list[types.Tool] = []
@@ -354,8 +373,9 @@ class ToolServer:
         """The tools left out at the last :meth:`set_tools` (or construction), and why."""
         return self._diagnostics
 
-    def _install(self, tools: Iterable[CustomTool]) -> None:
-        registry = ToolRegistry(timeout=self._timeout, context=self._context)
+    def _install(self, tools: Iterable[CustomTool | LoadedToolLike]) -> None:
+        policy = self._policy
+        registry = ToolRegistry(timeout=self._timeout, context=self._context, policy=policy)
         diagnostics: list[ServeDiagnostic] = []
         if self._visibility is not None:
             tools = [search_tool(registry, self._reveal), *tools]
@@ -364,14 +384,22 @@ class ToolServer:
             if problem is not None:
                 _log.warning("%s", problem.message)
                 diagnostics.append(problem)
+        if policy is not None:  # a pack may declare a budget even when the host sets none
+            from customtools._policy import read_result_tool
+
+            if "read_result" not in registry:
+                registry.add(read_result_tool(policy))
         self._registry = registry
         self._listing = [_listing(tool) for tool in registry if not tool.hidden]
         self._structured = frozenset(t.name for t in registry if t.output_schema is not None)
         self._tools = registry.tools
         self._diagnostics = tuple(diagnostics)
 
-    async def set_tools(self, tools: Iterable[CustomTool]) -> None:
+    async def set_tools(self, tools: Iterable[CustomTool | LoadedToolLike]) -> None:
         """Replace the served tools (after a reload) and tell connected clients.
+
+        Load records (a :class:`~customtools.LoadResult`'s ``tools``) carry their packs'
+        declarations to the execution policy; plain tools are packs of their own.
 
         Calls already running finish with the tools they started with. While a session runs,
         the tools that leave hear its ``shutdown`` and the tools that arrive its ``start``
@@ -492,6 +520,7 @@ class ToolServer:
         return ToolContext(
             **{
                 **fields,
+                "caller": base.caller or self._caller(bridge),
                 "meta": meta if meta is not None else base.meta,
                 "tool_name": bridge.tool,
                 "ui": bridge.ui if base.ui is NO_OP_UI else base.ui,
@@ -501,6 +530,30 @@ class ToolServer:
                 "log_sink": base.log_sink or bridge.log_sink,
             }
         )
+
+    def _caller(self, bridge: CallBridge) -> str | None:
+        """Who makes this call, for the execution policy: the authenticated principal, else
+        the connection (``None`` without a policy: nothing reads it)."""
+        if self._policy is None:
+            return None
+        from mcp.server.auth.middleware.auth_context import get_access_token
+
+        token = get_access_token()
+        if token is not None:
+            subject = getattr(token, "subject", None)
+            issuer = (getattr(token, "claims", None) or {}).get("iss")
+            who = f"{token.client_id}\0{issuer}\0{subject}" if subject else token.token
+            return "mcp-auth:" + hashlib.sha256(who.encode()).hexdigest()[:32]
+        if bridge.modern or bridge.cut_off:
+            return None  # sessionless (or stateless HTTP): nothing tells two requests apart
+        connection = bridge.connection
+        try:
+            caller = self._callers.get(connection)
+            if caller is None:
+                caller = self._callers[connection] = "mcp-connection:" + secrets.token_hex(8)
+        except TypeError:  # a connection object that cannot be weakly referenced
+            return None
+        return caller
 
     async def _call(
         self, entry: RegisteredTool, ctx: Any, params: Any

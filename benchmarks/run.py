@@ -80,6 +80,7 @@ BENCHMARKS: dict[str, Bench] = {
         "bench_replicas.py",
         quick=("--calls", "80", "--clients", "4", "--repeats", "1", "--rounds", "30"),
     ),
+    "policy": Bench("bench_policy.py", quick=("--repeats", "15", "--rounds", "2")),
 }
 
 _BLOCK = re.compile(r"<!-- (/?)bench:([a-z0-9-]+) -->")

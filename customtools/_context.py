@@ -85,6 +85,10 @@ class ToolContext:
         log_sink: receives :meth:`log` messages (:class:`~customtools.talkback.LogSink`); the
             ``customtools.tools`` Python logger when ``None``.
         tool_name: the tool being called, named in messages (bridges set it).
+        caller: who is calling: the host's name for the client, user or session the call
+            is made for. The execution policy caches results and keeps trimmed results
+            per caller, and caches nothing for a call without one (docs/policy.md says
+            what each entry point sets).
     """
 
     session: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
@@ -102,6 +106,7 @@ class ToolContext:
     sampler: Sampler | None = field(default=None, repr=False)
     log_sink: LogSink | None = field(default=None, repr=False)
     tool_name: str | None = None
+    caller: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.session, MappingProxyType):

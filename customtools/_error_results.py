@@ -66,6 +66,7 @@ class Kind:
     SANDBOX_DENIED: Final = _kind("SandboxDenied", "a sandbox denied what the pack didn't declare")
     MCP_SERVER: Final = _kind("McpServerError", "a mounted MCP server failed, refused or timed out")
     TALKBACK: Final = _kind("TalkBackError", "nobody answered the tool's `ctx.ask` or `ctx.sample`")
+    POLICY_REFUSED: Final = _kind("PolicyRefused", "the execution policy did not start the call")
     TOOL_RAISED: Final = _kind("<exception class name>", "the tool raised (or exited)")
 
 
@@ -103,6 +104,10 @@ class Code:
     SAMPLING_TIMEOUT: Final = _code("sampling-timeout", Kind.TALKBACK)
     INVALID_ANSWER: Final = _code("invalid-answer", Kind.TALKBACK)
     TALKBACK_FAILED: Final = _code("talkback-failed", Kind.TALKBACK)
+    QUEUE_TIMEOUT: Final = _code("queue-timeout", Kind.POLICY_REFUSED)
+    RATE_LIMITED: Final = _code("rate-limited", Kind.POLICY_REFUSED)
+    # A shared backend (Redis) that cannot answer: the call is not run (never run uncapped).
+    POLICY_UNAVAILABLE: Final = _code("policy-unavailable", Kind.POLICY_REFUSED)
     TOOL_EXIT: Final = _code("tool-exit", Kind.TOOL_RAISED)  # a SystemExit
     TOOL_BASE_EXCEPTION: Final = _code("tool-base-exception", Kind.TOOL_RAISED)  # any other
 

@@ -10,6 +10,7 @@ also from the builtin it resembles, so callers can catch either::
     ├── ToolArgumentsError (ValueError)     call arguments failed validation (every violation)
     ├── ToolAbortedError                    a call was aborted through its signal
     │   └── ToolTimeoutError (TimeoutError) a call ran past its timeout
+    ├── TransientToolError                  a tool's failure worth retrying (customtools.policy)
     ├── LoadFailedError                     a strict load met errors (all of them are listed)
     └── TrustStoreError (ValueError)        the trust store cannot be read, parsed or written
 
@@ -39,6 +40,7 @@ __all__ = [
     "ToolArgumentsError",
     "ToolDefinitionError",
     "ToolTimeoutError",
+    "TransientToolError",
     "TrustStoreError",
 ]
 
@@ -104,6 +106,16 @@ class ToolAbortedError(CustomToolsError):
 
 class ToolTimeoutError(ToolAbortedError, TimeoutError):
     """A tool call ran past its timeout. Also a :class:`TimeoutError`."""
+
+
+class TransientToolError(CustomToolsError):
+    """A tool's failure that may pass if the call is made again (its service was busy).
+
+    A tool raises it when the service it calls timed out or answered "busy". The call's
+    error result has ``details["error"] == "TransientToolError"``, which the execution
+    policy retries, with backoff, for a tool annotated idempotent (and never for one
+    annotated destructive); see docs/policy.md.
+    """
 
 
 class LoadFailedError(CustomToolsError):

@@ -319,21 +319,52 @@ def _permissions_call(value: ast.expr, where: str) -> Permissions:
         raise PermissionsError(f"{where}: {exc}") from None
 
 
+def _policy_call(value: ast.expr, where: str) -> dict[str, Any]:
+    """The literal keyword arguments of ``POLICY = Policy(...)``."""
+    if _called(value) != "Policy" or not isinstance(value, ast.Call) or value.args:
+        raise PermissionsError(
+            f"{where}: POLICY must be a call `Policy(max_concurrent=..., rate=..., ...)` with"
+            " keyword arguments"
+        )
+    kwargs: dict[str, Any] = {}
+    for keyword in value.keywords:
+        if keyword.arg is None:
+            raise PermissionsError(f"{where}: POLICY arguments must be named, not **unpacked")
+        try:
+            kwargs[keyword.arg] = ast.literal_eval(keyword.value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            raise PermissionsError(
+                f"{where}: POLICY arguments must be literals (numbers, strings, lists,"
+                " None), because the host reads them without running the module; got"
+                f" {ast.unparse(keyword.value)[:80]!r}"
+            ) from None
+    return kwargs
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Declarations:
-    """What one module declares: its ``PERMISSIONS`` and its tools' ``permissions=``.
+    """What one module declares: its ``PERMISSIONS``, its tools' ``permissions=`` and its
+    execution ``POLICY``.
 
     Attributes:
         module: the module-level ``PERMISSIONS`` (``None``: not declared).
         module_line: ``"<file>"`` where it is declared, or ``None``.
         tools: tool name -> its own ``@tool(permissions=...)``.
         tool_lines: tool name -> ``"<file>:<line>"`` of that declaration.
+        policy: the keyword arguments of a module-level ``POLICY = Policy(...)``, as
+            literals (``None``: not declared); :meth:`customtools.policy.Policy.from_dict`
+            checks them.
+        policy_line: ``"<file>:<line>"`` of that declaration, or ``None``.
+        policy_error: why a ``POLICY`` declaration cannot be read (it is then ignored).
     """
 
     module: Permissions | None = None
     module_line: str | None = None
     tools: Mapping[str, Permissions] = field(default_factory=dict)
     tool_lines: Mapping[str, str] = field(default_factory=dict)
+    policy: Mapping[str, Any] | None = None
+    policy_line: str | None = None
+    policy_error: str | None = None
 
     def tool_groups(self) -> list[tuple[Permissions, frozenset[str]]]:
         """The tools' own declarations, tools with equal permissions together."""
@@ -385,6 +416,9 @@ def read_declarations(candidate: Any) -> Declarations:
     module: Permissions | None = None
     tools: dict[str, Permissions] = {}
     lines: dict[str, str] = {}
+    policy: dict[str, Any] | None = None
+    policy_line: str | None = None
+    policy_error: str | None = None
     for node in tree.body:
         found = _tool_declaration(node, path)
         if found is not None:
@@ -396,9 +430,19 @@ def read_declarations(candidate: Any) -> Declarations:
             targets, value = node.targets, node.value
         elif isinstance(node, ast.AnnAssign) and node.value is not None:
             targets, value = [node.target], node.value
-        if value is None or not any(
-            isinstance(t, ast.Name) and t.id == "PERMISSIONS" for t in targets
-        ):
+        names = {t.id for t in targets if isinstance(t, ast.Name)}
+        if value is not None and "POLICY" in names:
+            # Never a load error: a host without an execution policy ignores it, one with
+            # logs it, and `customtools validate` reports it.
+            where = f"{path}:{node.lineno}"
+            try:
+                if policy_line is not None:
+                    raise PermissionsError(f"{where}: POLICY is assigned more than once")
+                policy, policy_line = _policy_call(value, where), where
+            except PermissionsError as exc:
+                policy, policy_line, policy_error = None, where, str(exc)
+            continue
+        if value is None or "PERMISSIONS" not in names:
             continue
         where = f"{path}:{node.lineno}"
         if module is not None:
@@ -412,6 +456,9 @@ def read_declarations(candidate: Any) -> Declarations:
         module_line=path if module is not None else None,
         tools=tools,
         tool_lines=lines,
+        policy=policy,
+        policy_line=policy_line,
+        policy_error=policy_error,
     )
 
 

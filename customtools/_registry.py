@@ -149,7 +149,11 @@ class RegisteredTool:
         """The one adapter that runs this tool (built on first use, then kept)."""
         adapter = self._adapter
         if adapter is None:
-            adapter = self._adapter = CustomToolAdapter(self.tool, **self._options)
+            options = self._options
+            if options.get("policy") is not None and "pack" not in options:
+                # The execution policy reads the pack's declarations (only when one is set).
+                options = {**options, "pack": getattr(self.record, "pack", None)}
+            adapter = self._adapter = CustomToolAdapter(self.tool, **options)
         return adapter
 
 
@@ -228,7 +232,8 @@ class ToolRegistry:
         reserved_names: names no tool may take (the host's built-in tools).
         **adapter_options: keyword arguments for every tool's
             :class:`~customtools.CustomToolAdapter` (``timeout``, ``context``, ``approver``,
-            ``update_interval``, ...).
+            ``update_interval``, ``policy``, ...). With a ``policy``, each tool's adapter
+            also gets its load record's ``pack`` (its pack's declarations).
 
     Raises:
         TypeError: an item is neither a tool, a load record nor a function.

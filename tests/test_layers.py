@@ -48,6 +48,8 @@ LAYERS: dict[str, int] = {
     "customtools._export": 2,
     "customtools._function": 2,
     "customtools._registry": 2,  # the one name -> tool map
+    "customtools._policy": 2,  # the execution policy: caps, rates, budgets, retries, cache
+    "customtools.policy": 2,
     "customtools._typeschema": 2,
     "customtools._typegen": 2,
     "customtools._docstrings": 1,

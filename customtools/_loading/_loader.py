@@ -72,6 +72,7 @@ if TYPE_CHECKING:
     from customtools._loading._providers import ToolProvider
     from customtools._loading._trust import PendingSource
     from customtools._loading._trust_store import TrustPolicy, TrustStore
+    from customtools._policy import PackFacts
     from customtools._talkback import InputHandler, LogSink, Sampler
 
 __all__ = [
@@ -279,6 +280,7 @@ class Collected:
         self.diagnostics.extend(outcome.diagnostics)
         if outcome.module_name is not None:
             self.module_names.append(outcome.module_name)
+        pack = PackSource(candidate) if outcome.tools else None
         for tool in outcome.tools:
             self.claim(
                 LoadedTool(
@@ -287,6 +289,7 @@ class Collected:
                     tool=tool,
                     source=candidate.source,
                     lazy=outcome.lazy,
+                    pack=pack,
                 )
             )
 
@@ -313,6 +316,42 @@ class Collected:
                     code=note.code, message=note.error, path=loaded.path, source=loaded.source
                 )
             )
+
+
+class PackSource:
+    """What the execution policy reads about one candidate's module, on first use (a load
+    without a policy never reads it): its declarations, read without importing it, and the
+    digest of its files."""
+
+    __slots__ = ("_candidate", "_facts")
+
+    def __init__(self, candidate: Candidate) -> None:
+        self._candidate = candidate
+        self._facts: PackFacts | None = None
+
+    def facts(self) -> PackFacts:
+        """The pack's facts (see :class:`~customtools._policy.PackFacts`)."""
+        if self._facts is None:
+            import hashlib
+
+            from customtools._loading._trust import fingerprint
+            from customtools._permissions import Declarations, PermissionsError, read_declarations
+            from customtools._policy import PackFacts, declared_policy
+
+            candidate = self._candidate
+            try:
+                declared = read_declarations(candidate)
+            except PermissionsError:
+                declared = Declarations()  # the load reported it (or validate does)
+            digest = hashlib.sha256(repr(fingerprint(candidate)).encode()).hexdigest()
+            self._facts = PackFacts(
+                key=candidate.resolved_path,
+                digest=digest,
+                policy=declared_policy(declared),
+                permissions=declared.module,
+                tool_permissions=declared.tools,
+            )
+        return self._facts
 
 
 class PreviousLoad(Protocol):

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from customtools._error_results import LoadCode
 
 if TYPE_CHECKING:
+    from customtools._policy import PackInfo
     from customtools._tool import CustomTool
 
 __all__ = [
@@ -191,7 +192,9 @@ class LoadedTool:
     """A tool that loaded, with where it came from.
 
     ``lazy`` is true when the tool came from the manifest cache: its module is imported on
-    its first call (see ``docs/discovery.md``).
+    its first call (see ``docs/discovery.md``). ``pack`` is what the execution policy reads
+    about the tool's module (its declared ``POLICY`` and permissions, its digest), read on
+    first use; ``None`` when unknown.
     """
 
     path: str
@@ -199,6 +202,7 @@ class LoadedTool:
     tool: CustomTool
     source: ToolSource
     lazy: bool = False
+    pack: PackInfo | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form: the tool's definition plus its origin (``lazy`` only when true)."""

@@ -29,6 +29,7 @@ from customtools._loading._loader import LoadResult, run_load, scan_with
 from customtools._loading._options import DiscoveryOptions, door_options
 from customtools._loading._paths import display_path
 from customtools._loading._records import Candidate, Diagnostic, ScanResult
+from customtools._loading._trust import fingerprint
 
 __all__ = [
     "RELOAD_KEPT_PREVIOUS",
@@ -44,63 +45,6 @@ RELOAD_KEPT_PREVIOUS = LoadCode.RELOAD_KEPT_PREVIOUS
 """Diagnostic code: a module failed to reload and its previous version is still served."""
 
 PathArg = str | os.PathLike[str]
-
-_SKIPPED_DIRS = frozenset({"__pycache__", ".git", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
-
-
-def fingerprint(candidate: Candidate) -> tuple[Any, ...]:
-    """What a candidate's code is made of: each file's relative path and content digest.
-
-    Files are read as the trust gate reads them (``_trust.hash_file``: opened non-blocking,
-    regular files only, at most :data:`~._trust.MAX_SOURCE_BYTES` per candidate), so a FIFO
-    or a ``/dev/zero`` link among a package's files is a marker, never a hang or a
-    ``MemoryError``; data files (``.json``, ``.md``, ...) count by their ``stat`` only. Never
-    raises. Entry points are installed distributions: never re-imported (constant).
-    """
-    if candidate.kind == "entry_point":
-        return ("entry_point", candidate.entry_point)
-    from customtools._loading._trust import MAX_SOURCE_BYTES, is_data_file
-
-    budget = [MAX_SOURCE_BYTES]
-    path = candidate.resolved_path
-    try:
-        if candidate.kind != "package":
-            return (_digest(path, budget),)
-        files: list[tuple[str, str]] = []
-        for directory, dirs, names in os.walk(path):
-            dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not d.startswith("."))
-            for name in sorted(names):
-                if name.startswith(".") or name.endswith((".pyc", ".pyo")):
-                    continue
-                full = os.path.join(directory, name)
-                digest = _stat_key(full) if is_data_file(name) else _digest(full, budget)
-                files.append((os.path.relpath(full, path), digest))
-        return tuple(files)
-    except Exception as exc:  # a walk that fails: a marker, so the candidate is re-imported
-        return (f"unreadable: {type(exc).__name__}",)
-
-
-def _digest(path: str, budget: list[int]) -> str:
-    from customtools._loading._trust import NotRegularError, TooLargeError, hash_file
-
-    try:
-        sha, size, _ = hash_file(os.path.realpath(path), budget[0])
-    except NotRegularError as exc:
-        return f"not a regular file: {exc.strerror}"
-    except TooLargeError:
-        return "too large"
-    except OSError as exc:
-        return f"unreadable: {type(exc).__name__}"
-    budget[0] -= size
-    return sha
-
-
-def _stat_key(path: str) -> str:
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        return f"unreadable: {type(exc).__name__}"
-    return f"stat: {st.st_mode:o} {st.st_size} {st.st_mtime_ns}"
 
 
 async def fingerprints(candidates: Sequence[Candidate]) -> dict[str, tuple[Any, ...]]:

@@ -56,6 +56,7 @@ __all__ = [
     "bytecode_warnings",
     "candidate_source",
     "file_source",
+    "fingerprint",
     "hash_file",
     "is_data_file",
     "printable",
@@ -118,6 +119,8 @@ class ProjectSource:
             (``"x.py, tool t"``) may do when sandboxed, the default included: a grant
             records it, so that a change can say what grew.
         project: the project directory its permissions were resolved against, if known.
+        policies: the execution policy its modules declare (``POLICY``), in plain words,
+            one line per module that declares one.
     """
 
     root: str
@@ -132,6 +135,7 @@ class ProjectSource:
     permissions: tuple[str, ...] = ()
     held: tuple[tuple[str, Permissions], ...] = ()
     project: str | None = None
+    policies: tuple[str, ...] = ()
 
     @property
     def trustable(self) -> bool:
@@ -155,6 +159,8 @@ class ProjectSource:
             out["notes"] = list(self.notes)
         if self.permissions:
             out["permissions"] = list(self.permissions)
+        if self.policies:
+            out["policies"] = list(self.policies)
         return out
 
 
@@ -623,20 +629,25 @@ def _hash_group(
             )
     source = members[0].source
     made = collector.source(provider=source.provider, source=source, candidates=members)
-    lines, held = _declared_permissions(members, project)
+    lines, held, policies = _declared_permissions(members, project)
     if not held:
         return made
-    return dataclasses.replace(made, permissions=lines, held=held, project=project)
+    return dataclasses.replace(
+        made, permissions=lines, held=held, project=project, policies=policies
+    )
 
 
 def _declared_permissions(
     members: Sequence[Candidate], project: str | None
-) -> tuple[tuple[str, ...], tuple[tuple[str, Permissions], ...]]:
+) -> tuple[tuple[str, ...], tuple[tuple[str, Permissions], ...], tuple[str, ...]]:
     """What each module may do when sandboxed: in plain words, for the modules that declare
-    something (see ``docs/sandbox.md``), and as values, for every module."""
+    something (see ``docs/sandbox.md``), and as values, for every module; and the execution
+    policy each declares, in plain words (``docs/policy.md``)."""
     from customtools._permissions import DEFAULT_PERMISSIONS, PermissionsError, read_declarations
+    from customtools._policy import Policy, PolicyError
 
     lines = []
+    policies = []
     held: list[tuple[str, Permissions]] = []
     for candidate in members:
         name = printable(os.path.basename(candidate.path.rstrip("/")))
@@ -645,6 +656,14 @@ def _declared_permissions(
         except PermissionsError as exc:
             lines.append(f"{name}: invalid PERMISSIONS ({printable(str(exc))})")
             continue
+        if declared.policy is not None or declared.policy_error is not None:
+            try:
+                if declared.policy_error is not None:
+                    raise PolicyError(declared.policy_error)
+                policy = Policy.from_dict(declared.policy or {}, where=name)
+                policies.append(f"{name}: {printable(policy.describe())}")
+            except PolicyError as exc:
+                policies.append(f"{name}: invalid POLICY, ignored ({printable(str(exc))})")
         module = declared.module or DEFAULT_PERMISSIONS
         held.append((name, module))
         if declared.module is not None:
@@ -653,7 +672,7 @@ def _declared_permissions(
             label = f"{name}, tool {printable(tool_name)}"
             held.append((label, permissions))
             lines.append(f"{label}: {printable(permissions.describe(project=project))}")
-    return tuple(lines), tuple(held)
+    return tuple(lines), tuple(held), tuple(policies)
 
 
 def file_source(
@@ -793,3 +812,59 @@ def with_warnings(pending: PendingSource, metadata: Sequence[MetadataFile]) -> P
         changes=pending.changes,
         warnings=tuple(warnings),
     )
+
+
+# -- what a candidate's code is made of (the reload and the execution policy compare it) --
+
+_UNCOUNTED_DIRS = frozenset({"__pycache__", ".git", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
+
+
+def fingerprint(candidate: Candidate) -> tuple[Any, ...]:
+    """What a candidate's code is made of: each file's relative path and content digest.
+
+    Files are read as the trust gate reads them (``_trust.hash_file``: opened non-blocking,
+    regular files only, at most :data:`~._trust.MAX_SOURCE_BYTES` per candidate), so a FIFO
+    or a ``/dev/zero`` link among a package's files is a marker, never a hang or a
+    ``MemoryError``; data files (``.json``, ``.md``, ...) count by their ``stat`` only. Never
+    raises. Entry points are installed distributions: never re-imported (constant).
+    """
+    if candidate.kind == "entry_point":
+        return ("entry_point", candidate.entry_point)
+    budget = [MAX_SOURCE_BYTES]
+    path = candidate.resolved_path
+    try:
+        if candidate.kind != "package":
+            return (_digest(path, budget),)
+        files: list[tuple[str, str]] = []
+        for directory, dirs, names in os.walk(path):
+            dirs[:] = sorted(d for d in dirs if d not in _UNCOUNTED_DIRS and not d.startswith("."))
+            for name in sorted(names):
+                if name.startswith(".") or name.endswith((".pyc", ".pyo")):
+                    continue
+                full = os.path.join(directory, name)
+                digest = _stat_key(full) if is_data_file(name) else _digest(full, budget)
+                files.append((os.path.relpath(full, path), digest))
+        return tuple(files)
+    except Exception as exc:  # a walk that fails: a marker, so the candidate is re-imported
+        return (f"unreadable: {type(exc).__name__}",)
+
+
+def _digest(path: str, budget: list[int]) -> str:
+    try:
+        sha, size, _ = hash_file(os.path.realpath(path), budget[0])
+    except NotRegularError as exc:
+        return f"not a regular file: {exc.strerror}"
+    except TooLargeError:
+        return "too large"
+    except OSError as exc:
+        return f"unreadable: {type(exc).__name__}"
+    budget[0] -= size
+    return sha
+
+
+def _stat_key(path: str) -> str:
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return f"unreadable: {type(exc).__name__}"
+    return f"stat: {st.st_mode:o} {st.st_size} {st.st_mtime_ns}"

@@ -5,8 +5,9 @@ A *contract document* is what callers of the tools rely on, per pack: each tool'
 annotations, approval, former names, ...), its declared permissions and the module it is
 defined in (relative to the pack), and the pack's version where the pack declares one.
 Nothing in it depends on the machine: written with sorted keys, it is a lock file for the
-packs' interface (``customtools contract export``). A pack-level ``policy`` key is reserved for
-declared execution policy; it is absent until packs can declare one.
+packs' interface (``customtools contract export``). A pack's ``policy`` key holds the
+execution policy its modules declare (``POLICY``: module -> settings, docs/policy.md), absent
+when none does; the gate reads it as information, never as a change that breaks callers.
 
 :func:`compare_contracts` classifies every difference between a baseline and the current
 document as *breaking*, *compatible*, *notice* or *undecided* (the gate cannot tell), each a
@@ -119,13 +120,18 @@ def tool_entry(
 
 def contract_document(
     packs: Iterable[tuple[str, str | None, Mapping[str, Mapping[str, Any]]]],
+    policies: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The contract document of ``(pack path, version, {tool name: entry})`` triples."""
+    """The contract document of ``(pack path, version, {tool name: entry})`` triples, with
+    each pack's declared execution policies (``policies[pack path]``: module -> settings)."""
     out = []
     for path, version, tools in sorted(packs, key=lambda pack: pack[0]):
         pack: dict[str, Any] = {"path": path, "tools": {k: tools[k] for k in sorted(tools)}}
         if version is not None:
             pack["version"] = version
+        declared = (policies or {}).get(path)
+        if declared:
+            pack["policy"] = {module: dict(declared[module]) for module in sorted(declared)}
         out.append(pack)
     return {"format": CONTRACT_FORMAT, "packs": out}
 

@@ -218,6 +218,13 @@ RULES: Final[Mapping[str, Rule]] = _rules(
         " when sandboxed (no Landlock, or TCP ports before Landlock ABI 4)",
     ),
     Rule(
+        code="invalid-policy",
+        severity="error",
+        scope="validate",
+        summary="the module's `POLICY` is not a literal `Policy(...)` call hosts can use (they"
+        " ignore it)",
+    ),
+    Rule(
         code="no-tools-found",
         severity="warning",
         scope="validate",

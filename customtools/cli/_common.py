@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from customtools._loading._loader import LoadResult
+    from customtools._policy import Policy
 
 __all__ = [
     "EXIT_FINDINGS",
@@ -19,10 +20,12 @@ __all__ = [
     "UsageError",
     "absolute_paths",
     "add_discovery_arguments",
+    "add_policy_argument",
     "close_matches",
     "display_path",
     "load_failure",
     "load_tools",
+    "read_policy",
     "resolve_cwd",
     "scan_options",
     "unknown_tool",
@@ -141,6 +144,40 @@ def add_sandbox_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="like --sandbox, and refuse a module whose sandbox this kernel cannot fully enforce",
     )
+
+
+def add_policy_argument(parser: argparse.ArgumentParser) -> None:
+    """``--policy JSON`` (``serve``, ``dev`` and ``run``)."""
+    parser.add_argument(
+        "--policy",
+        metavar="JSON",
+        help="apply an execution policy: a JSON object of its settings, e.g."
+        """ '{"maxConcurrent": 4, "maxResultBytes": 100000}' ('{}': the defaults and what"""
+        " each pack declares); see docs/policy.md",
+    )
+
+
+def read_policy(args: argparse.Namespace) -> Policy | None:
+    """The :class:`~customtools.policy.Policy` ``--policy`` gives, or ``None``.
+
+    Raises:
+        UsageError: the text is not JSON, or not a policy (the message names the setting).
+    """
+    text = getattr(args, "policy", None)
+    if text is None:
+        return None
+    import json
+
+    from customtools._policy import Policy, PolicyError
+
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"--policy is not valid JSON: {exc}") from None
+    try:
+        return Policy.from_dict(data, where="--policy")
+    except PolicyError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def sandbox_load_options(args: argparse.Namespace, pool: Any) -> dict[str, Any]:

@@ -167,8 +167,10 @@ def _contract(
     """The contract document of loaded ``packs`` (labelled ``labels``); where modules failed
     to load (their errors added to ``findings``); each tool's file and line."""
     from customtools._permissions import PermissionsError, read_declarations
+    from customtools._policy import Policy, PolicyError
 
     documented = []
+    policies: dict[str, dict[str, Any]] = {}
     failed: set[str] = set()
     places: dict[str, tuple[str, int | None]] = {}
     for pack, label in zip(packs, labels, strict=True):
@@ -190,6 +192,14 @@ def _contract(
                 declared = read_declarations(report.candidate)
             except PermissionsError:
                 declared = None  # `validate` reports it; the contract shows none
+            if declared is not None and declared.policy is not None:
+                try:
+                    settings = Policy.from_dict(declared.policy).to_dict()
+                except PolicyError:
+                    settings = None  # `validate` reports it; the contract shows none
+                if settings is not None:
+                    where = _module(pack, report.candidate)
+                    policies.setdefault(_posix(label), {})[where] = settings
             for tool in report.tools:
                 name = tool["name"]
                 permissions = None
@@ -206,7 +216,7 @@ def _contract(
                 shown = findings.path(module_file(report)) or module_file(report)
                 places.setdefault(name, (shown, tool["line"]))
         documented.append((_posix(label), _pack_version(pack), tools))
-    return contract_document(documented), failed, places
+    return contract_document(documented, policies), failed, places
 
 
 def export_command(args: argparse.Namespace) -> int:

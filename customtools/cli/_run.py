@@ -24,7 +24,9 @@ from customtools.cli._common import (
     EXIT_OK,
     UsageError,
     add_discovery_arguments,
+    add_policy_argument,
     add_sandbox_arguments,
+    read_policy,
     resolve_cwd,
     unknown_tool,
     wants_sandbox,
@@ -39,7 +41,7 @@ from customtools.cli._output import (
     without_surrogates,
 )
 
-__all__ = ["add_parser", "command", "read_params"]
+__all__ = ["add_parser", "command", "policy_line", "read_params"]
 
 _CALL_ID = "cli-call-1"
 _TICK = 0.1  # seconds between spinner frames
@@ -75,6 +77,7 @@ def add_parser(subparsers: Any) -> None:
         default="auto",
         help="colour the output (default: auto, honours NO_COLOR)",
     )
+    add_policy_argument(parser)
     add_discovery_arguments(parser)
     add_sandbox_arguments(parser)
     parser.set_defaults(handler=command)
@@ -133,6 +136,34 @@ def read_params(params: str | None, params_file: str | None) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise UsageError(f"{option} must be a JSON object, got {type(value).__name__}")
     return value
+
+
+def policy_line(result: Any) -> str:
+    """What the execution policy did to ``result``, in one line for stderr (``""``: nothing)."""
+    from customtools._policy import POLICY_META_KEY
+
+    details = result.details if isinstance(result.details, dict) else {}
+    record = (result.meta or {}).get(POLICY_META_KEY, details.get("policy"))
+    if not isinstance(record, dict):
+        record = {}
+    parts = []
+    if "queued" in record:
+        parts.append(f"waited {record['queued']:.3f} s to start")
+    if record.get("cache") == "hit":
+        parts.append("answered from the cache")
+    if "retries" in record:
+        parts.append(f"retried {record['retries']} time(s)")
+    if record.get("retriesStopped"):
+        parts.append("retries stopped: the call was aborted")
+    trimmed = record.get("trimmed")
+    if isinstance(trimmed, dict):
+        parts.append(
+            f"trimmed {trimmed.get('bytes')} of {trimmed.get('size')} bytes"
+            f" (the whole result: read_result handle {trimmed.get('handle')})"
+        )
+    if details.get("error") == "PolicyRefused":
+        parts.append(f"refused ({details.get('code')})")
+    return "customtools: policy: " + "; ".join(parts) if parts else ""
 
 
 # -- the call -------------------------------------------------------------------------------------
@@ -241,6 +272,7 @@ def command(args: argparse.Namespace) -> int:
         raise UsageError(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
     cwd = resolve_cwd(args)
     params = read_params(args.params, args.params_file)
+    read_policy(args)  # a bad --policy is a usage error before any tool code runs
     if not wants_sandbox(args):
         return _command(args, cwd, params, None)
     from customtools._isolation._pool import IsolationPool
@@ -264,7 +296,8 @@ def _command(args: argparse.Namespace, cwd: str, params: dict[str, Any], pool: A
         for item in result.diagnostics:
             if item.code.startswith("sandbox-"):
                 warn(item.message)
-    entry = ToolRegistry(result).lookup(args.name)
+    policy = read_policy(args)
+    entry = ToolRegistry(result, policy=policy).lookup(args.name)
     if entry is None:
         raise unknown_tool(args.name, result, os.getcwd())
     if result.errors:
@@ -281,6 +314,9 @@ def _command(args: argparse.Namespace, cwd: str, params: dict[str, Any], pool: A
     if outcome is None:  # a second Ctrl-C: we stopped waiting
         warn("stopped waiting for the tool")
         return 128 + int(call.interrupted or signal.SIGINT)
+    decided = policy_line(outcome)
+    if decided:
+        print(decided, file=sys.stderr, flush=True)
     if args.format == "json":
         print_json(outcome.to_dict())
     else:

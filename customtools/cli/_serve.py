@@ -19,7 +19,9 @@ from customtools.cli._common import (
     UsageError,
     absolute_paths,
     add_discovery_arguments,
+    add_policy_argument,
     add_sandbox_arguments,
+    read_policy,
     resolve_cwd,
     sandbox_load_options,
     scan_options,
@@ -142,14 +144,15 @@ def add_serve_arguments(parser: Any) -> None:
     parser.add_argument(
         "--redis",
         metavar="URL",
-        help="HTTP: share replay protection, list_changed, tool search and the event store"
-        " with the other replicas through this Redis or Valkey (needs the redis extra)",
+        help="HTTP: share replay protection, list_changed, tool search, the policy and the event"
+        " store with the other replicas through this Redis or Valkey (needs the redis extra)",
     )
     parser.add_argument(
         "--redis-namespace",
         metavar="NAME",
         help="HTTP: this deployment's part of every Redis key (default: the --name)",
     )
+    add_policy_argument(parser)
     add_discovery_arguments(parser)
 
 
@@ -290,6 +293,7 @@ def command(args: argparse.Namespace) -> int:
         "name": args.name,
         "timeout": args.timeout,
         "reload": args.reload,
+        "policy": read_policy(args),
         "lazy": not args.eager,
         "tool_search": args.tool_search,
         "pinned": tuple(args.pin),

@@ -208,6 +208,7 @@ def _text(
         for file in source.files:
             lines.append(f"      {printable(file.name)}  sha256:{file.sha256[:16]}")
         lines += [f"    when sandboxed: {line}" for line in source.permissions]
+        lines += [f"    execution policy: {line}" for line in source.policies]
         if item is not None:
             lines += [f"    changed: {change}" for change in item.changes]
             lines += [f"    cannot be trusted: {problem}" for problem in source.problems]

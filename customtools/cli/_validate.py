@@ -405,12 +405,12 @@ def _tool_paths(packs: Iterable[Pack], findings: Findings) -> dict[str, str]:
 def _check_permissions(pack: Pack, findings: Findings) -> None:
     """Declared permissions: readable without running the module, enforceable here."""
     from customtools._isolation._confine import abi_cap, landlock_abi
-    from customtools._permissions import PermissionsError, declared_permissions
+    from customtools._permissions import PermissionsError, read_declarations
 
     abi: int | None = None
     for candidate in pack.candidates:
         try:
-            permissions, where = declared_permissions(candidate)
+            declared = read_declarations(candidate)
         except PermissionsError as exc:
             findings.new(
                 "invalid-permissions",
@@ -420,6 +420,8 @@ def _check_permissions(pack: Pack, findings: Findings) -> None:
                 unknown="error",
             )
             continue
+        _check_policy(declared, candidate, pack, findings)
+        permissions, where = declared.module, declared.module_line
         if permissions is None:
             continue
         if abi is None:
@@ -438,6 +440,25 @@ def _check_permissions(pack: Pack, findings: Findings) -> None:
                 file=where,
                 pack=pack,
             )
+
+
+def _check_policy(declared: Any, candidate: Any, pack: Pack, findings: Findings) -> None:
+    """A declared ``POLICY``: readable without running the module, and usable."""
+    from customtools._policy import Policy, PolicyError
+
+    error = declared.policy_error
+    if error is None and declared.policy is not None:
+        try:
+            Policy.from_dict(declared.policy, where=declared.policy_line or candidate.path)
+        except PolicyError as exc:
+            error = str(exc)
+    if error is not None:
+        findings.new(
+            "invalid-policy",
+            f"{error}; hosts ignore this POLICY (see docs/policy.md)",
+            file=candidate.path,
+            pack=pack,
+        )
 
 
 def _check_pack(pack: Pack, findings: Findings) -> None:

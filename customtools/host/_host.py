@@ -399,22 +399,26 @@ class HostSession:
         *,
         turn_id: str,
         confirmation_title: str | None = None,
+        client_id: str | None = None,
         **options: Any,
     ) -> CustomToolAdapter:
         """A :class:`~customtools.CustomToolAdapter` for a host tool run in ``chat``: approval
         goes through :meth:`approver`, ``ctx.ask`` through :meth:`input_handler`.
 
-        ``options`` are the adapter's other arguments (``approval_timeout``, ``timeout``, ...);
-        a ``context`` given there keeps its fields and gets the input handler.
+        ``options`` are the adapter's other arguments (``approval_timeout``, ``timeout``,
+        ``policy``, ...); a ``context`` given there keeps its fields and gets the input
+        handler. ``ctx.caller`` (whom an execution policy caches for) is ``client_id``, the
+        client the call is made for, or else ``chat``.
         """
         from dataclasses import replace as replace_fields
 
         given = options.pop("context", None)
         handler = self.input_handler(chat)
+        caller = client_id if client_id is not None else f"chat:{chat}"
         context = (
-            replace_fields(given, input_handler=handler)
+            replace_fields(given, input_handler=handler, caller=given.caller or caller)
             if isinstance(given, ToolContext)
-            else ToolContext(input_handler=handler, tool_name=tool.name)
+            else ToolContext(input_handler=handler, tool_name=tool.name, caller=caller)
         )
         return CustomToolAdapter(
             tool,

@@ -5,11 +5,11 @@
   then serve; what ``customtools serve`` runs).
 * **Mount** MCP servers as custom tools: :class:`McpServerConfig` and :func:`mount`.
 * **Scale out**: replicas share state through Redis (:class:`RedisState`, the ``redis``
-  extra; ``docs/deploy.md``).
+  extra; ``docs/deploy.md``), the execution policy's too (:class:`RedisPolicyBackend`).
 
 Importing this package imports the MCP SDK (about half a second); nothing else in
-``customtools`` does. The Redis client is imported only when :class:`RedisState` is first
-used. The guide is ``docs/mcp.md``.
+``customtools`` does. The Redis client is imported only when :class:`RedisState` or
+:class:`RedisPolicyBackend` is first used. The guide is ``docs/mcp.md``.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ from customtools.mcp._shared import SharedStateError, VisibilityStore
 from customtools.mcp._transports import MAX_STDERR_LINE
 
 if TYPE_CHECKING:
-    from customtools.mcp._redis import RedisState
+    from customtools.mcp._redis import RedisPolicyBackend, RedisState
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
@@ -76,6 +76,7 @@ __all__ = [
     "MountChanges",
     "MountDiagnostic",
     "MountedServer",
+    "RedisPolicyBackend",
     "RedisState",
     "ServeDiagnostic",
     "SharedStateError",
@@ -118,10 +119,10 @@ del _obj
 
 
 def __getattr__(name: str) -> Any:
-    # RedisState imports the Redis client: only on that path (serve --redis).
-    if name != "RedisState":
+    # These import the Redis client: only on that path (serve --redis).
+    if name not in ("RedisPolicyBackend", "RedisState"):
         raise AttributeError(f"module 'customtools.mcp' has no attribute {name!r}")
-    value = importlib.import_module("customtools.mcp._redis").RedisState
+    value = getattr(importlib.import_module("customtools.mcp._redis"), name)
     value.__module__ = __name__
     globals()[name] = value  # later lookups skip this function
     return value

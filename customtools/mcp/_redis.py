@@ -26,16 +26,18 @@ holds this small state.
 from __future__ import annotations
 
 import base64
+import collections
 import contextlib
 import contextvars
 import hashlib
+import itertools
 import json
 import logging
 import re
 import secrets
 import sys
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 import anyio
@@ -62,6 +64,10 @@ from mcp.shared.subscriptions import (
 )
 from mcp_types.jsonrpc import JSONRPCMessage, jsonrpc_message_adapter
 
+from customtools._content import ToolResult
+
+if TYPE_CHECKING:
+    from customtools._policy import Rates, ResultCache, ResultStore, Slots
 from customtools._format import describe_exception
 from customtools.mcp._shared import VISIBILITY_TTL, SharedStateError
 
@@ -69,11 +75,18 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "EVENT_TTL",
     "KEY_PREFIX",
+    "LEASE",
     "MAX_STREAM_EVENTS",
     "EventScopeMiddleware",
     "RedisBus",
     "RedisEventStore",
+    "RedisGate",
     "RedisNonces",
+    "RedisPolicyBackend",
+    "RedisRates",
+    "RedisResultCache",
+    "RedisResultStore",
+    "RedisSlots",
     "RedisState",
     "RedisVisibility",
     "redacted_url",
@@ -440,45 +453,64 @@ class RedisBus:
 
     async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
         """Receive the other replicas' events until cancelled (started by :class:`RedisState`,
-        ready once subscribed or once the first attempt failed)."""
-        state = self._state
-        delay = 0.05
-        lost = False
-        started = False
-        while True:
-            pubsub = state.client.pubsub()
-            try:
-                with anyio.fail_after(state.timeout):
-                    await pubsub.subscribe(self.channel)
-                if lost:
-                    lost = False
-                    delay = 0.05
-                    _log.warning("Redis at %s: list_changed subscription restored", state.shown_url)
-                    self._deliver(ToolsListChanged())  # changes meanwhile may have been missed
-                if not started:
-                    started = True
-                    task_status.started()
-                while True:
-                    message = await pubsub.get_message(
-                        ignore_subscribe_messages=True, timeout=_POLL
-                    )
-                    if message is not None and message.get("type") == "message":
-                        self._received(message["data"])
-            except (RedisError, OSError, TimeoutError) as exc:
-                state.fault("list_changed subscription", exc)
-                lost = True
-            finally:
-                with (
-                    anyio.CancelScope(shield=True),
-                    anyio.move_on_after(state.timeout),
-                    contextlib.suppress(Exception),  # a connection already gone
-                ):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+        ready once subscribed or once the first attempt failed). When the subscription comes
+        back after a loss, this replica's listeners get ``ToolsListChanged``: changes made
+        meanwhile may have been missed."""
+        await _listen(
+            self._state,
+            self.channel,
+            "list_changed subscription",
+            self._received,
+            lambda: self._deliver(ToolsListChanged()),
+            task_status,
+        )
+
+
+async def _listen(
+    state: RedisState,
+    channel: str,
+    feature: str,
+    received: Callable[[Any], None],
+    restored: Callable[[], None],
+    task_status: Any,
+) -> None:
+    """Hand each message of ``channel`` to ``received`` until cancelled; a lost subscription
+    is counted under ``feature`` and made again with backoff, then ``restored()`` runs."""
+    delay = 0.05
+    lost = False
+    started = False
+    while True:
+        pubsub = state.client.pubsub()
+        try:
+            with anyio.fail_after(state.timeout):
+                await pubsub.subscribe(channel)
+            if lost:
+                lost = False
+                delay = 0.05
+                _log.warning("Redis at %s: %s restored", state.shown_url, feature)
+                restored()
             if not started:
                 started = True
                 task_status.started()
-            await anyio.sleep(delay)
-            delay = min(delay * 2, _BACKOFF_CAP)
+            while True:
+                message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=_POLL)
+                if message is not None and message.get("type") == "message":
+                    received(message["data"])
+        except (RedisError, OSError, TimeoutError) as exc:
+            state.fault(feature, exc)
+            lost = True
+        finally:
+            with (
+                anyio.CancelScope(shield=True),
+                anyio.move_on_after(state.timeout),
+                contextlib.suppress(Exception),  # a connection already gone
+            ):
+                await pubsub.aclose()  # type: ignore[no-untyped-call]
+        if not started:
+            started = True
+            task_status.started()
+        await anyio.sleep(delay)
+        delay = min(delay * 2, _BACKOFF_CAP)
 
 
 class EventScopeMiddleware:
@@ -580,3 +612,392 @@ class RedisEventStore(EventStore):
             message = jsonrpc_message_adapter.validate_json(data)
             await send_callback(EventMessage(message, f"{scope}.{stream}.{entry_id}"))
         return stream_id
+
+
+# -- the execution policy's stores (customtools.policy.PolicyBackend) -----------------------
+
+LEASE = 30.0
+"""Seconds a held concurrency slot is leased: renewed while its call runs, so the slots of a
+replica that died come back after at most this long."""
+
+_IN_LINE = 5.0  # seconds a waiting replica keeps its place in a cap's line unless it looks again
+_LOOK_AGAIN = 0.5  # seconds a waiting call looks again without a wake-up message
+_POLICY = "execution policy"
+
+# A cap's state: ``held`` (a sorted set of leases ``<id>/<weight>`` by expiry), ``line`` (one
+# waiting call per replica, by arrival), ``alive`` (when each waiting call last looked), ``seq``.
+# A call is admitted when it heads the line, or the line is empty, and its weight fits.
+_ADMIT = """
+local held, line, alive, seq = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local me, limit, weight = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local lease, wait, keep = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', held, '-inf', now)
+for _, gone in ipairs(redis.call('ZRANGEBYSCORE', alive, '-inf', now)) do
+  redis.call('ZREM', line, gone)
+  redis.call('ZREM', alive, gone)
+end
+local used = 0
+for _, lease_id in ipairs(redis.call('ZRANGE', held, 0, -1)) do
+  used = used + tonumber(string.match(lease_id, '/(%d+)$'))
+end
+local head = redis.call('ZRANGE', line, 0, 0)[1]
+local granted = 0
+if (head == nil or head == me) and used + weight <= limit then
+  redis.call('ZREM', line, me)
+  redis.call('ZREM', alive, me)
+  redis.call('ZADD', held, now + lease, me)
+  used = used + weight
+  granted = 1
+else
+  if not redis.call('ZSCORE', line, me) then
+    redis.call('ZADD', line, redis.call('INCR', seq), me)
+  end
+  redis.call('ZADD', alive, now + wait, me)
+end
+for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, keep) end
+if granted == 1 and used < limit and redis.call('ZCARD', line) > 0 then
+  redis.call('PUBLISH', ARGV[7], ARGV[8])
+end
+return granted
+"""
+
+# Give back (or leave the line): the next in line, on any replica, is told to look again.
+_RELEASE = """
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
+if redis.call('ZCARD', KEYS[2]) > 0 then redis.call('PUBLISH', ARGV[2], ARGV[3]) end
+return 1
+"""
+
+_RENEW = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+for i = 2, #ARGV do redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[1]), ARGV[i]) end
+for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, tonumber(ARGV[1]) * 2) end
+return 1
+"""
+
+# A sliding window of start times: 0 when a call may start now (and it is counted), else the
+# milliseconds until one may.
+_TAKE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local calls, per = tonumber(ARGV[1]), tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - per)
+if redis.call('ZCARD', KEYS[1]) < calls then
+  redis.call('ZADD', KEYS[1], now, ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], per)
+  return 0
+end
+local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+return math.max(tonumber(first[2]) + per - now, 1)
+"""
+
+# Keep a result's text at least ARGV[3] ms more, readable by one more owner.
+_PUT = """
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[3]) then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+end
+redis.call('SADD', KEYS[2], ARGV[2])
+if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[3]) then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
+return 1
+"""
+
+_HANDLE_RE = re.compile(r"^r-[0-9a-f]{32}$")
+
+
+def _digest(text: str, size: int = 24) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:size]
+
+
+def _ms(seconds: float) -> int:
+    return max(1, int(seconds * 1000 + 0.999))
+
+
+class RedisGate:
+    """One concurrency cap shared by every replica (:class:`customtools.policy.Gate`).
+
+    Calls wait first in, first out within a replica; the replicas' first waiting calls
+    stand in one line in Redis, so replicas take turns. A slot is a lease renewed while its
+    call runs (:data:`LEASE`): a replica that dies gives its slots back within a lease.
+    """
+
+    def __init__(self, backend: RedisPolicyBackend, key: str, limit: int) -> None:
+        state = backend.state
+        self.id = _digest(key)
+        self.limit = limit
+        self._backend = backend
+        self._keys = [state.key("gate", self.id, part) for part in ("held", "line", "alive", "seq")]
+        self._turns: collections.deque[anyio.Event] = collections.deque()
+        self._held: list[str] = []
+        self._wake = anyio.Event()
+
+    def try_acquire(self, weight: int) -> bool:
+        """Always ``False``: a shared cap is taken in :meth:`acquire` (one round trip)."""
+        return False
+
+    def wake(self) -> None:
+        """Another replica gave a slot back: the first call waiting here looks again."""
+        self._wake.set()
+        self._wake = anyio.Event()
+
+    async def acquire(self, weight: int) -> None:
+        """Wait for ``weight`` units of the cap (see :class:`customtools.policy.Gate`).
+
+        Raises:
+            SharedStateError: Redis did not answer; the call is not run.
+        """
+        backend = self._backend
+        turn = anyio.Event()
+        self._turns.append(turn)
+        lease = f"{backend.origin}-{next(backend.counter)}/{weight}"
+        try:
+            if self._turns[0] is not turn:
+                await turn.wait()
+            while True:
+                wake = self._wake
+                if await backend.script(_ADMIT, self._keys, self._admit_args(lease, weight)):
+                    break
+                with anyio.move_on_after(_LOOK_AGAIN):
+                    await wake.wait()
+        except BaseException:
+            with anyio.CancelScope(shield=True), contextlib.suppress(SharedStateError):
+                await backend.script(_RELEASE, self._keys, [lease, backend.channel, self.id])
+            raise
+        finally:
+            self._turns.remove(turn)
+            if self._turns:
+                self._turns[0].set()
+        self._held.append(lease)
+
+    def _admit_args(self, lease: str, weight: int) -> list[Any]:
+        keep = _ms(2 * max(LEASE, _IN_LINE))
+        backend = self._backend
+        return [
+            lease, self.limit, weight, _ms(LEASE), _ms(_IN_LINE), keep, backend.channel, self.id
+        ]  # fmt: skip
+
+    async def release(self, weight: int) -> None:
+        """Give back ``weight`` units (one round trip, shielded by the caller); when Redis
+        cannot take it, the fault is counted and the lease expires by itself."""
+        suffix = f"/{weight}"
+        for index, lease in enumerate(self._held):
+            if lease.endswith(suffix):
+                del self._held[index]
+                backend = self._backend
+                with contextlib.suppress(SharedStateError):
+                    await backend.script(_RELEASE, self._keys, [lease, backend.channel, self.id])
+                return
+
+    def leases(self) -> list[str]:
+        """The leases this replica holds (renewed while they are held)."""
+        return list(self._held)
+
+
+class RedisSlots:
+    """The concurrency caps of a deployment (:class:`customtools.policy.Slots`)."""
+
+    def __init__(self, backend: RedisPolicyBackend) -> None:
+        self._backend = backend
+        self.gates: dict[str, RedisGate] = {}
+
+    def gate(self, key: str, limit: int) -> RedisGate:
+        """The cap ``key`` of ``limit`` units (the newest limit holds)."""
+        gate = self.gates.get(key)
+        if gate is None:
+            gate = RedisGate(self._backend, key, limit)
+            self.gates[key] = gate
+            self._backend.by_id[gate.id] = gate
+        gate.limit = limit
+        return gate
+
+
+class RedisRates:
+    """Calls per window shared by every replica (:class:`customtools.policy.Rates`)."""
+
+    def __init__(self, backend: RedisPolicyBackend) -> None:
+        self._backend = backend
+
+    async def take(self, key: str, calls: int, per: float) -> float:
+        """See :class:`customtools.policy.Rates`.
+
+        Raises:
+            SharedStateError: Redis did not answer; the call is not run.
+        """
+        backend = self._backend
+        member = f"{backend.origin}-{next(backend.counter)}"
+        wait = await backend.script(
+            _TAKE, [backend.state.key("rate", _digest(key))], [calls, _ms(per), member]
+        )
+        return max(int(wait) / 1000, 1e-3) if wait else 0.0
+
+
+class RedisResultStore:
+    """Trimmed results kept whole for ``read_result``, shared by every replica
+    (:class:`customtools.policy.ResultStore`): bounded by their TTL (and by the Redis
+    server's ``maxmemory``)."""
+
+    def __init__(self, backend: RedisPolicyBackend) -> None:
+        self._backend = backend
+
+    def _keys(self, handle: str) -> list[str]:
+        key = self._backend.state.key("result", handle)
+        return [key, key + ":owners"]
+
+    async def put(self, text: str, owner: str | None, ttl: float) -> str:
+        """See :class:`customtools.policy.ResultStore`. When Redis cannot take it, the fault
+        is counted and the handle returned all the same (``read_result`` then finds
+        nothing under it)."""
+        handle = "r-" + _digest(text, 32)
+        with contextlib.suppress(SharedStateError):
+            await self._backend.script(_PUT, self._keys(handle), [text, _owner(owner), _ms(ttl)])
+        return handle
+
+    async def get(self, handle: str, owner: str | None) -> str | None:
+        """See :class:`customtools.policy.ResultStore`.
+
+        Raises:
+            SharedStateError: Redis did not answer (``read_result`` reports it).
+        """
+        if _HANDLE_RE.match(handle) is None:
+            return None
+        text_key, owners = self._keys(handle)
+
+        async def read(client: aioredis.Redis) -> Any:
+            pipe = client.pipeline(transaction=False)
+            pipe.sismember(owners, _owner(owner))
+            pipe.get(text_key)
+            return await pipe.execute()
+
+        allowed, text = await self._backend.state.call(_POLICY, read)
+        if not allowed or text is None:
+            return None
+        return text.decode("utf-8", "surrogatepass") if isinstance(text, bytes) else str(text)
+
+
+def _owner(owner: str | None) -> str:
+    return "-" if owner is None else f"o:{owner}"
+
+
+class RedisResultCache:
+    """Results of cacheable tools shared by every replica
+    (:class:`customtools.policy.ResultCache`). An entry's key holds its pack's digest, so a
+    changed pack's entries are never found again and expire with their TTL; one result may
+    take at most a quarter of ``max_bytes`` (Redis's ``maxmemory`` bounds the rest). A fault
+    is counted and taken as a miss (the tool runs)."""
+
+    def __init__(self, backend: RedisPolicyBackend, max_bytes: int) -> None:
+        self._backend = backend
+        self.max_bytes = max_bytes
+
+    def _key(self, scope: str, digest: str, key: Hashable) -> str:
+        return self._backend.state.key("cache", _digest(scope), _digest(f"{digest}\0{key!r}", 40))
+
+    async def get(self, scope: str, digest: str, key: Hashable) -> ToolResult | None:
+        """See :class:`customtools.policy.ResultCache`."""
+        name = self._key(scope, digest, key)
+        try:
+            data = await self._backend.state.call(_POLICY, lambda client: client.get(name))
+        except SharedStateError:
+            return None
+        if data is None:
+            return None
+        return ToolResult.from_dict(json.loads(data), where="a cached result")
+
+    async def put(
+        self, scope: str, digest: str, key: Hashable, result: ToolResult, size: int, ttl: float
+    ) -> None:
+        """See :class:`customtools.policy.ResultCache`."""
+        if size > self.max_bytes // 4:
+            return
+        name = self._key(scope, digest, key)
+        data = json.dumps(result.to_dict(), separators=(",", ":"))
+        with contextlib.suppress(SharedStateError):
+            await self._backend.state.call(
+                _POLICY, lambda client: client.set(name, data, px=_ms(ttl))
+            )
+
+
+class RedisPolicyBackend:
+    """The execution policy's four stores on Redis (:class:`customtools.policy.PolicyBackend`),
+    so a cap of 4 is 4 across every replica of a deployment, and rates, trimmed results and
+    cached results are shared too. An async context manager inside the connected
+    ``state``'s (it runs the wake-ups of waiting calls and renews leases);
+    ``serve --redis`` with a policy uses it. Faults: see docs/deploy.md.
+
+    Args:
+        state: the connected :class:`RedisState` of this replica.
+        cache_max_bytes: the policy's ``cache_max_bytes`` (one result may take a quarter).
+    """
+
+    def __init__(self, state: RedisState, *, cache_max_bytes: int = 32 << 20) -> None:
+        self.state = state
+        self.origin = secrets.token_hex(8)
+        self.counter = itertools.count()
+        self.by_id: dict[str, RedisGate] = {}
+        # Typed as the interfaces: PolicyBackend declares them as (invariant) attributes.
+        self.slots: Slots = RedisSlots(self)
+        self.rates: Rates = RedisRates(self)
+        self.results: ResultStore = RedisResultStore(self)
+        self.cache: ResultCache = RedisResultCache(self, cache_max_bytes)
+        self._group: Any = None
+        self._scripts: dict[str, Any] = {}
+
+    @property
+    def channel(self) -> str:
+        """The pub/sub channel telling replicas that a cap has room."""
+        return self.state.key("gates")
+
+    async def script(self, source: str, keys: list[str], args: list[Any]) -> Any:
+        """Run one of this module's Lua scripts (by digest, loaded once), bounded."""
+        script = self._scripts.get(source)
+        if script is None:
+            script = self._scripts[source] = self.state.client.register_script(source)
+        return await self.state.call(_POLICY, lambda client: script(keys, args, client=client))
+
+    async def __aenter__(self) -> RedisPolicyBackend:
+        group = anyio.create_task_group()
+        await group.__aenter__()
+        try:
+            await group.start(self._listen)
+            group.start_soon(self._renew)
+        except BaseException:
+            group.cancel_scope.cancel()
+            await group.__aexit__(None, None, None)
+            raise
+        self._group = group
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        group, self._group = self._group, None
+        if group is None:
+            return
+        group.cancel_scope.cancel()
+        await group.__aexit__(*exc_info)
+
+    def _woken(self, data: Any) -> None:
+        gate = self.by_id.get(data.decode() if isinstance(data, bytes) else str(data))
+        if gate is not None:
+            gate.wake()
+
+    def _wake_all(self) -> None:
+        for gate in list(self.by_id.values()):
+            gate.wake()
+
+    async def _listen(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+        await _listen(
+            self.state, self.channel, "execution policy wake-ups", self._woken, self._wake_all,
+            task_status,
+        )  # fmt: skip
+
+    async def _renew(self) -> None:
+        while True:
+            await anyio.sleep(LEASE / 3)
+            for gate in list(self.by_id.values()):
+                leases = gate.leases()
+                if leases:
+                    with contextlib.suppress(SharedStateError):
+                        await self.script(_RENEW, gate._keys[:1], [_ms(LEASE), *leases])

@@ -23,6 +23,7 @@ Who a client is
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import json
 from collections.abc import Container, Hashable, Iterable
 from contextvars import ContextVar
@@ -41,6 +42,7 @@ __all__ = [
     "ToolVisibility",
     "client_key",
     "connection_of",
+    "principal",
     "search_tool",
 ]
 
@@ -102,17 +104,29 @@ def connection_of(session: Any) -> Any:
     return getattr(session, "_connection", None)
 
 
+def principal() -> str | None:
+    """The authenticated principal of the request being served (``mcp-auth:`` and a digest
+    of the OAuth token's client, issuer and subject, or of the token without a subject);
+    ``None`` without a token verifier (a shared bearer token names no one)."""
+    from mcp.server.auth.middleware.auth_context import get_access_token
+
+    token = get_access_token()
+    if token is None:
+        return None
+    subject = getattr(token, "subject", None)
+    issuer = (getattr(token, "claims", None) or {}).get("iss")
+    who = f"{token.client_id}\0{issuer}\0{subject}" if subject else token.token
+    return "mcp-auth:" + hashlib.sha256(who.encode()).hexdigest()[:32]
+
+
 def client_key(ctx: Any, connections: Container[Any]) -> Hashable | None:
     """Who sent a request: its authenticated principal, else its HTTP session id (both
     strings), else its connection when it is one of the handshake-era ``connections``;
     ``None`` when requests share neither."""
+    who = principal()
+    if who is not None:
+        return who
     request = getattr(ctx, "request", None)
-    scope = getattr(request, "scope", None)
-    token = getattr(scope.get("user"), "access_token", None) if isinstance(scope, dict) else None
-    if token is not None:
-        from mcp.server.auth.provider import principal_components
-
-        return "principal:" + json.dumps(principal_components(token))
     headers = getattr(request, "headers", None)
     session_id = headers.get("mcp-session-id") if headers is not None else None
     if session_id:

@@ -21,6 +21,7 @@ from customtools.mcp._mount import ORIGIN_META_KEY, McpMount, MountChanges
 from customtools.mcp._server import ToolServer
 
 if TYPE_CHECKING:
+    from customtools._policy import Policy
     from customtools.mcp._redis import RedisState
 
 __all__ = ["report_load", "serve", "serve_http"]
@@ -164,6 +165,7 @@ async def serve(
     state_key: bytes | None = None,
     redis: str | None = None,
     redis_namespace: str | None = None,
+    policy: Policy | None = None,
     tool_search: bool = False,
     pinned: Sequence[str] = (),
     **scan_options: Any,
@@ -201,6 +203,10 @@ async def serve(
             (``tool_search``) and the handshake-era event store. Connected, and checked,
             before any tool is loaded.
         redis_namespace: this deployment's part of every Redis key (default: ``name``).
+        policy: the execution policy of every call (see :class:`ToolServer`); each pack's
+            declared ``POLICY`` applies under it; with ``redis``, its caps, rates, trimmed
+            results and cache are shared by the replicas (unless it has a backend of its
+            own).
         tool_search: list the ``search_tools`` tool and the ``pinned`` tools instead of
             every tool; a search lists what it finds for that client (see
             :class:`ToolServer`).
@@ -227,6 +233,8 @@ async def serve(
             shared = await stack.enter_async_context(
                 RedisState(redis, namespace=redis_namespace or name, state_key=state_key)
             )
+            if policy is not None:
+                policy = await _shared_policy(stack, policy, shared)
         await _serve(
             paths,
             cwd=cwd,
@@ -244,10 +252,28 @@ async def serve(
             on_load=on_load,
             state_key=state_key,
             shared=shared,
+            policy=policy,
             tool_search=tool_search,
             pinned=pinned,
             scan_options=scan_options,
         )
+
+
+async def _shared_policy(
+    stack: contextlib.AsyncExitStack, policy: Policy, shared: RedisState
+) -> Policy:
+    """``policy`` with its caps, rates, stored results and cache in Redis, shared by every
+    replica (unless the host gave it a backend of its own)."""
+    from customtools._policy import MemoryBackend, Policy
+    from customtools.mcp._redis import RedisPolicyBackend
+
+    given: object = policy.backend  # (mypy: MemoryBackend's gates are a narrower type)
+    if not isinstance(given, MemoryBackend):
+        return policy
+    backend = await stack.enter_async_context(
+        RedisPolicyBackend(shared, cache_max_bytes=policy.cache_max_bytes)
+    )
+    return Policy(**{name: getattr(policy, name) for name in policy.given}, backend=backend)
 
 
 async def _serve(
@@ -268,6 +294,7 @@ async def _serve(
     on_load: Callable[[LoadResult], Any] | None,
     state_key: bytes | None,
     shared: RedisState | None,
+    policy: Policy | None,
     tool_search: bool,
     pinned: Sequence[str],
     scan_options: dict[str, Any],
@@ -283,13 +310,14 @@ async def _serve(
             result = await reloader.load()
         else:
             result = await discover_and_load(configured, cwd, builtin_tool_names, **scan_options)
-        served[:] = [loaded.tool for loaded in result.tools]
+        served[:] = result.tools  # load records: they carry their packs' declarations
         server = ToolServer(
             served,
             name=name,
             timeout=timeout,
             state_key=state_key,
             shared=shared,
+            policy=policy,
             tool_search=tool_search,
             pinned=pinned,
         )
@@ -358,7 +386,7 @@ async def _follow(
         try:
             async with contextlib.aclosing(reloader.watch()) as results:
                 async for result in results:
-                    await server.set_tools([loaded.tool for loaded in result.tools])
+                    await server.set_tools(result.tools)
                     report_load(result, server)
                     if on_load is not None:
                         on_load(result)
@@ -385,7 +413,7 @@ async def _follow_mount(
         async for change in changes:
             mine = [t for t in tools if _origin(t) == change.server]
             others = [t for t in tools if _origin(t) != change.server]
-            taken = {*builtins, *(t.name for t in others)}
+            taken = {*builtins, *(_tool(t).name for t in others)}
             fresh = [t for t in change.tools if t.name not in taken]
             for tool in change.tools:
                 if tool.name in taken:
@@ -396,6 +424,11 @@ async def _follow_mount(
             await server.set_tools(tools)
 
 
-def _origin(tool: Any) -> Any:
-    origin = (tool.meta or {}).get(ORIGIN_META_KEY)
+def _tool(item: Any) -> Any:
+    """The tool of a served item (a load record or a tool)."""
+    return getattr(item, "tool", item)
+
+
+def _origin(item: Any) -> Any:
+    origin = (_tool(item).meta or {}).get(ORIGIN_META_KEY)
     return origin.get("server") if isinstance(origin, dict) else None

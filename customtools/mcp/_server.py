@@ -26,6 +26,7 @@ import logging
 import re
 import secrets
 import warnings
+import weakref
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -44,7 +45,7 @@ from customtools._context import DEFAULT_CONTEXT, ToolContext
 from customtools._error_results import LoadCode
 from customtools._export import to_mcp
 from customtools._observe import use_context
-from customtools._registry import RegisteredTool, ToolRegistry
+from customtools._registry import LoadedToolLike, RegisteredTool, ToolRegistry
 from customtools._runtime import DEFAULT_GRACE, SELF_STOP_BOUND
 from customtools._session import SessionEvent, dispatch_session_event
 from customtools._talkback import NO_OP_UI
@@ -58,6 +59,7 @@ from customtools.mcp._search import (
     ToolVisibility,
     client_key,
     connection_of,
+    principal,
     search_tool,
 )
 from customtools.mcp._shared import SharedStateError
@@ -66,6 +68,7 @@ from customtools.mcp._talkback import CallBridge, LogLevels
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
+    from customtools._policy import Policy
     from customtools.mcp._redis import RedisState
 
 __all__ = [
@@ -116,9 +119,10 @@ def _listing(tool: CustomTool) -> types.Tool:
     return types.Tool.model_validate(to_mcp(tool))
 
 
-def _check(tool: CustomTool, registry: ToolRegistry) -> ServeDiagnostic | None:
+def _check(item: CustomTool | LoadedToolLike, registry: ToolRegistry) -> ServeDiagnostic | None:
     """MCP's own checks (the name pattern, an object root), then the registry's name rule:
-    the tool is registered unless a diagnostic says why not."""
+    the tool (or the load record's) is registered unless a diagnostic says why not."""
+    tool = item if isinstance(item, CustomTool) else item.tool
     name = tool.name
     if _MCP_NAME_RE.match(name) is None or name.endswith("\n"):
         return ServeDiagnostic(
@@ -134,7 +138,9 @@ def _check(tool: CustomTool, registry: ToolRegistry) -> ServeDiagnostic | None:
             message=f"tool {name!r} is not served: MCP needs an object schema at the root of"
             ' its parameters ("type": "object"); wrap the arguments in Type.Object(...)',
         )
-    conflict = registry.add(tool)
+    conflict = registry.add(tool) if item is tool else registry.extend([item])
+    if isinstance(conflict, list):
+        conflict = conflict[0] if conflict else None
     if conflict is None:
         return None
     return ServeDiagnostic(tool_name=name, code=conflict.code, message=conflict.error)
@@ -262,9 +268,10 @@ class ToolServer:
     """Custom tools served over MCP.
 
     Args:
-        tools: the tools to serve, in precedence order (for example ``[t.tool for t in
-            result.tools]``). Tools MCP cannot offer are left out and reported in
-            :attr:`diagnostics`.
+        tools: the tools to serve, in precedence order: tools, or load records (a
+            :class:`~customtools.LoadResult`'s ``tools``, which carry their packs'
+            declarations to the execution policy). Tools MCP cannot offer are left out and
+            reported in :attr:`diagnostics`.
         name: the server name announced to clients.
         version: the server version announced to clients.
         instructions: optional instructions for the client's model.
@@ -285,6 +292,12 @@ class ToolServer:
             ``requestState`` nonces, ``list_changed`` across replicas, the tools each client's
             searches found (``tool_search``) and, for handshake-era sessions over HTTP, the
             SSE event store (docs/deploy.md). By default all of it is this process's.
+        policy: the execution policy of every call (:class:`~customtools.policy.Policy`;
+            docs/policy.md). Each call's ``ctx.caller`` is its client: the authenticated
+            principal (OAuth subject, or a digest of the token), else its connection in the
+            handshake era (one per stdio server), else none (sessionless requests and
+            stateless HTTP: nothing is cached for them). A ``read_result`` tool
+            is served too, for trimmed results (unless a tool already has the name).
         tool_search: list only the ``search_tools`` tool, the ``pinned`` tools and what each
             client's searches found (every tool stays callable by name; see ``docs/mcp.md``).
         pinned: with ``tool_search``, the tool names (or ``fnmatch`` patterns) always listed.
@@ -292,7 +305,7 @@ class ToolServer:
 
     def __init__(
         self,
-        tools: Iterable[CustomTool] = (),
+        tools: Iterable[CustomTool | LoadedToolLike] = (),
         *,
         name: str = "customtools",
         version: str | None = None,
@@ -304,6 +317,7 @@ class ToolServer:
         approver: Approver | None = None,
         state_key: bytes | None = None,
         shared: RedisState | None = None,
+        policy: Policy | None = None,
         tool_search: bool = False,
         pinned: Iterable[str] = (),
     ) -> None:
@@ -316,6 +330,8 @@ class ToolServer:
         self._grace = cancel_grace
         self._context = context if context is not None else DEFAULT_CONTEXT
         self._approver = approver
+        self._policy = policy
+        self._callers: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self._context_fields: dict[str, Any] | None = None
         if state_key is None and shared is not None:
             state_key = shared.state_key
@@ -326,6 +342,8 @@ class ToolServer:
         self._shared = shared
         self._levels = LogLevels()
         self._registry = ToolRegistry()
+        if policy is not None:  # its trimmed results name read_result: list it to everyone
+            pinned = (*pinned, "read_result")
         self._visibility = (
             ToolVisibility(pinned, shared.visibility if shared is not None else None)
             if tool_search
@@ -343,6 +361,7 @@ class ToolServer:
         self._connections: dict[Any, None] = {}  # theirs, for tool search's client keys
         self._changed: anyio.Event | None = None
         self._bus: Any = shared.bus if shared is not None else InMemorySubscriptionBus()
+        self._live = 0  # sessions (lifespans) running: tools swapped in then hear `start`
         self._install(tools)
         with warnings.catch_warnings():
             # Logging is deprecated from 2026-07-28 but served to handshake-era clients.
@@ -374,8 +393,9 @@ class ToolServer:
         """The tools left out at the last :meth:`set_tools` (or construction), and why."""
         return self._diagnostics
 
-    def _install(self, tools: Iterable[CustomTool]) -> None:
-        registry = ToolRegistry(timeout=self._timeout, context=self._context)
+    def _install(self, tools: Iterable[CustomTool | LoadedToolLike]) -> None:
+        policy = self._policy
+        registry = ToolRegistry(timeout=self._timeout, context=self._context, policy=policy)
         diagnostics: list[ServeDiagnostic] = []
         if self._visibility is not None:
             tools = [search_tool(registry, self._reveal), *tools]
@@ -384,18 +404,37 @@ class ToolServer:
             if problem is not None:
                 _log.warning("%s", problem.message)
                 diagnostics.append(problem)
+        if policy is not None:  # a pack may declare a budget even when the host sets none
+            from customtools._policy import read_result_tool
+
+            if "read_result" not in registry:
+                registry.add(read_result_tool(policy))
         self._registry = registry
         self._listing = [_listing(tool) for tool in registry if not tool.hidden]
         self._structured = frozenset(t.name for t in registry if t.output_schema is not None)
         self._tools = registry.tools
         self._diagnostics = tuple(diagnostics)
 
-    async def set_tools(self, tools: Iterable[CustomTool]) -> None:
+    async def set_tools(self, tools: Iterable[CustomTool | LoadedToolLike]) -> None:
         """Replace the served tools (after a reload) and tell connected clients.
 
-        Calls already running finish with the tools they started with.
+        Load records (a :class:`~customtools.LoadResult`'s ``tools``) carry their packs'
+        declarations to the execution policy; plain tools are packs of their own.
+
+        Calls already running finish with the tools they started with. While a session runs,
+        the tools that leave hear its ``shutdown`` and the tools that arrive its ``start``
+        (a tool kept as it was hears nothing), as if they had been there from the start.
         """
+        before = self._tools
         self._install(tools)
+        if self._live:
+            kept = {id(tool) for tool in self._tools}
+            gone = [tool for tool in before if id(tool) not in kept]
+            known = {id(tool) for tool in before}
+            new = [tool for tool in self._tools if id(tool) not in known]
+            with anyio.CancelScope(shield=True), anyio.move_on_after(self._grace):
+                await dispatch_session_event(gone, SessionEvent(reason="shutdown"), self._context)
+            await dispatch_session_event(new, SessionEvent(reason="start"), self._context)
         await self.notify_tools_changed()
 
     async def notify_tools_changed(self) -> None:
@@ -440,6 +479,7 @@ class ToolServer:
         if telling:
             self._changed = anyio.Event()
             unsubscribe = self._bus.subscribe(self._heard)
+        self._live += 1
         try:
             async with anyio.create_task_group() as group:
                 if telling:
@@ -447,6 +487,7 @@ class ToolServer:
                 yield {}
                 group.cancel_scope.cancel()
         finally:
+            self._live -= 1
             if unsubscribe is not None:
                 unsubscribe()
                 self._changed = None
@@ -528,6 +569,7 @@ class ToolServer:
         return ToolContext(
             **{
                 **fields,
+                "caller": base.caller or self._caller(bridge),
                 "meta": meta if meta is not None else base.meta,
                 "tool_name": bridge.tool,
                 "ui": bridge.ui if base.ui is NO_OP_UI else base.ui,
@@ -537,6 +579,25 @@ class ToolServer:
                 "log_sink": base.log_sink or bridge.log_sink,
             }
         )
+
+    def _caller(self, bridge: CallBridge) -> str | None:
+        """Who makes this call, for the execution policy: the authenticated principal, else
+        the connection (``None`` without a policy: nothing reads it)."""
+        if self._policy is None:
+            return None
+        who = principal()
+        if who is not None:
+            return who
+        if bridge.modern or bridge.cut_off:
+            return None  # sessionless (or stateless HTTP): nothing tells two requests apart
+        connection = bridge.connection
+        try:
+            caller = self._callers.get(connection)
+            if caller is None:
+                caller = self._callers[connection] = "mcp-connection:" + secrets.token_hex(8)
+        except TypeError:  # a connection object that cannot be weakly referenced
+            return None
+        return caller
 
     async def _call(
         self, entry: RegisteredTool, ctx: Any, params: Any

@@ -212,6 +212,11 @@ class CallBridge:
         self._pump: _LogPump | None = None  # made by the first log message
         self._threshold: int | None = -1  # -1: not read yet; None: the client wants none
 
+    @property
+    def connection(self) -> Any:
+        """The client's connection (one per stdio server; a request's own when stateless)."""
+        return _connection(self._session)
+
     def _capabilities(self) -> tuple[bool, bool]:
         """Whether the client declared elicitation and sampling (cheap: every call asks)."""
         if self.modern:

@@ -27,6 +27,14 @@ ENRICHED: Final = "customtools.enriched"
 """Set on an enclosing ``execute_tool`` span (MCP server, framework) that customtools enriched
 instead of opening its own."""
 VIOLATIONS: Final = "customtools.violations"
+POLICY_QUEUED: Final = "customtools.policy.queued"
+"""Seconds the call waited for a slot or its rate (set only when it waited)."""
+POLICY_CACHE: Final = "customtools.policy.cache"
+"""``hit`` (answered from the cache) or ``stored``."""
+POLICY_RETRIES: Final = "customtools.policy.retries"
+POLICY_TRIMMED: Final = "customtools.policy.trimmed_bytes"
+POLICY_DECISION: Final = "customtools.policy.decision"
+"""The metric attribute: ``queued``, ``cache_hit``, ``retried``, ``trimmed`` or ``refused``."""
 CANCEL_REASON: Final = "customtools.cancel.reason"
 
 # Events on the call span.
@@ -39,5 +47,7 @@ SPAN_WAIT: Final = "customtools.wait"  # name: "customtools.wait approval"
 # Metrics.
 CALL_DURATION: Final = "customtools.tool.call.duration"
 CALL_COUNT: Final = "customtools.tool.calls"
+QUEUE_DURATION: Final = "customtools.tool.queue.duration"
+POLICY_DECISIONS: Final = "customtools.policy.decisions"
 
 # Load spans: named by the loader, which cannot import this module (see customtools._observe).

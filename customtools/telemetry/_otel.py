@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import customtools._observe as _observe
 import customtools.telemetry._names as n
 from customtools._error_results import ERROR_RESULTS, Kind
+from customtools._policy import POLICY_META_KEY
 
 if TYPE_CHECKING:
     from customtools._content import ToolResult
@@ -101,7 +102,10 @@ class _Call:
         outcome, error_type = classify(result, error)
         span = self._span
         observer = self._observer
+        decisions: list[str] = []
         try:
+            if result is not None:
+                decisions = _record_policy(observer, span, self._tool.name, result)
             if span.is_recording():
                 span.set_attribute(n.OUTCOME, outcome)
                 if error_type is not None:
@@ -128,6 +132,56 @@ class _Call:
             attributes[n.ERROR_TYPE] = error_type
         observer._duration.record(elapsed, attributes)
         observer._calls.add(1, attributes)
+        for decision in decisions:
+            observer._decisions.add(1, {n.TOOL_NAME: self._tool.name, n.POLICY_DECISION: decision})
+
+
+def _policy_record(result: ToolResult) -> Mapping[str, Any] | None:
+    """What the execution policy did to the call (its ``_meta`` record, or the details of
+    an error result it built)."""
+    record = (result.meta or {}).get(POLICY_META_KEY)
+    if isinstance(record, Mapping):
+        return record
+    details = result.details if isinstance(result.details, Mapping) else {}
+    record = details.get("policy")
+    return record if isinstance(record, Mapping) else None
+
+
+def _record_policy(
+    observer: OpenTelemetryObserver, span: Any, tool: str, result: ToolResult
+) -> list[str]:
+    """The policy's decisions as span attributes (codes and numbers only) and the queue
+    time metric; returns the decisions to count."""
+    record = _policy_record(result)
+    if record is None:
+        return []
+    decisions = []
+    queued = record.get("queued")
+    if isinstance(queued, (int, float)):
+        decisions.append("queued")
+        observer._queue.record(float(queued), {n.TOOL_NAME: tool})
+    if record.get("cache") == "hit":
+        decisions.append("cache_hit")
+    retries = record.get("retries")
+    if isinstance(retries, int):
+        decisions.append("retried")
+    trimmed = record.get("trimmed")
+    cut = trimmed.get("bytes") if isinstance(trimmed, Mapping) else None
+    if isinstance(cut, int):
+        decisions.append("trimmed")
+    details = result.details if isinstance(result.details, Mapping) else {}
+    if details.get("error") == Kind.POLICY_REFUSED:
+        decisions.append("refused")
+    if span.is_recording():
+        if isinstance(queued, (int, float)):
+            span.set_attribute(n.POLICY_QUEUED, float(queued))
+        if isinstance(record.get("cache"), str):
+            span.set_attribute(n.POLICY_CACHE, record["cache"])
+        if isinstance(retries, int):
+            span.set_attribute(n.POLICY_RETRIES, retries)
+        if isinstance(cut, int):
+            span.set_attribute(n.POLICY_TRIMMED, cut)
+    return decisions
 
 
 class _Tool:
@@ -262,6 +316,16 @@ class OpenTelemetryObserver:
         )
         self._calls = meter.create_counter(
             n.CALL_COUNT, unit="{call}", description="customtools tool calls, by outcome."
+        )
+        self._queue = meter.create_histogram(
+            n.QUEUE_DURATION,
+            unit="s",
+            description="Seconds calls waited for the execution policy's caps or rate.",
+        )
+        self._decisions = meter.create_counter(
+            n.POLICY_DECISIONS,
+            unit="{decision}",
+            description="Execution policy decisions: queued, cache_hit, retried, trimmed, refused.",
         )
 
     def _status_error(self, description: str) -> Any:

@@ -91,6 +91,23 @@ def test_export_writes_a_deterministic_contract(cli: Cli, in_repo: Path) -> None
     assert str(in_repo) not in first.out  # nothing depends on the machine
 
 
+def test_export_shows_the_execution_policy_a_pack_declares(cli: Cli, in_repo: Path) -> None:
+    write_pack(in_repo)
+    assert cli("contract", "export", "tools", "-o", "base.json").code == 0
+    declare = "from customtools.policy import Policy\nPOLICY = Policy({})"
+    write_pack(in_repo, permissions=declare.format("rate=(10, 60), max_concurrent=2"))
+    assert cli("contract", "export", "tools", "-o", "declared.json").code == 0
+    (pack,) = json.loads((in_repo / "declared.json").read_text(encoding="utf-8"))["packs"]
+    assert pack["policy"] == {"search.py": {"maxConcurrent": 2, "rate": [10, 60.0]}}
+    # The gate reads the key as information: declaring a policy, or changing it, breaks no
+    # caller (even under --strict).
+    declared = cli("contract", "check", "--strict", "--baseline", "base.json", "tools")
+    write_pack(in_repo, permissions=declare.format("max_concurrent=1"))
+    changed = cli("contract", "check", "--strict", "--baseline", "declared.json", "tools")
+    assert declared.code == changed.code == 0, declared.out + changed.out
+    assert "policy" not in declared.out + changed.out
+
+
 def test_export_writes_nothing_when_a_module_fails(cli: Cli, in_repo: Path) -> None:
     tools = write_pack(in_repo)
     (tools / "broken.py").write_text("raise RuntimeError('no database')\n", encoding="utf-8")

@@ -354,3 +354,42 @@ def test_serve_sandbox_serves_from_confined_workers(tmp_path):
     )
     assert served.returncode == 0, served.stderr
     assert "serving 1 tool" in served.stderr
+
+
+def test_the_policy_run_applies_is_shown_on_stderr(cli):
+    params = json.dumps({"text": "word " * 400})
+    result = cli(
+        "run", "echo", "--path", CLEAN, "--params", params, "--policy", '{"maxResultBytes": 500}'
+    )
+    assert result.code == 0, result.err
+    assert "customtools: policy: trimmed " in result.err
+    assert "of 2000 bytes (the whole result: read_result handle r-" in result.err
+    plain = cli("run", "echo", "--path", CLEAN, "--params", params)
+    assert "policy" not in plain.err
+
+
+def test_a_bad_policy_is_a_usage_error(cli):
+    result = cli("run", "echo", "--path", CLEAN, "--policy", '{"retries": -1}')
+    assert result.code == 2
+    assert "--policy: Policy.retries must be a whole number from 0 to 10, got -1" in result.err
+
+
+def test_run_shows_the_retries_the_policy_made(cli, tmp_path):
+    (tmp_path / "flaky.py").write_text(
+        "from customtools import CustomTool\n"
+        "from customtools.policy import TransientToolError\n"
+        "FAILED = []\n\n"
+        "def factory(api):\n"
+        "    def once(*args):\n"
+        "        if not FAILED:\n"
+        "            FAILED.append(1)\n"
+        "            raise TransientToolError('the service was busy')\n"
+        "        return 'ok'\n"
+        "    return CustomTool(name='flaky', description='Fails once.', execute=once,\n"
+        "                      annotations={'idempotentHint': True})\n"
+    )
+    policy = '{"retryBackoff": 0}'
+    result = cli("run", "flaky", "--path", str(tmp_path / "flaky.py"), "--policy", policy)
+    assert result.code == 0, result.err
+    assert "customtools: policy: retried 1 time(s)" in result.err
+    assert result.out.strip() == "ok"

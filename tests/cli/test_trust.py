@@ -134,6 +134,25 @@ def test_trust_lists_the_declared_permissions(cli, checkout):
     assert not (checkout / "MARKER").exists()
 
 
+def test_trust_lists_the_declared_execution_policy(cli, checkout):
+    tools = checkout / ".claude" / "tools"
+    (tools / "paid.py").write_text(
+        "from customtools import tool\n"
+        "from customtools.policy import Policy\n"
+        "POLICY = Policy(rate=(10, 60), retries=0)\n"
+        "@tool\ndef paid() -> str:\n    'Pay.'\n    return 'ok'\n"
+    )
+    (tools / "odd.py").write_text(
+        "from customtools.policy import Policy\nPOLICY = Policy(rate=1)\n"
+    )
+    result = cli("trust", str(checkout))
+    assert "    execution policy: paid.py: 10 calls per 60 s, up to 0 retries\n" in result.out
+    assert "    execution policy: odd.py: invalid POLICY, ignored (odd.py: Policy.rate must be" in (
+        result.out
+    )
+    assert not (checkout / "MARKER").exists()
+
+
 def test_a_widened_declaration_lists_what_grew(cli, checkout):
     tools = checkout / ".claude" / "tools"
     fetch = tools / "fetch.py"

@@ -371,6 +371,32 @@ def test_declared_permissions_are_checked_without_running_the_module(cli, tmp_pa
         }
 
 
+def test_a_policy_declaration_hosts_cannot_use_is_reported(cli, tmp_path):
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    header = "from customtools import tool\nfrom customtools.policy import Policy\n"
+    body = "@tool\ndef {0}() -> str:\n    'Say ok.'\n    return 'ok'\n"
+    (pack / "good.py").write_text(header + "POLICY = Policy(retries=1)\n" + body.format("good"))
+    (pack / "unread.py").write_text(
+        header + "POLICY = Policy(retries=int('1'))\n" + body.format("unread")
+    )
+    (pack / "wrong.py").write_text(header + "POLICY = Policy(retries=99)\n" + body.format("wrong"))
+    result = cli("validate", "--format", "json", str(pack))
+    assert result.code == 1, result.err
+    found = {
+        Path(f.get("file") or "-").name: f
+        for f in _findings(result.out)
+        if f["code"] == "invalid-policy"
+    }
+    assert set(found) == {"unread.py", "wrong.py"}
+    assert found["unread.py"]["severity"] == "error"
+    assert "POLICY arguments must be literals" in found["unread.py"]["message"]
+    assert (
+        "Policy.retries must be a whole number from 0 to 10, got 99"
+        in (found["wrong.py"]["message"])
+    )
+
+
 def test_validate_writes_no_bytecode_so_a_same_second_edit_is_seen(cli, tmp_path, monkeypatch):
     # Python trusts a .pyc whose recorded mtime (whole seconds) and size match the source: had
     # the first run written one, the edit below (same size, same second) would go unseen.

@@ -20,11 +20,19 @@ from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
 from mcp_types import JSONRPCNotification
 from redis_helpers import RedisServer, free_port, namespace, require_redis_binary
 
-from customtools import CustomTool
+from customtools import CustomTool, CustomToolAdapter, ToolResult
 from customtools.mcp import HttpSecurity, ToolServer
-from customtools.mcp._redis import EVENT_TTL, EventScopeMiddleware, RedisState, redacted_url
+from customtools.mcp import _redis as redis_module
+from customtools.mcp._redis import (
+    EVENT_TTL,
+    EventScopeMiddleware,
+    RedisPolicyBackend,
+    RedisState,
+    redacted_url,
+)
 from customtools.mcp._rerun import StateSeal
 from customtools.mcp._shared import MemoryNonces, MemoryVisibility, SharedStateError
+from customtools.policy import Policy
 
 pytestmark = pytest.mark.anyio
 
@@ -436,11 +444,11 @@ def test_the_redis_client_is_imported_only_on_its_path() -> None:
         "from customtools.mcp import ToolServer, serve, SharedStateError, VisibilityStore\n"
         "ToolServer([])\n"
         "print('redis' in sys.modules)\n"
-        "from customtools.mcp import RedisState\n"
-        "print('redis' in sys.modules, RedisState.__module__)\n"
+        "from customtools.mcp import RedisState, RedisPolicyBackend\n"
+        "print('redis' in sys.modules, RedisState.__module__, RedisPolicyBackend.__module__)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", "True", "customtools.mcp"]
+    assert out.stdout.split() == ["False", "True", "customtools.mcp", "customtools.mcp"]
 
 
 # -- the command line ----------------------------------------------------------------------
@@ -521,3 +529,134 @@ def test_serve_with_an_unreachable_redis_exits_naming_the_url(tmp_path: Path) ->
     assert out.returncode == 2
     assert f"Redis at redis://127.0.0.1:{port}/0 is unreachable" in out.stderr
     assert "imported" not in out.stdout + out.stderr  # checked before any tool is loaded
+
+
+# -- the execution policy's stores -----------------------------------------------------------
+
+
+@asyncio_only
+async def test_a_shared_cap_admits_its_limit_across_replicas_first_in_first_out(
+    redis_server: RedisServer,
+) -> None:
+    ns = namespace()
+    running = peak = 0
+    order: list[int] = []
+    async with (
+        state(redis_server, ns) as a,
+        state(redis_server, ns) as b,
+        RedisPolicyBackend(a) as one,
+        RedisPolicyBackend(b) as two,
+    ):
+        gates = [one.slots.gate("tool\0x", 2), two.slots.gate("tool\0x", 2)]
+        assert not gates[0].try_acquire(1)  # always taken in acquire, with one round trip
+
+        async def call(index: int) -> None:
+            nonlocal running, peak
+            gate = gates[index % 2]
+            await gate.acquire(1)
+            order.append(index)
+            running += 1
+            peak = max(peak, running)
+            await anyio.sleep(0.01)
+            running -= 1
+            await gate.release(1)
+
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+                for index in range(20):
+                    group.start_soon(call, index)
+                    await anyio.sleep(0)
+        assert peak == 2
+        assert sorted(order) == list(range(20))
+        local = [[i for i in order if i % 2 == side] for side in (0, 1)]
+        assert local == [sorted(local[0]), sorted(local[1])]  # each replica: first in, first out
+
+
+@asyncio_only
+async def test_a_cancelled_wait_leaves_the_line_and_a_dead_replicas_slots_come_back(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(redis_module, "LEASE", 0.3)  # a lease the test can outlive
+    ns = namespace()
+    async with (
+        state(redis_server, ns) as a,
+        state(redis_server, ns) as b,
+        RedisPolicyBackend(b) as two,
+    ):
+        waiter = two.slots.gate("host", 1)
+        async with RedisPolicyBackend(a) as one:
+            with anyio.fail_after(10):
+                await one.slots.gate("host", 1).acquire(1)  # never given back: a dead replica
+            with anyio.move_on_after(0.2) as waited:
+                await waiter.acquire(1)
+            assert waited.cancelled_caught
+            assert await b.client.zcard(b.key("gate", waiter.id, "line")) == 0  # it left
+        # The dead replica's lease ran out (it renews no more): the slot is free again.
+        with anyio.fail_after(10):
+            await waiter.acquire(1)
+        await waiter.release(1)
+
+
+@asyncio_only
+async def test_rates_results_and_the_cache_are_shared_by_replicas(
+    redis_server: RedisServer,
+) -> None:
+    ns = namespace()
+    result = ToolResult.from_text("hello", meta={"k": 1})
+    async with (
+        state(redis_server, ns) as a,
+        state(redis_server, ns) as b,
+        RedisPolicyBackend(a) as one,
+        RedisPolicyBackend(b) as two,
+    ):
+        assert [await one.rates.take("r", 2, 60), await two.rates.take("r", 2, 60)] == [0.0, 0.0]
+        assert 59 < await two.rates.take("r", 2, 60) <= 60  # the third call, on either replica
+
+        handle = await one.results.put("the whole result", "alice", 60)
+        assert await two.results.get(handle, "alice") == "the whole result"
+        assert await two.results.get(handle, "bob") is None  # never another caller's
+        assert await two.results.get(handle, None) is None
+        assert await two.results.get("r-../../etc", "alice") is None
+
+        key = ("alice", (("q", 1),))
+        await one.cache.put("pack\0tool", "digest-1", key, result, 10, 60)
+        assert await two.cache.get("pack\0tool", "digest-1", key) == result
+        assert await two.cache.get("pack\0tool", "digest-2", key) is None  # the pack changed
+        assert await two.cache.get("pack\0tool", "digest-1", ("bob", (("q", 1),))) is None
+        await one.cache.put("pack\0tool", "digest-1", ("big",), result, 32 << 20, 60)
+        assert await two.cache.get("pack\0tool", "digest-1", ("big",)) is None  # too big
+    keys = await redis_keys(redis_server, ns)
+    del keys[f"customtools:{ns}:seal-key"]  # the deployment's, kept
+    assert keys
+    assert all(ttl > 0 for ttl in keys.values()), keys  # everything else expires
+
+
+async def redis_keys(server: RedisServer, ns: str) -> dict[str, int]:
+    async with state(server, "probe") as probe:
+        names = [name async for name in probe.client.scan_iter(f"customtools:{ns}:*")]
+        return {name.decode(): await probe.client.pttl(name) for name in names}
+
+
+@asyncio_only
+async def test_a_capped_call_is_refused_while_redis_is_down_and_runs_once_it_is_back(
+    own_redis: RedisServer,
+) -> None:
+    async def execute(call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any) -> str:
+        return "ran"
+
+    tool = CustomTool(
+        name="capped", label="Capped", description="Runs.", parameters={}, execute=execute
+    )
+    async with state(own_redis, namespace()) as shared, RedisPolicyBackend(shared) as backend:
+        adapter = CustomToolAdapter(tool, policy=Policy(max_concurrent=1, backend=backend))
+        assert (await adapter.execute("1", {})).text == "ran"
+        own_redis.stop()
+        with anyio.fail_after(10):
+            refused = await adapter.execute("2", {})
+        assert refused.is_error
+        assert refused.details["error"] == "PolicyRefused"
+        assert refused.details["code"] == "policy-unavailable"
+        assert f"Redis at {own_redis.url} failed (execution policy)" in refused.text
+        own_redis.start()
+        with anyio.fail_after(10):
+            assert (await adapter.execute("3", {})).text == "ran"  # reconnected by itself

@@ -13,6 +13,7 @@ only (what is tested is the servers' behaviour).
 
 from __future__ import annotations
 
+import json
 import re
 import select
 import shutil
@@ -162,6 +163,7 @@ class Deployment:
     replicas: list[Replica]
     endpoint: str  # the proxy's MCP endpoint
     dirs: list[Path]  # each replica's copy of PACK; replica 0 reloads its own
+    counts: Path  # what the counted tool (one file, served by all three) saw
     redis: str  # the Redis URL
     namespace: str
 
@@ -171,11 +173,19 @@ def deployment(
     tmp_path_factory: pytest.TempPathFactory, redis_server: RedisServer
 ) -> Iterator[Deployment]:
     """Three stateful replicas (2026-07-28 requests go anywhere, handshake sessions stick) on
-    one Redis namespace, each serving TALKPACK and its own copy of PACK with tool search (every
-    tool stays callable by name), behind the proxy."""
+    one Redis namespace, each serving TALKPACK, its own copy of PACK and the one counted tool
+    with tool search (every tool stays callable by name) and a cap of 4 calls per tool, behind
+    the proxy."""
     tmp = tmp_path_factory.mktemp("deployment")
     ns = namespace()
-    shared = ["--redis", redis_server.url, "--redis-namespace", ns, "--tool-search"]
+    counted = tmp / "counted"
+    counted.mkdir()
+    (counted / "counted.py").write_text(COUNTING_TOOL)
+    (counted / "counts.json").write_text('{"running": 0, "peak": 0, "calls": 0}')
+    shared = [
+        "--redis", redis_server.url, "--redis-namespace", ns, "--tool-search",
+        "--policy", '{"maxConcurrent": 4, "queueTimeout": 120}',
+    ]  # fmt: skip
     processes: list[subprocess.Popen[bytes]] = []
     started: list[Replica] = []
     dirs: list[Path] = []
@@ -186,7 +196,8 @@ def deployment(
             dirs.append(tools)
             log = tmp / f"replica{index}.log"
             reload = ["--reload"] if index == 0 else []
-            argv = serve_argv(str(TALKPACK), str(tools), *reload, *shared, "--http", "127.0.0.1:0")
+            paths = [str(TALKPACK), str(tools), str(counted)]
+            argv = serve_argv(*paths, *reload, *shared, "--http", "127.0.0.1:0")
             with log.open("wb") as sink:
                 process = subprocess.Popen(argv, stderr=sink, cwd=ROOT, env=child_env())
             processes.append(process)
@@ -206,7 +217,10 @@ def deployment(
         ready, _, _ = select.select([balancer.stdout], [], [], 60)
         assert ready, "the proxy printed no port"
         port = int(balancer.stdout.readline())
-        yield Deployment(started, f"http://127.0.0.1:{port}/mcp", dirs, redis_server.url, ns)
+        yield Deployment(
+            started, f"http://127.0.0.1:{port}/mcp", dirs, counted / "counts.json",
+            redis_server.url, ns,
+        )  # fmt: skip
     finally:
         _stop_now(processes)
         for process in processes:
@@ -284,6 +298,7 @@ async def test_three_replicas_on_one_redis(deployment: Deployment) -> None:
     await _a_change_on_one_replica_notifies_the_clients_of_all_three(deployment)
     await _a_dropped_handshake_stream_resumes_from_the_event_store(deployment)
     await _what_a_session_found_is_listed_to_it_from_redis(deployment)
+    await _a_cap_of_4_holds_across_the_three_under_200_concurrent_calls(deployment)
 
 
 async def _a_retry_completes_anywhere_and_its_replay_is_refused_by_every_replica(
@@ -369,13 +384,88 @@ async def _what_a_session_found_is_listed_to_it_from_redis(deployment: Deploymen
 
     async with Client(deployment.endpoint, mode="legacy") as client:
         with anyio.fail_after(30):
-            assert [t.name for t in (await client.list_tools()).tools] == ["search_tools"]
+            listed = [t.name for t in (await client.list_tools()).tools]
+            assert listed == ["search_tools", "read_result"]  # the policy's, always listed
             await client.call_tool("search_tools", {"query": "steps", "limit": 1})
-            assert [t.name for t in (await client.list_tools()).tools] == ["search_tools", "steps"]
+            found = {t.name for t in (await client.list_tools()).tools}
+            assert found == {*listed, "steps"}
     async with RedisState(deployment.redis, namespace=deployment.namespace) as shared:
         stored = [key async for key in shared.client.scan_iter(match=shared.key("visible", "*"))]
         assert len(stored) == 1
         assert await shared.client.smembers(stored[0]) == {b"steps"}
+
+
+# A tool that counts the calls running at once in every process, in a file beside it. The
+# first four calls wait until four run at once (bounded): the cap admits four, whatever the
+# machine's speed, and the peak is then exactly what the cap allows.
+COUNTING_TOOL = """
+import fcntl
+import json
+from pathlib import Path
+
+import anyio
+
+from customtools import CustomTool
+
+COUNTS = Path(__file__).with_name("counts.json")
+
+
+def _count(step):
+    with COUNTS.open("r+") as file:
+        fcntl.flock(file, fcntl.LOCK_EX)
+        counts = json.load(file)
+        counts["running"] += step
+        counts["peak"] = max(counts["peak"], counts["running"])
+        counts["calls"] += step > 0
+        file.seek(0)
+        file.truncate()
+        json.dump(counts, file)
+        return counts
+
+
+def factory(api):
+    async def execute(call_id, params, on_update, ctx, signal):
+        counts = _count(1)
+        try:
+            if counts["calls"] <= 4:
+                with anyio.fail_after(60):
+                    while _count(0)["running"] < 4:
+                        await anyio.sleep(0.01)
+            else:
+                await anyio.sleep(0.005)
+        finally:
+            _count(-1)
+        return "counted"
+
+    return CustomTool(
+        name="counted",
+        label="Counted",
+        description="Counts the calls running at once.",
+        parameters={"type": "object", "properties": {}},
+        execute=execute,
+    )
+"""
+
+
+async def _a_cap_of_4_holds_across_the_three_under_200_concurrent_calls(
+    deployment: Deployment,
+) -> None:
+    # With each replica's own caps the peak is 12; with the caps in Redis, 4.
+    results: list[Any] = []
+    before = len(await proxy_log(deployment.endpoint))
+    async with Client(deployment.endpoint, mode="auto", read_timeout_seconds=120) as client:
+
+        async def one() -> None:
+            results.append(await client.call_tool("counted", {}))
+
+        with anyio.fail_after(150):
+            async with anyio.create_task_group() as group:
+                for _ in range(200):
+                    group.start_soon(one)
+    log = (await proxy_log(deployment.endpoint))[before:]
+    assert [text(result) for result in results] == ["counted"] * 200
+    assert set(calls(log)) == {0, 1, 2}  # every replica ran calls
+    assert json.loads(deployment.counts.read_text()) == {"running": 0, "peak": 4, "calls": 200}
 
 
 # -- a replica killed, Redis restarted -----------------------------------------------------

@@ -259,6 +259,45 @@ async def test_connection_start_and_end_reach_on_session(mode: str) -> None:
     assert events == ["start", "shutdown"]
 
 
+async def test_tools_swapped_in_mid_session_hear_its_start_and_replaced_ones_its_shutdown(
+    mode: str,
+) -> None:
+    # A reload replaces the served tools while the session runs: the new versions must still
+    # hear `start` (else a tool that sets up its state there never does), the old ones
+    # `shutdown`; a tool kept as it was hears nothing more.
+    events: list[tuple[str, str]] = []
+
+    def hooked(name: str) -> CustomTool:
+        def on_session(event: SessionEvent, ctx: Any) -> None:
+            events.append((name, event.reason))
+
+        return CustomTool(name=name, execute=lambda *a: name, on_session=on_session)
+
+    kept, old, new = hooked("kept"), hooked("edited"), hooked("edited")
+    server = ToolServer([kept, old])
+    async with Client(server.server, mode=mode):
+        await server.set_tools([kept, new])
+        assert events == [
+            ("kept", "start"),
+            ("edited", "start"),  # the old version, when the session started
+            ("edited", "shutdown"),  # the old version leaves
+            ("edited", "start"),  # the new version arrives
+        ]
+    assert events[-2:] == [("kept", "shutdown"), ("edited", "shutdown")]
+
+
+async def test_tools_set_before_any_session_hear_nothing_until_it_starts(mode: str) -> None:
+    events: list[str] = []
+    tool = CustomTool(
+        name="hooked", execute=lambda *a: "ok", on_session=lambda e, c: events.append(e.reason)
+    )
+    server = ToolServer([])
+    await server.set_tools([tool])
+    assert events == []
+    async with Client(server.server, mode=mode):
+        assert events == ["start"]
+
+
 async def test_tools_mcp_cannot_offer_are_reported_and_the_rest_served(mode: str) -> None:
     anything = CustomTool(name="anything", parameters={}, execute=lambda *a: "x")
     fine = CustomTool(name="fine", execute=lambda *a: "ok")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -366,3 +367,27 @@ def test_classify_maps_error_results_to_low_cardinality_types(
     from customtools import ToolResult
 
     assert classify(ToolResult(content=(), details=details, is_error=True), None) == expected
+
+
+async def test_telemetry_records_queue_time_cache_hits_retries_and_trims(
+    tmp_path: Path, telemetry: Any
+) -> None:
+    from customtools import ToolContext, ToolRegistry, load_custom_tools
+    from customtools.policy import Policy
+    from tests.policy.test_modes import PACK
+
+    (tmp_path / "governed.py").write_text(PACK)
+    loaded = await load_custom_tools([str(tmp_path / "governed.py")], cwd=str(tmp_path))
+    registry = ToolRegistry(loaded, policy=Policy(), context=ToolContext(caller="alice"))
+    await registry.call("big", "b", {})
+    await registry.call("lookup", "l1", {"q": "x"})
+    await registry.call("lookup", "l2", {"q": "x"})
+    big = telemetry.span("execute_tool big")
+    assert big.attributes["customtools.policy.trimmed_bytes"] > 4000
+    cached = list(telemetry.spans("execute_tool lookup"))
+    assert [s.attributes["customtools.policy.cache"] for s in cached] == ["stored", "hit"]
+    decisions = {
+        point.attributes["customtools.policy.decision"]: point.value
+        for point in telemetry.points("customtools.policy.decisions")
+    }
+    assert decisions == {"trimmed": 1, "cache_hit": 1}

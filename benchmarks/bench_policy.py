@@ -1,0 +1,202 @@
+"""The execution policy's cost, three ratios in one run:
+
+- policy off: this tree's valid call against the same call in an older tree (``main`` by
+  default), child processes taking turns (target <= 1.02x);
+- caps on, uncontended: a valid call under one cap, and under a tool and a host cap, against
+  the same call without a policy, in one process (target <= 1.1x);
+- a cache hit against a bare ``await fn(**params)``, in one process (target <= 2x).
+
+    python benchmarks/bench_policy.py                          # against `git archive main`
+    python benchmarks/bench_policy.py --baseline-rev v0.9.0    # against another revision
+    python benchmarks/bench_policy.py --baseline /tmp/old      # against an exported tree
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _harness import (
+    SCHEMA,
+    VALID,
+    Case,
+    Table,
+    compile_case,
+    emit,
+    fmt_time,
+    measure,
+    ratio,
+    run_main,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CHILD = """
+import asyncio, json, sys, time
+sys.path.insert(0, {bench!r})
+from _harness import SCHEMA, VALID, Case, compile_case, measure
+from customtools import CustomTool, CustomToolAdapter
+
+async def execute(tool_call_id, params, on_update, ctx, signal):
+    return "ok"
+
+async def main():
+    adapter = CustomToolAdapter(CustomTool(name="read_file", parameters=SCHEMA, execute=execute))
+    await adapter.execute("c", VALID)
+    case = Case("valid", compile_case('await adapter.execute("c", VALID)', {{"adapter": adapter, "VALID": VALID}}, time.process_time))
+    await measure([case], repeats={repeats}, target=0.02)
+    print(json.dumps(case.best))
+
+asyncio.run(main())
+"""
+
+
+async def bare(path: str, limit: int, mode: str, tags: list[str] | None = None) -> str:
+    return "ok"
+
+
+async def execute(tool_call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any) -> str:
+    return "ok"
+
+
+async def in_process(repeats: int) -> dict[str, Case]:
+    from customtools import CustomTool, CustomToolAdapter, ToolContext
+    from customtools._policy._apply import cache_key
+    from customtools.policy import Policy
+
+    def adapter(**options: Any) -> CustomToolAdapter:
+        annotations = options.pop("annotations", None)
+        tool = CustomTool(
+            name="read_file", parameters=SCHEMA, execute=execute, annotations=annotations
+        )
+        return CustomToolAdapter(tool, **options)
+
+    ns: dict[str, Any] = {
+        "cache_key": cache_key,
+        "bare": bare,
+        "VALID": VALID,
+        "plain": adapter(),
+        "cap": adapter(policy=Policy(max_concurrent=8)),
+        "caps": adapter(policy=Policy(max_concurrent=8, max_concurrent_host=64)),
+        "cached": adapter(
+            policy=Policy(),
+            annotations={"readOnlyHint": True, "idempotentHint": True},
+            context=ToolContext(caller="bench"),
+        ),
+    }
+    for name in ("plain", "cap", "caps", "cached"):
+        result = await ns[name].execute("c", VALID)
+        assert result.text == "ok", result
+    hit = await ns["cached"].execute("c", VALID)
+    assert hit.meta["customtools/policy"] == {"cache": "hit"}, hit.meta
+    statements = {
+        "baseline: await fn(**params)": "await bare(**VALID)",
+        "adapter, no policy (valid)": 'await plain.execute("c", VALID)',
+        "adapter, one cap, uncontended": 'await cap.execute("c", VALID)',
+        "adapter, tool + host caps": 'await caps.execute("c", VALID)',
+        "adapter, cache hit": 'await cached.execute("c", VALID)',
+        "floor: the arguments' cache key alone": "cache_key(VALID)",
+    }
+    # CPU time of this process: the machine's other processes do not count.
+    cases = [Case(name, compile_case(s, ns, time.process_time)) for name, s in statements.items()]
+    await measure(cases, repeats=repeats, target=0.02)
+    return {case.name: case for case in cases}
+
+
+def against_baseline(baseline: str, rounds: int, repeats: int) -> tuple[float, float]:
+    """Best valid-call time of this tree and of ``baseline``, child processes taking turns."""
+    code = CHILD.format(bench=str(ROOT / "benchmarks"), repeats=repeats)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONHASHSEED"] = "0"  # the same string hashes in both trees
+    best = {"new": float("inf"), "old": float("inf")}
+    for _ in range(rounds):
+        for label, path in (("new", str(ROOT)), ("old", baseline)):
+            out = subprocess.run(
+                [sys.executable, "-c", code],
+                env={**env, "PYTHONPATH": path},
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+            best[label] = min(best[label], float(out.strip().splitlines()[-1]))
+    return best["new"], best["old"]
+
+
+def export(rev: str, into: str) -> str:
+    """The package of git revision ``rev`` of this repository, extracted under ``into``."""
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "--format=tar", rev, "customtools"],
+        check=True,
+        capture_output=True,
+    ).stdout
+    path = Path(into) / "package.tar"
+    path.write_bytes(archive)
+    with tarfile.open(path) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeats", type=int, default=60)
+    parser.add_argument("--baseline", metavar="DIR", help="an exported older tree")
+    parser.add_argument(
+        "--baseline-rev", metavar="REV", default="main", help="else this git revision (main)"
+    )
+    parser.add_argument("--rounds", type=int, default=9)
+    args = parser.parse_args()
+
+    cases = asyncio.run(in_process(args.repeats))
+    bare_await = cases["baseline: await fn(**params)"].best
+    plain = cases["adapter, no policy (valid)"].best
+    table = Table(
+        ["case", "best", "× bare await", "× no policy", "median"],
+        note=f"CPU time of one process, best and median of {args.repeats} round-robin"
+        " repeats of 20 ms.",
+    )
+    for case in cases.values():
+        table.row(
+            case.name,
+            fmt_time(case.best),
+            ratio(case.best / bare_await),
+            ratio(case.best / plain),
+            fmt_time(case.median),
+        )
+    for label, name in (
+        ("one cap", "adapter, one cap, uncontended"),
+        ("tool and host caps", "adapter, tool + host caps"),
+    ):
+        value = cases[name].best / plain
+        table.target(f"{label}, uncontended ≤ 1.1× no policy", f"{value:.3f}×", value <= 1.1)
+    hit = cases["adapter, cache hit"].best
+    table.target("a cache hit ≤ 2× a bare await", ratio(hit / bare_await), hit / bare_await <= 2)
+    table.target("a cache hit / a valid call without policy", ratio(hit / plain), None)
+    emit(table)
+
+    with tempfile.TemporaryDirectory(prefix="bench-policy-") as scratch:
+        baseline = args.baseline or export(args.baseline_rev, scratch)
+        new, old = against_baseline(baseline, args.rounds, args.repeats)
+    where = f"`{args.baseline}`" if args.baseline else f"git `{args.baseline_rev}`"
+    trees = Table(
+        ["tree", "valid call, no policy (best)"],
+        note=f"The same valid call in child processes taking turns, {args.rounds} rounds,"
+        " CPU time.",
+    )
+    trees.row("this tree", fmt_time(new))
+    trees.row(where, fmt_time(old))
+    trees.target(f"policy off ≤ 1.02× {where}", f"{new / old:.3f}×", new / old <= 1.02)
+    emit(trees)
+
+
+if __name__ == "__main__":
+    run_main(main)

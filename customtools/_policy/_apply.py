@@ -1,0 +1,545 @@
+"""The execution policy applied to one tool: :class:`ToolPlan`, built once per adapter.
+
+Every call of a governed tool goes through :meth:`ToolPlan.run`, in this order: the cache
+(a hit returns at once), the rate, the concurrency caps (tool, pack, host: first in, first
+out, one bounded wait for all), the call itself with its retries, the result budget, and the
+cache again (a success is stored). Each decision is written into the result's ``_meta``
+under :data:`POLICY_META_KEY` (and into the details of the error results the policy builds).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import time
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final, Protocol
+
+from customtools._content import TextContent, ToolResult
+from customtools._error_results import Code, Kind, error_result
+from customtools._policy._backends import Gate, MemoryGate
+from customtools._policy._settings import Policy, effects
+from customtools._policy._trim import document, result_size, trim_content
+
+if TYPE_CHECKING:
+    from customtools._abort import AbortSignal
+    from customtools._permissions import Permissions
+    from customtools._tool import CustomTool
+
+__all__ = ["POLICY_META_KEY", "PackFacts", "PackInfo", "ToolPlan", "read_result_tool"]
+
+POLICY_META_KEY: Final = "customtools/policy"
+"""``_meta`` key of a result recording what the execution policy did: ``queued`` (seconds
+waited for a slot or the rate), ``cache`` (``"hit"`` or ``"stored"``), ``retries``, and
+``trimmed`` (``bytes`` cut, the whole ``size``, the ``handle`` to read it, what was ``cut``)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PackFacts:
+    """What the policy needs to know about a tool's pack.
+
+    Attributes:
+        key: the pack's identity (its module's real path): the unit of pack caps.
+        digest: its content's digest (the fingerprint a reload compares); cached results
+            of an older digest are dropped.
+        policy: its declared ``POLICY``, if any.
+        permissions: its declared module-level ``PERMISSIONS``, if any.
+        tool_permissions: tool name -> that tool's own declared permissions.
+    """
+
+    key: str
+    digest: str
+    policy: Policy | None = None
+    permissions: Permissions | None = None
+    tool_permissions: Mapping[str, Permissions] = field(default_factory=dict)
+
+
+class PackInfo(Protocol):
+    """What a load record carries about its pack (read on first use)."""
+
+    def facts(self) -> PackFacts:
+        """The pack's facts."""
+        ...
+
+
+def tool_facts(tool: CustomTool) -> PackFacts:
+    """The facts of a tool that came from no load: a pack of its own, its digest taken
+    over its wire form and its code."""
+    execute = tool.execute
+    code = getattr(getattr(execute, "__code__", None), "co_code", b"")
+    wire = json.dumps(tool.to_dict(), sort_keys=True, default=str).encode()
+    digest = hashlib.sha256(wire + bytes(code)).hexdigest()
+    return PackFacts(key=f"tool:{tool.name}", digest=digest)
+
+
+_SCALARS: Final = frozenset((str, int))  # kept as they are (bool and float are tagged)
+
+
+def _freeze(value: Any) -> Hashable:
+    kind = type(value)
+    if kind is str or kind is int or value is None:
+        scalar: Hashable = value
+        return scalar
+    if kind is list or kind is tuple:
+        if _SCALARS.issuperset(map(type, value)):
+            return ("[", tuple(value))
+        return ("[", tuple(map(_freeze, value)))
+    if kind is dict:
+        return ("{", tuple(sorted((k, _freeze(v)) for k, v in value.items())))
+    if kind is bool or kind is float:
+        return (kind.__name__, value)
+    raise TypeError(kind.__name__)
+
+
+def cache_key(params: Any) -> Hashable | None:
+    """The canonical, hashable form of JSON arguments (key order does not matter; ``1``,
+    ``1.0`` and ``True`` stay apart), or ``None`` for arguments that are not plain JSON."""
+    if type(params) is not dict:
+        return None
+    try:
+        items = sorted(params.items())  # the keys are unique: values are never compared
+        if not _SCALARS.issuperset(map(type, params.values())):
+            for index, (name, value) in enumerate(items):
+                if type(value) not in _SCALARS:
+                    items[index] = (name, _freeze(value))
+        return tuple(items)
+    except TypeError:  # a value JSON cannot carry, or keys that are not all strings
+        return None
+
+
+def _with_record(result: ToolResult, record: Mapping[str, Any]) -> ToolResult:
+    meta = dict(result.meta) if result.meta else {}
+    meta[POLICY_META_KEY] = {**(meta.get(POLICY_META_KEY) or {}), **record}
+    return dataclasses.replace(result, meta=meta)
+
+
+Call = Callable[..., Any]
+
+_LOOK_UP: Final[Any] = object()  # ToolPlan.run's key when the caller did not look it up
+
+
+class ToolPlan:
+    """The policy of one tool, resolved once: its caps, rate, budget, retries and cache."""
+
+    __slots__ = (
+        "_output_validator",
+        "backend",
+        "budget",
+        "cache_ttl",
+        "digest",
+        "fast",
+        "gates",
+        "limits",
+        "local",
+        "name",
+        "one",
+        "queue_timeout",
+        "rate",
+        "rate_key",
+        "result_ttl",
+        "retries",
+        "retry_backoff",
+        "schema",
+        "scope",
+        "transient",
+    )
+
+    def __init__(
+        self, policy: Policy, tool: CustomTool, pack: PackInfo | None, *, asks: bool
+    ) -> None:
+        facts = tool_facts(tool) if pack is None else pack.facts()
+        permissions = facts.tool_permissions.get(tool.name) or facts.permissions
+        settings = policy.merged(facts.policy)
+        allowed = effects(tool, permissions)
+        self.name = tool.name
+        self.backend = policy.backend
+        self.limits: dict[str, int] = {}
+        self.scope = f"{facts.key}\0{tool.name}"
+        self.digest = facts.digest
+        gates = []
+        weight = settings["weight"]
+        for setting, key, units in (
+            ("max_concurrent", f"tool\0{self.scope}", 1),
+            ("max_concurrent_pack", f"pack\0{facts.key}", 1),
+            ("max_concurrent_host", "host", weight),
+        ):
+            limit = settings[setting]
+            if limit is not None:
+                gates.append((policy.backend.slots.gate(key, limit), min(units, limit)))
+                self.limits[setting] = limit
+        self.gates: tuple[tuple[Gate, int], ...] = tuple(gates)
+        # Caps kept in this process are taken and given back inline when uncontended, the
+        # common case of one cap of one unit by the adapter itself.
+        local = tuple((g, n) for g, n in gates if isinstance(g, MemoryGate))
+        self.local: tuple[tuple[MemoryGate, int], ...] = local if len(local) == len(gates) else ()
+        self.one: MemoryGate | None = (
+            local[0][0] if len(gates) == len(local) == 1 == gates[0][1] else None
+        )
+        self.queue_timeout: float = settings["queue_timeout"]
+        self.rate: tuple[int, float] | None = settings["rate"]
+        self.rate_key = f"rate\0{self.scope}"
+        self.budget: int | None = settings["max_result_bytes"]
+        self.result_ttl: float = settings["result_ttl"]
+        # A call a person approves runs once, and is never answered from a cache.
+        self.retries: int = settings["retries"] if allowed.retryable and not asks else 0
+        self.retry_backoff: float = settings["retry_backoff"]
+        self.transient: tuple[str, ...] = settings["transient"]
+        ttl = settings["cache_ttl"] if allowed.cacheable and not asks else None
+        self.cache_ttl: float | None = ttl
+        self.schema = tool.output_schema
+        self._output_validator: Any = None
+        # Only caps in this process apply: the adapter may run the call inline around
+        # take() and give().
+        self.fast = (
+            self.rate is None
+            and self.budget is None
+            and not self.retries
+            and ttl is None
+            and len(self.local) == len(gates)
+        )
+
+    def key(self, params: Any, caller: str | None) -> Hashable | None:
+        """The cache key of a call, or ``None``: the tool is not cached, the call has no
+        caller, or its arguments are not plain JSON."""
+        if self.cache_ttl is None or caller is None:
+            return None
+        key = cache_key(params)
+        return None if key is None else (caller, key)
+
+    def take(self) -> bool:
+        """Take every cap's units now, or none (someone waits, or a cap is full). Only for
+        a tool whose caps are all in this process (:attr:`fast`)."""
+        for gate, units in self.local:
+            if gate.waiters or gate.used + units > gate.limit:
+                return False
+        for gate, units in self.local:
+            gate.used += units
+        return True
+
+    def give(self) -> None:
+        """Give back what :meth:`take` took."""
+        for gate, units in self.local:
+            gate.used -= units  # MemoryGate.give, without a call per gate
+            if gate.waiters:
+                gate.wake()
+
+    def describe(self) -> dict[str, Any]:
+        """What applies to this tool (JSON form, for ``customtools run`` and docs)."""
+        out: dict[str, Any] = {}
+        out.update(self.limits)
+        if self.rate is not None:
+            out["rate"] = list(self.rate)
+        if self.budget is not None:
+            out["maxResultBytes"] = self.budget
+        out["retries"] = self.retries
+        out["cacheTtl"] = self.cache_ttl
+        return out
+
+    async def run(
+        self,
+        call: Call,
+        tool_call_id: str,
+        params: Any,
+        options: dict[str, Any],
+        context: Any,
+        key: Hashable | None = _LOOK_UP,
+    ) -> ToolResult:
+        """One call of the tool (``call`` is the adapter's execute) under the policy
+        (``key``: the cache key when the caller already looked it up and missed)."""
+        record: dict[str, Any] = {}
+        caller = context.caller
+        if key is _LOOK_UP:
+            key = self.key(params, caller)
+            if key is not None:
+                hit = await self.backend.cache.get(self.scope, self.digest, key)
+                if hit is not None:
+                    return hit
+        signal: AbortSignal | None = options.get("signal")
+        held: list[tuple[Gate, int]] = []
+        gates = self.gates
+        try:
+            if self.rate is None:
+                for gate, units in gates:  # uncontended: no wait, nothing recorded
+                    if not gate.try_acquire(units):
+                        break
+                    held.append((gate, units))
+            if len(held) != len(gates) or self.rate is not None:
+                refusal = await self._admit(signal, held, record)
+                if refusal is not None:
+                    return refusal
+            result: ToolResult = await call(tool_call_id, params, **options)
+            if self.retries and result.is_error:
+                result = await self._retry(call, tool_call_id, params, options, result, record)
+        finally:
+            if held:
+                await _release(held)
+        if self.budget is not None:
+            result = await self._budget(result, caller, record)
+        if key is not None and not result.is_error:
+            # Kept as a hit returns it (a trimmed result keeps its note and handle).
+            trimmed = record.get("trimmed")
+            as_hit = {"trimmed": trimmed, "cache": "hit"} if trimmed else {"cache": "hit"}
+            ttl = self.cache_ttl or 0.0
+            if trimmed is not None:
+                ttl = min(ttl, self.result_ttl)
+            await self.backend.cache.put(
+                self.scope, self.digest, key, _with_record(result, as_hit), result_size(result), ttl
+            )
+            record["cache"] = "stored"
+        return _with_record(result, record) if record else result
+
+    async def _retry(
+        self,
+        call: Call,
+        tool_call_id: str,
+        params: Any,
+        options: dict[str, Any],
+        result: ToolResult,
+        record: dict[str, Any],
+    ) -> ToolResult:
+        """Run the call again while it fails transiently, backing off; stop when aborted."""
+        signal: AbortSignal | None = options.get("signal")
+        attempt = 0
+        while attempt < self.retries and result.is_error and self._transient(result):
+            if await self._pause(self.retry_backoff * (2**attempt), signal):
+                record["retriesStopped"] = "aborted"
+                break
+            attempt += 1
+            result = await call(tool_call_id, params, **options)
+        if attempt:
+            record["retries"] = attempt
+        return result
+
+    # -- admission ----------------------------------------------------------------------------
+
+    async def _admit(
+        self, signal: AbortSignal | None, held: list[tuple[Gate, int]], record: dict[str, Any]
+    ) -> ToolResult | None:
+        """Take the rate and the slots (into ``held``); the error result that says why not."""
+        import anyio
+
+        started = time.monotonic()
+        waiting = ""
+        retry_after = 0.0
+        try:
+            with anyio.move_on_after(self.queue_timeout) as scope:
+
+                def stop(_reason: Any) -> None:
+                    scope.cancel()
+
+                if signal is not None:
+                    if signal.aborted:
+                        scope.cancel()
+                    signal.add_listener(stop)
+                try:
+                    if self.rate is not None:
+                        calls, per = self.rate
+                        while (
+                            wait := await self.backend.rates.take(self.rate_key, calls, per)
+                        ) > 0:
+                            if time.monotonic() + wait - started > self.queue_timeout:
+                                retry_after = wait
+                                break
+                            waiting = "rate"
+                            await anyio.sleep(wait)
+                    if not retry_after:
+                        settings = list(self.limits)
+                        for index in range(len(held), len(self.gates)):
+                            gate, units = self.gates[index]
+                            waiting = settings[index]
+                            await gate.acquire(units)
+                            held.append((gate, units))
+                finally:
+                    if signal is not None:
+                        signal.remove_listener(stop)
+        except ConnectionError as exc:  # a shared backend (Redis) that cannot answer
+            return error_result(
+                Kind.POLICY_REFUSED,
+                Code.POLICY_UNAVAILABLE,
+                f"tool {self.name!r} was not run: the state its execution policy shares with"
+                f" other servers cannot be reached ({exc}); try again later",
+                policy=record,
+            )
+        waited = time.monotonic() - started
+        if waiting:
+            record["queued"] = round(waited, 6)
+        if retry_after:
+            calls, per = self.rate  # type: ignore[misc]
+            return error_result(
+                Kind.POLICY_REFUSED,
+                Code.RATE_LIMITED,
+                f"tool {self.name!r} was not run: it may start at most {calls} call(s) per"
+                f" {per:g} s; try again in {retry_after:.1f} s",
+                retry_after=round(retry_after, 3),
+                policy=record,
+            )
+        if not scope.cancelled_caught:
+            return None
+        if signal is not None and signal.aborted:
+            reason = signal.reason
+            text = f"tool {self.name!r} was cancelled while it waited to start"
+            why = {} if reason is None else {"reason": str(reason)}
+            return error_result(
+                Kind.ABORTED,
+                Code.ABORTED,
+                text + (f": {why['reason']}" if why else ""),
+                cancelled=True,
+                timed_out=False,
+                policy=record,
+                **why,
+            )
+        limits = self.limits
+        which = {
+            "rate": "its rate",
+            "max_concurrent": f"at most {limits.get('max_concurrent')} running per tool",
+            "max_concurrent_pack": f"at most {limits.get('max_concurrent_pack')} per pack",
+            "max_concurrent_host": f"at most {limits.get('max_concurrent_host')} in all",
+        }.get(waiting, waiting)
+        return error_result(
+            Kind.POLICY_REFUSED,
+            Code.QUEUE_TIMEOUT,
+            f"tool {self.name!r} was not run: it waited {waited:.1f} s to start ({which}) and"
+            f" the limit is {self.queue_timeout:g} s; try again later",
+            waited=round(waited, 3),
+            limit=waiting,
+            policy=record,
+        )
+
+    # -- retries --------------------------------------------------------------------------------
+
+    def _transient(self, result: ToolResult) -> bool:
+        details = result.details
+        if not isinstance(details, Mapping):
+            return False
+        if details.get("transient") is True:
+            return True
+        return details.get("error") in self.transient or details.get("code") in self.transient
+
+    @staticmethod
+    async def _pause(delay: float, signal: AbortSignal | None) -> bool:
+        """Sleep ``delay`` seconds; ``True`` (at once) when the call is aborted."""
+        import anyio
+
+        if signal is None:
+            await anyio.sleep(delay)
+            return False
+        if signal.aborted:
+            return True
+        with anyio.move_on_after(delay):
+            await signal.wait()
+            return True
+        return False
+
+    # -- the result budget --------------------------------------------------------------------
+
+    def _valid(self, structured: Any) -> bool:
+        if self.schema is None:
+            return True
+        validator = self._output_validator
+        if validator is None:
+            from customtools._validation import compile_validator
+
+            validator = self._output_validator = compile_validator(
+                self.schema, tool_name=self.name, coerce=False, apply_defaults=False
+            )
+        try:
+            return validator.check(structured)[2] is None
+        except Exception:
+            return False
+
+    async def _budget(
+        self, result: ToolResult, caller: str | None, record: dict[str, Any]
+    ) -> ToolResult:
+        budget = self.budget
+        size = result_size(result)
+        if budget is None or size <= budget:
+            return result
+        handle = await self.backend.results.put(document(result), caller, self.result_ttl)
+        # The note below takes about 170 bytes, and 40 more per part it names.
+        parts = len(result.content) + (result.structured_content is not None)
+        room = max(budget - 170 - 40 * parts, budget // 4)
+        trimmed, cut = trim_content(result, room, size, self.schema, self._valid)
+        note = TextContent(
+            text=f"[Trimmed to the host's budget of {budget} bytes (it was {size}):"
+            f" {'; '.join(cut) or 'nothing cut'}. The whole result, for {self.result_ttl:g} s:"
+            f" read_result(handle={handle!r}, offset=0), page by page.]"
+        )
+        trimmed = dataclasses.replace(trimmed, content=(*trimmed.content, note))
+        record["trimmed"] = {
+            "bytes": max(size - result_size(trimmed), 0),
+            "size": size,
+            "handle": handle,
+            "cut": cut,
+        }
+        return trimmed
+
+
+async def _release(held: list[tuple[Gate, int]]) -> None:
+    """Give back the units ``held`` (even when the call was cancelled)."""
+    import anyio
+
+    with anyio.CancelScope(shield=True):
+        for gate, units in held:
+            if isinstance(gate, MemoryGate):
+                gate.give(units)
+            else:
+                await gate.release(units)
+
+
+# -- read_result --------------------------------------------------------------------------------
+
+_READ_SCHEMA: Final = {
+    "type": "object",
+    "properties": {
+        "handle": {
+            "type": "string",
+            "minLength": 1,
+            "description": "the handle a trimmed result named",
+        },
+        "offset": {"type": "integer", "minimum": 0, "default": 0, "description": "first character"},
+        "length": {"type": "integer", "minimum": 1, "description": "characters to read"},
+    },
+    "required": ["handle"],
+    "additionalProperties": False,
+}
+
+
+def read_result_tool(policy: Policy, *, name: str = "read_result") -> CustomTool:
+    """The tool that reads a trimmed result's whole text, page by page, for the caller it was
+    trimmed for (its ``ctx.caller``). Expose it beside the tools the policy governs."""
+    from customtools._tool import CustomTool
+
+    budget = policy.max_result_bytes
+    page = 16_000 if budget is None else max(min(16_000, budget // 4), 256)
+    results = policy.backend.results
+
+    async def execute(
+        tool_call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any
+    ) -> ToolResult | str:
+        handle = params["handle"]
+        text = await results.get(handle, getattr(ctx, "caller", None))
+        if text is None:
+            return error_result(
+                Kind.ARGUMENTS,
+                Code.INVALID_ARGUMENTS,
+                f"no stored result {handle!r} for this caller: it expired (results are kept"
+                f" {policy.result_ttl:g} s) or was never stored here; call the tool again",
+            )
+        offset = params.get("offset", 0)
+        length = min(params.get("length", page), page)
+        chunk = text[offset : offset + length]
+        end = offset + len(chunk)
+        more = f"; next: offset={end}" if end < len(text) else "; that is the end"
+        return f"{chunk}\n[characters {offset}-{end} of {len(text)}{more}]"
+
+    return CustomTool(
+        name=name,
+        label="Read a trimmed result",
+        description="Read the whole text of a tool result that was trimmed to fit, page by"
+        " page: pass the handle the trimmed result named, and the offset to start at.",
+        parameters=_READ_SCHEMA,
+        execute=execute,
+        annotations={"readOnlyHint": True, "idempotentHint": True},
+    )

@@ -1,0 +1,342 @@
+r"""Where the execution policy keeps its state: four small interfaces and their in-memory
+implementations.
+
+Each interface is what a shared backend (one store for every replica) implements too; the
+in-memory ones serve one process. :class:`MemoryBackend` bundles the four, and a
+:class:`~customtools.Policy` gets one unless it is given a backend.
+
+- :class:`Slots` of :class:`Gate`\ s: concurrency caps, first in first out, weighted.
+- :class:`Rates`: calls per window.
+- :class:`ResultStore`: trimmed results kept whole, content-addressed, with a TTL.
+- :class:`ResultCache`: results of cacheable tools, with a TTL and a size bound.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import time
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from customtools._content import ToolResult
+
+__all__ = [
+    "Gate",
+    "MemoryBackend",
+    "MemoryCache",
+    "MemoryGate",
+    "MemoryRates",
+    "MemorySlots",
+    "MemoryStore",
+    "PolicyBackend",
+    "Rates",
+    "ResultCache",
+    "ResultStore",
+    "Slots",
+]
+
+
+class Gate(Protocol):
+    """One concurrency cap: ``limit`` units, granted first in, first out."""
+
+    def try_acquire(self, weight: int) -> bool:
+        """Take ``weight`` (at most the limit) units now if they are free and nobody waits
+        (a shared backend may always answer ``False`` and do the work in :meth:`acquire`)."""
+        ...
+
+    async def acquire(self, weight: int) -> None:
+        """Wait in line for ``weight`` units. Cancelling the wait leaves the line (and gives
+        back units granted meanwhile)."""
+        ...
+
+    async def release(self, weight: int) -> None:
+        """Give back ``weight`` units. Called shielded from cancellation, once per granted
+        ``try_acquire`` or ``acquire``."""
+        ...
+
+
+class Slots(Protocol):
+    """Concurrency caps by key."""
+
+    def gate(self, key: str, limit: int) -> Gate:
+        """The cap called ``key``, of ``limit`` units (built once per tool and kept)."""
+        ...
+
+
+class Rates(Protocol):
+    """Calls per window, per key."""
+
+    async def take(self, key: str, calls: int, per: float) -> float:
+        """Count one call of ``key`` and return ``0.0`` when fewer than ``calls`` started in
+        the last ``per`` seconds; else count nothing and return the seconds until one may."""
+        ...
+
+
+class ResultStore(Protocol):
+    """Whole results, by content, for ``read_result``."""
+
+    async def put(self, text: str, owner: str | None, ttl: float) -> str:
+        """Keep ``text`` for ``ttl`` seconds, readable by ``owner``; return its handle."""
+        ...
+
+    async def get(self, handle: str, owner: str | None) -> str | None:
+        """The text of ``handle`` if ``owner`` may read it and it has not expired."""
+        ...
+
+
+class ResultCache(Protocol):
+    """Results of cacheable tools. ``scope`` is one tool of one pack; ``digest`` its current
+    content: an entry stored under another digest is dropped when the scope is next used."""
+
+    async def get(self, scope: str, digest: str, key: Hashable) -> ToolResult | None:
+        """The live entry of ``key``, or ``None``."""
+        ...
+
+    async def put(
+        self, scope: str, digest: str, key: Hashable, result: ToolResult, size: int, ttl: float
+    ) -> None:
+        """Keep ``result`` (about ``size`` bytes) for ``ttl`` seconds."""
+        ...
+
+
+class PolicyBackend(Protocol):
+    """The four stores a policy uses."""
+
+    slots: Slots
+    rates: Rates
+    results: ResultStore
+    cache: ResultCache
+
+
+# -- in memory -------------------------------------------------------------------------------
+
+
+class _Waiter:
+    __slots__ = ("event", "granted", "weight")
+
+    def __init__(self, weight: int) -> None:
+        import anyio
+
+        self.weight = weight
+        self.granted = False
+        self.event = anyio.Event()
+
+
+class MemoryGate:
+    """:class:`Gate` in this process (``limit``, ``used`` units, the ``waiters`` in line);
+    the adapter takes an uncontended one inline."""
+
+    __slots__ = ("limit", "used", "waiters")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+        self.waiters: collections.deque[_Waiter] = collections.deque()
+
+    def try_acquire(self, weight: int) -> bool:
+        if self.waiters or self.used + weight > self.limit:
+            return False
+        self.used += weight
+        return True
+
+    async def acquire(self, weight: int) -> None:
+        if self.try_acquire(weight):
+            return
+        waiter = _Waiter(weight)
+        self.waiters.append(waiter)
+        try:
+            await waiter.event.wait()
+        except BaseException:
+            if waiter.granted:
+                self.give(weight)
+            else:
+                self.waiters.remove(waiter)
+                self.wake()  # it may have held up smaller calls behind it
+            raise
+
+    async def release(self, weight: int) -> None:
+        self.give(weight)
+
+    def give(self, weight: int) -> None:
+        """:meth:`release` without awaiting (the in-process hot path)."""
+        self.used -= weight
+        if self.waiters:
+            self.wake()
+
+    def wake(self) -> None:
+        """Grant the units now free to the calls in line, first in, first out."""
+        waiters = self.waiters
+        while waiters and self.used + waiters[0].weight <= self.limit:
+            waiter = waiters.popleft()
+            self.used += waiter.weight
+            waiter.granted = True
+            waiter.event.set()
+
+    @property
+    def waiting(self) -> int:
+        """Calls in line (a diagnostic)."""
+        return len(self.waiters)
+
+
+class MemorySlots:
+    """:class:`Slots` in this process (one small record per key ever used)."""
+
+    __slots__ = ("_gates",)
+
+    def __init__(self) -> None:
+        self._gates: dict[str, MemoryGate] = {}
+
+    def gate(self, key: str, limit: int) -> MemoryGate:
+        gate = self._gates.get(key)
+        if gate is None:
+            gate = self._gates[key] = MemoryGate(limit)
+        elif gate.limit != limit:
+            gate.limit = limit  # the host changed its policy: the newest limit holds
+            gate.wake()
+        return gate
+
+
+class MemoryRates:
+    """:class:`Rates` in this process: a sliding window of start times per key."""
+
+    __slots__ = ("_starts",)
+
+    def __init__(self) -> None:
+        self._starts: dict[str, collections.deque[float]] = {}
+
+    async def take(self, key: str, calls: int, per: float) -> float:
+        now = time.monotonic()
+        starts = self._starts.setdefault(key, collections.deque())
+        while starts and starts[0] <= now - per:
+            starts.popleft()
+        if len(starts) < calls:
+            starts.append(now)
+            return 0.0
+        return max(starts[0] + per - now, 1e-3)
+
+
+class _Stored:
+    __slots__ = ("expires", "owners", "text")
+
+    def __init__(self, text: str, expires: float) -> None:
+        self.text = text
+        self.expires = expires
+        self.owners: set[str | None] = set()
+
+
+class MemoryStore:
+    """:class:`ResultStore` in this process, at most ``max_bytes`` of text (oldest out)."""
+
+    __slots__ = ("_bytes", "_entries", "max_bytes")
+
+    def __init__(self, max_bytes: int = 128 << 20) -> None:
+        self.max_bytes = max_bytes
+        self._entries: dict[str, _Stored] = {}
+        self._bytes = 0
+
+    async def put(self, text: str, owner: str | None, ttl: float) -> str:
+        handle = "r-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        now = time.monotonic()
+        entry = self._entries.pop(handle, None)
+        if entry is None:
+            entry = _Stored(text, now + ttl)
+            self._bytes += len(text)
+        entry.expires = max(entry.expires, now + ttl)
+        entry.owners.add(owner)
+        self._entries[handle] = entry  # newest last
+        for old in list(self._entries):
+            held = self._entries[old]
+            if self._bytes <= self.max_bytes and held.expires > now:
+                break
+            if old != handle:
+                del self._entries[old]
+                self._bytes -= len(held.text)
+        return handle
+
+    async def get(self, handle: str, owner: str | None) -> str | None:
+        entry = self._entries.get(handle)
+        if entry is None or owner not in entry.owners:
+            return None
+        if entry.expires <= time.monotonic():
+            del self._entries[handle]
+            self._bytes -= len(entry.text)
+            return None
+        return entry.text
+
+
+class MemoryCache:
+    """:class:`ResultCache` in this process, at most ``max_bytes`` (least recently used
+    out)."""
+
+    __slots__ = ("_bytes", "_digests", "_entries", "_keys", "max_bytes")
+
+    def __init__(self, max_bytes: int = 32 << 20) -> None:
+        self.max_bytes = max_bytes
+        self._entries: collections.OrderedDict[Hashable, tuple[Any, int, float, str]] = (
+            collections.OrderedDict()
+        )
+        self._digests: dict[str, str] = {}
+        self._keys: dict[str, set[Hashable]] = {}
+        self._bytes = 0
+
+    def _current(self, scope: str, digest: str) -> None:
+        held = self._digests.get(scope)
+        if held == digest:
+            return
+        self._digests[scope] = digest
+        for key in self._keys.pop(scope, ()):  # the pack changed: its entries go
+            self._drop((scope, key))
+
+    def _drop(self, full: Hashable) -> None:
+        entry = self._entries.pop(full, None)
+        if entry is not None:
+            self._bytes -= entry[1]
+            keys = self._keys.get(entry[3])
+            if keys is not None:
+                keys.discard(full[1])  # type: ignore[index]
+
+    async def get(self, scope: str, digest: str, key: Hashable) -> ToolResult | None:
+        if self._digests.get(scope) != digest:
+            self._current(scope, digest)
+            return None
+        full = (scope, key)
+        entry = self._entries.get(full)
+        if entry is None:
+            return None
+        if entry[2] <= time.monotonic():
+            self._drop(full)
+            return None
+        self._entries.move_to_end(full)
+        result: ToolResult = entry[0]
+        return result
+
+    async def put(
+        self, scope: str, digest: str, key: Hashable, result: ToolResult, size: int, ttl: float
+    ) -> None:
+        if size > self.max_bytes // 4:
+            return  # one result may not push out most of the cache
+        self._current(scope, digest)
+        full = (scope, key)
+        self._drop(full)
+        self._entries[full] = (result, size, time.monotonic() + ttl, scope)
+        self._keys.setdefault(scope, set()).add(key)
+        self._bytes += size
+        while self._bytes > self.max_bytes:
+            self._drop(next(iter(self._entries)))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+class MemoryBackend:
+    """The four in-memory stores (:class:`PolicyBackend`) of one process."""
+
+    __slots__ = ("cache", "rates", "results", "slots")
+
+    def __init__(self, *, cache_max_bytes: int = 32 << 20, store_max_bytes: int = 128 << 20):
+        self.slots = MemorySlots()
+        self.rates = MemoryRates()
+        self.results = MemoryStore(store_max_bytes)
+        self.cache = MemoryCache(cache_max_bytes)

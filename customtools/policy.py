@@ -1,0 +1,56 @@
+"""The execution policy: how many calls run at once, how big a result may be, and which
+calls may be retried or cached.
+
+A host sets one :class:`Policy` (``CustomToolAdapter(tool, policy=...)``,
+``ToolRegistry(..., policy=...)``, ``ToolServer(..., policy=...)``, ``serve(policy=...)``,
+the framework adapters); a pack declares its own defaults as ``POLICY = Policy(...)``. The
+stores behind caps, rates, trimmed results and the cache are the interfaces
+:class:`PolicyBackend`, :class:`Slots`, :class:`Rates`, :class:`ResultStore` and
+:class:`ResultCache`; :class:`MemoryBackend` keeps them in this process. See
+``docs/policy.md``. A tool raises :class:`TransientToolError` for a failure worth retrying.
+"""
+
+from __future__ import annotations
+
+from customtools._errors import TransientToolError
+from customtools._policy import (
+    POLICY_META_KEY,
+    Gate,
+    MemoryBackend,
+    MemoryCache,
+    MemoryGate,
+    MemoryRates,
+    MemorySlots,
+    MemoryStore,
+    Policy,
+    PolicyBackend,
+    PolicyError,
+    Rates,
+    ResultCache,
+    ResultStore,
+    Slots,
+    read_result_tool,
+)
+from customtools._public import rehome as _rehome
+
+__all__ = [
+    "POLICY_META_KEY",
+    "Gate",
+    "MemoryBackend",
+    "MemoryCache",
+    "MemoryGate",
+    "MemoryRates",
+    "MemorySlots",
+    "MemoryStore",
+    "Policy",
+    "PolicyBackend",
+    "PolicyError",
+    "Rates",
+    "ResultCache",
+    "ResultStore",
+    "Slots",
+    "TransientToolError",
+    "read_result_tool",
+]
+
+_rehome(globals(), __name__, __all__)

@@ -1,0 +1,200 @@
+"""The result cache: only read-only and idempotent tools, one caller's results never handed
+to another, entries dropped when the pack changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from customtools import CustomTool, CustomToolAdapter, ToolContext, ToolRegistry
+from customtools.loading import Reloader
+from customtools.policy import Policy
+
+pytestmark = pytest.mark.anyio
+
+READ_ONLY = {"readOnlyHint": True, "idempotentHint": True}
+
+
+def counting_tool(**fields: Any) -> tuple[CustomTool, list[Any]]:
+    calls: list[Any] = []
+
+    async def execute(call_id: str, params: Any, on_update: Any, ctx: Any, sig: Any) -> str:
+        calls.append((ctx.caller, params))
+        return f"answer {len(calls)} for {ctx.caller}"
+
+    return CustomTool(
+        name="lookup", execute=execute, parameters={"type": "object"}, **fields
+    ), calls
+
+
+def as_caller(name: str | None) -> ToolContext:
+    return ToolContext(caller=name)
+
+
+async def test_a_read_only_idempotent_tool_answers_a_repeat_from_the_cache() -> None:
+    tool, calls = counting_tool(annotations=READ_ONLY)
+    adapter = CustomToolAdapter(tool, policy=Policy())
+    first = await adapter.execute("1", {"q": "x", "n": 1}, ctx=as_caller("alice"))
+    again = await adapter.execute("2", {"n": 1, "q": "x"}, ctx=as_caller("alice"))  # key order
+    other = await adapter.execute("3", {"q": "x", "n": True}, ctx=as_caller("alice"))
+    assert len(calls) == 2  # True is not 1
+    assert again.text == first.text
+    assert first.meta["customtools/policy"] == {"cache": "stored"}
+    assert again.meta["customtools/policy"] == {"cache": "hit"}
+    assert other.meta["customtools/policy"] == {"cache": "stored"}
+
+
+async def test_cached_results_are_kept_apart_per_caller() -> None:
+    tool, calls = counting_tool(annotations=READ_ONLY)
+    adapter = CustomToolAdapter(tool, policy=Policy())
+    alice = await adapter.execute("1", {"q": "x"}, ctx=as_caller("alice"))
+    bob = await adapter.execute("2", {"q": "x"}, ctx=as_caller("bob"))
+    alice_again = await adapter.execute("3", {"q": "x"}, ctx=as_caller("alice"))
+    assert [caller for caller, _ in calls] == ["alice", "bob"]
+    assert bob.text == "answer 2 for bob"
+    assert alice_again.text == alice.text == "answer 1 for alice"
+
+
+async def test_a_call_without_a_caller_is_never_cached() -> None:
+    tool, calls = counting_tool(annotations=READ_ONLY)
+    adapter = CustomToolAdapter(tool, policy=Policy())
+    await adapter.execute("1", {"q": "x"})
+    plain = await adapter.execute("2", {"q": "x"})
+    assert len(calls) == 2
+    assert plain.meta is None
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"annotations": {"readOnlyHint": True}},  # not declared idempotent
+        {"annotations": {"idempotentHint": True}},  # not read-only
+        {"annotations": {**READ_ONLY, "destructiveHint": True}},
+        {"annotations": READ_ONLY, "requires_approval": True},  # a person approves each call
+        {},
+    ],
+)
+async def test_only_read_only_idempotent_tools_are_cached(fields: dict[str, Any]) -> None:
+    tool, calls = counting_tool(**fields)
+    adapter = CustomToolAdapter(tool, policy=Policy(), approver=_yes)
+    await adapter.execute("1", {"q": "x"}, ctx=as_caller("alice"))
+    await adapter.execute("2", {"q": "x"}, ctx=as_caller("alice"))
+    assert len(calls) == 2
+
+
+async def _yes(request: Any) -> bool:
+    return True
+
+
+async def test_the_host_can_turn_the_cache_off() -> None:
+    tool, calls = counting_tool(annotations=READ_ONLY)
+    adapter = CustomToolAdapter(tool, policy=Policy(cache_ttl=None))
+    await adapter.execute("1", {"q": "x"}, ctx=as_caller("alice"))
+    await adapter.execute("2", {"q": "x"}, ctx=as_caller("alice"))
+    assert len(calls) == 2
+
+
+async def test_an_error_result_is_not_cached() -> None:
+    calls: list[int] = []
+
+    async def flaky(call_id: str, params: Any, on_update: Any, ctx: Any, sig: Any) -> str:
+        calls.append(1)
+        if len(calls) == 1:
+            raise ValueError("not yet")
+        return "fine"
+
+    tool = CustomTool(name="flaky", execute=flaky, annotations=READ_ONLY)
+    adapter = CustomToolAdapter(tool, policy=Policy(retries=0))
+    failed = await adapter.execute("1", {}, ctx=as_caller("alice"))
+    fine = await adapter.execute("2", {}, ctx=as_caller("alice"))
+    assert failed.is_error
+    assert fine.text == "fine"
+
+
+MODULE = """
+from customtools import CustomTool
+
+def factory(api):
+    async def run(call_id, params, on_update, ctx, signal):
+        COUNT.append(1)
+        return "{answer} " + str(len(COUNT))
+
+    return CustomTool(
+        name="lookup",
+        execute=run,
+        annotations={{"readOnlyHint": True, "idempotentHint": True}},
+    )
+
+COUNT = []
+"""
+
+
+async def test_cached_entries_are_dropped_when_the_pack_changes(tmp_path: Path) -> None:
+    module = tmp_path / "lookup.py"
+    module.write_text(MODULE.format(answer="old"))
+    reloader = Reloader([str(module)], cwd=str(tmp_path), explicit=True)
+    policy = Policy()
+    context = ToolContext(caller="alice")
+    try:
+        first = ToolRegistry(await reloader.load(), policy=policy, context=context)
+        assert (await first.call("lookup", "1", {})).text == "old 1"
+        assert (await first.call("lookup", "2", {})).text == "old 1"  # from the cache
+        assert len(policy.backend.cache) == 1  # type: ignore[attr-defined]
+        module.write_text(MODULE.format(answer="new"))
+        second = ToolRegistry(await reloader.load(), policy=policy, context=context)
+        changed = await second.call("lookup", "3", {})
+        assert changed.text == "new 1"
+        assert changed.meta["customtools/policy"] == {"cache": "stored"}
+        assert len(policy.backend.cache) == 1  # type: ignore[attr-defined]  # the old one went
+        # The tool of the old load, still held by a host, no longer sees its entry either.
+        stale = await first.call("lookup", "4", {})
+        assert stale.meta["customtools/policy"] == {"cache": "stored"}
+    finally:
+        reloader.close()
+
+
+async def test_declared_permissions_without_write_or_network_make_a_tool_cacheable(
+    tmp_path: Path,
+) -> None:
+    from customtools import load_custom_tools
+
+    (tmp_path / "confined.py").write_text(
+        "from customtools import CustomTool\n"
+        "from customtools.isolation import Permissions\n"
+        "PERMISSIONS = Permissions(read=['.'])\n"
+        "COUNT = []\n"
+        "def factory(api):\n"
+        "    async def run(call_id, params, on_update, ctx, signal):\n"
+        "        COUNT.append(1)\n"
+        "        return str(len(COUNT))\n"
+        "    return [CustomTool(name='pure', execute=run),\n"
+        "            CustomTool(name='says_not', execute=run,\n"
+        "                       annotations={'idempotentHint': False})]\n"
+    )
+    loaded = await load_custom_tools([str(tmp_path / "confined.py")], cwd=str(tmp_path))
+    registry = ToolRegistry(loaded, policy=Policy(), context=ToolContext(caller="alice"))
+    assert (await registry.call("pure", "1", {})).text == "1"
+    assert (await registry.call("pure", "2", {})).text == "1"
+    assert (await registry.call("says_not", "3", {})).text == "2"
+    assert (await registry.call("says_not", "4", {})).text == "3"  # its own annotation wins
+
+
+async def test_the_host_toolkit_caches_per_client_and_else_per_chat() -> None:
+    from customtools.host import HostSession
+
+    tool, calls = counting_tool(annotations=READ_ONLY)
+    session = HostSession("ahp://session/1", on_action=lambda chat, action: None)
+    policy = Policy()
+
+    async def call(chat: str, client_id: str | None = None) -> str:
+        adapter = session.adapter(tool, chat, turn_id="t1", client_id=client_id, policy=policy)
+        return (await adapter.execute("1", {"q": "x"})).text
+
+    assert await call("ahp://chat/a", "ide") == "answer 1 for ide"
+    assert await call("ahp://chat/b", "ide") == "answer 1 for ide"  # the same client
+    assert await call("ahp://chat/a", "web") == "answer 2 for web"
+    assert await call("ahp://chat/a") == "answer 3 for chat:ahp://chat/a"
+    assert await call("ahp://chat/a") == "answer 3 for chat:ahp://chat/a"
+    assert len(calls) == 3

@@ -76,6 +76,10 @@ BENCHMARKS: dict[str, Bench] = {
     "reload": Bench("bench_reload.py", quick=("--rounds", "10")),
     "cancel": Bench("bench_cancel.py", quick=("--rounds", "2")),
     "contract": Bench("bench_contract.py", quick=("--repeats", "1")),
+    "replicas": Bench(
+        "bench_replicas.py",
+        quick=("--calls", "80", "--clients", "4", "--repeats", "1", "--rounds", "30"),
+    ),
     "policy": Bench("bench_policy.py", quick=("--repeats", "15", "--rounds", "2")),
 }
 

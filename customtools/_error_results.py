@@ -106,6 +106,8 @@ class Code:
     TALKBACK_FAILED: Final = _code("talkback-failed", Kind.TALKBACK)
     QUEUE_TIMEOUT: Final = _code("queue-timeout", Kind.POLICY_REFUSED)
     RATE_LIMITED: Final = _code("rate-limited", Kind.POLICY_REFUSED)
+    # A shared backend (Redis) that cannot answer: the call is not run (never run uncapped).
+    POLICY_UNAVAILABLE: Final = _code("policy-unavailable", Kind.POLICY_REFUSED)
     TOOL_EXIT: Final = _code("tool-exit", Kind.TOOL_RAISED)  # a SystemExit
     TOOL_BASE_EXCEPTION: Final = _code("tool-base-exception", Kind.TOOL_RAISED)  # any other
 

@@ -26,8 +26,11 @@ NAMESPACES = [
     "customtools.actions",
     "customtools.testing",
     "customtools.talkback",
+    "customtools.mcp",
 ]
-BUILTINS = (ValueError, TypeError, LookupError, TimeoutError, RuntimeError, UserWarning)
+BUILTINS = (
+    ValueError, TypeError, LookupError, TimeoutError, ConnectionError, RuntimeError, UserWarning
+)  # fmt: skip
 
 
 def public_name(cls: type) -> str:

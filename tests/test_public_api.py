@@ -116,8 +116,9 @@ PINNED = {
         "DETAILS_META_KEY", "HttpSecurity", "LIST_CHANGED_DEBOUNCE", "MAX_STDERR_LINE",
         "MCP_TOOL_NAME_PATTERN", "MIN_TOKEN_LENGTH", "McpMount", "McpServerConfig",
         "MountChange", "MountChanges", "MountDiagnostic",
-        "MountedServer", "ORIGIN_META_KEY", "SERVER_NAME_PATTERN", "ServeDiagnostic",
-        "ToolServer", "is_loopback", "mount", "mounted_tool_name", "parse_mcp_json",
+        "MountedServer", "ORIGIN_META_KEY", "RedisPolicyBackend", "RedisState",
+        "SERVER_NAME_PATTERN", "ServeDiagnostic", "SharedStateError", "ToolServer",
+        "VisibilityStore", "is_loopback", "mount", "mounted_tool_name", "parse_mcp_json",
         "read_mcp_json", "read_token", "serve", "serve_http",
     },
     "customtools.isolation": {

@@ -323,34 +323,45 @@ class ToolPlan:
         started = time.monotonic()
         waiting = ""
         retry_after = 0.0
-        with anyio.move_on_after(self.queue_timeout) as scope:
+        try:
+            with anyio.move_on_after(self.queue_timeout) as scope:
 
-            def stop(_reason: Any) -> None:
-                scope.cancel()
-
-            if signal is not None:
-                if signal.aborted:
+                def stop(_reason: Any) -> None:
                     scope.cancel()
-                signal.add_listener(stop)
-            try:
-                if self.rate is not None:
-                    calls, per = self.rate
-                    while (wait := await self.backend.rates.take(self.rate_key, calls, per)) > 0:
-                        if time.monotonic() + wait - started > self.queue_timeout:
-                            retry_after = wait
-                            break
-                        waiting = "rate"
-                        await anyio.sleep(wait)
-                if not retry_after:
-                    settings = list(self.limits)
-                    for index in range(len(held), len(self.gates)):
-                        gate, units = self.gates[index]
-                        waiting = settings[index]
-                        await gate.acquire(units)
-                        held.append((gate, units))
-            finally:
+
                 if signal is not None:
-                    signal.remove_listener(stop)
+                    if signal.aborted:
+                        scope.cancel()
+                    signal.add_listener(stop)
+                try:
+                    if self.rate is not None:
+                        calls, per = self.rate
+                        while (
+                            wait := await self.backend.rates.take(self.rate_key, calls, per)
+                        ) > 0:
+                            if time.monotonic() + wait - started > self.queue_timeout:
+                                retry_after = wait
+                                break
+                            waiting = "rate"
+                            await anyio.sleep(wait)
+                    if not retry_after:
+                        settings = list(self.limits)
+                        for index in range(len(held), len(self.gates)):
+                            gate, units = self.gates[index]
+                            waiting = settings[index]
+                            await gate.acquire(units)
+                            held.append((gate, units))
+                finally:
+                    if signal is not None:
+                        signal.remove_listener(stop)
+        except ConnectionError as exc:  # a shared backend (Redis) that cannot answer
+            return error_result(
+                Kind.POLICY_REFUSED,
+                Code.POLICY_UNAVAILABLE,
+                f"tool {self.name!r} was not run: the state its execution policy shares with"
+                f" other servers cannot be reached ({exc}); try again later",
+                policy=record,
+            )
         waited = time.monotonic() - started
         if waiting:
             record["queued"] = round(waited, 6)

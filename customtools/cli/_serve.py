@@ -129,6 +129,29 @@ def add_serve_arguments(parser: Any) -> None:
         metavar="ORIGIN",
         help="HTTP: also accept this Origin header, e.g. https://app.example.com (repeatable)",
     )
+    key = parser.add_mutually_exclusive_group()
+    key.add_argument(
+        "--state-key-file",
+        metavar="FILE",
+        help="HTTP: seal requestState with the key in FILE (mode 600, at least 32 characters),"
+        " the same for every replica behind one endpoint",
+    )
+    key.add_argument(
+        "--state-key-env",
+        metavar="VAR",
+        help="HTTP: seal requestState with the key in $VAR (at least 32 characters)",
+    )
+    parser.add_argument(
+        "--redis",
+        metavar="URL",
+        help="HTTP: share replay protection, list_changed, tool search, the policy and the event"
+        " store with the other replicas through this Redis or Valkey (needs the redis extra)",
+    )
+    parser.add_argument(
+        "--redis-namespace",
+        metavar="NAME",
+        help="HTTP: this deployment's part of every Redis key (default: the --name)",
+    )
     add_policy_argument(parser)
     add_discovery_arguments(parser)
 
@@ -184,6 +207,58 @@ def _security(args: argparse.Namespace, address: tuple[str, int] | None) -> Any:
     return security
 
 
+MIN_STATE_KEY_LENGTH = 32
+"""The fewest characters a ``--state-key-*`` key may have."""
+
+
+def _shared_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``serve`` options of replicas: the seal key and the Redis they share."""
+    flags = [
+        flag
+        for flag, value in (
+            ("--state-key-file", args.state_key_file),
+            ("--state-key-env", args.state_key_env),
+            ("--redis", args.redis),
+            ("--redis-namespace", args.redis_namespace),
+        )
+        if value
+    ]
+    if not flags:
+        return {}
+    if not args.http:
+        raise UsageError(f"{flags[0]} applies to --http only")
+    if args.redis_namespace and not args.redis:
+        raise UsageError("--redis-namespace applies with --redis only")
+    options: dict[str, Any] = {}
+    if args.state_key_file or args.state_key_env:
+        from customtools.mcp._http import read_token
+
+        try:
+            key = read_token(file=args.state_key_file, env=args.state_key_env)
+        except ValueError as exc:
+            raise UsageError(f"--state-key-*: {exc}") from None
+        if len(key) < MIN_STATE_KEY_LENGTH:
+            where = args.state_key_file or f"${args.state_key_env}"
+            raise UsageError(
+                f"--state-key-*: the key in {where} has {len(key)} characters; use at least"
+                f" {MIN_STATE_KEY_LENGTH}, for example"
+                " `python -c 'import secrets; print(secrets.token_urlsafe(32))'`"
+            )
+        options["state_key"] = key.encode()
+    if args.redis:
+        try:
+            from customtools.mcp._redis import RedisState
+        except ImportError as exc:
+            raise UsageError(f"--redis: {exc}") from None
+        try:  # the URL and namespace are checked before anything starts
+            RedisState(args.redis, namespace=args.redis_namespace or args.name)
+        except ValueError as exc:
+            raise UsageError(f"--redis: {exc}") from None
+        options["redis"] = args.redis
+        options["redis_namespace"] = args.redis_namespace
+    return options
+
+
 def command(args: argparse.Namespace) -> int:
     """Run ``serve``; returns the exit status."""
     if args.stateless and not args.http:
@@ -194,6 +269,7 @@ def command(args: argparse.Namespace) -> int:
         raise UsageError("--pin applies to --tool-search only")
     address = parse_address(args.http) if args.http else None
     security = _security(args, address)
+    shared = _shared_options(args)
     cwd = resolve_cwd(args)
     try:
         from customtools.mcp import serve
@@ -240,8 +316,14 @@ def command(args: argparse.Namespace) -> int:
             stateless=args.stateless,
             security=security,
             on_ready=ready,
+            **shared,
         )
-    anyio.run(_serve, args, serve, paths, options)
+    from customtools.mcp._shared import SharedStateError
+
+    try:
+        anyio.run(_serve, args, serve, paths, options)
+    except SharedStateError as exc:
+        raise UsageError(str(exc)) from None
     return EXIT_OK
 
 

@@ -4,12 +4,18 @@
   server, over stdio or streamable HTTP) and :func:`serve` (load as ``discover_and_load`` does,
   then serve; what ``customtools serve`` runs).
 * **Mount** MCP servers as custom tools: :class:`McpServerConfig` and :func:`mount`.
+* **Scale out**: replicas share state through Redis (:class:`RedisState`, the ``redis``
+  extra; ``docs/deploy.md``), the execution policy's too (:class:`RedisPolicyBackend`).
 
 Importing this package imports the MCP SDK (about half a second); nothing else in
-``customtools`` does. The guide is ``docs/mcp.md``.
+``customtools`` does. The Redis client is imported only when :class:`RedisState` or
+:class:`RedisPolicyBackend` is first used. The guide is ``docs/mcp.md``.
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 try:
     import mcp as _sdk  # noqa: F401 - fail early, with one line naming the extra
@@ -46,7 +52,11 @@ from customtools.mcp._server import (
     ServeDiagnostic,
     ToolServer,
 )
+from customtools.mcp._shared import SharedStateError, VisibilityStore
 from customtools.mcp._transports import MAX_STDERR_LINE
+
+if TYPE_CHECKING:
+    from customtools.mcp._redis import RedisPolicyBackend, RedisState
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
@@ -66,8 +76,12 @@ __all__ = [
     "MountChanges",
     "MountDiagnostic",
     "MountedServer",
+    "RedisPolicyBackend",
+    "RedisState",
     "ServeDiagnostic",
+    "SharedStateError",
     "ToolServer",
+    "VisibilityStore",
     "is_loopback",
     "mount",
     "mounted_tool_name",
@@ -88,7 +102,9 @@ for _obj in (
     MountDiagnostic,
     MountedServer,
     ServeDiagnostic,
+    SharedStateError,
     ToolServer,
+    VisibilityStore,
     is_loopback,
     mount,
     mounted_tool_name,
@@ -100,3 +116,17 @@ for _obj in (
 ):
     _obj.__module__ = __name__
 del _obj
+
+
+def __getattr__(name: str) -> Any:
+    # These import the Redis client: only on that path (serve --redis).
+    if name not in ("RedisPolicyBackend", "RedisState"):
+        raise AttributeError(f"module 'customtools.mcp' has no attribute {name!r}")
+    value = getattr(importlib.import_module("customtools.mcp._redis"), name)
+    value.__module__ = __name__
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -6,11 +6,13 @@ In that era a server cannot send requests in the middle of a call. A question is
 again from the top, getting the answers it already has, in order, until it asks a new one or
 finishes (:class:`~customtools.mcp._talkback.CallBridge` replays them).
 
-The answers travel in ``requestState``, sealed with HMAC-SHA256 under a key of this server
-process (:class:`StateSeal`), bound to the tool, a digest of the arguments and an expiry
-(:data:`STATE_TTL`), good for one retry (a nonce), and capped (:data:`MAX_ROUNDS` questions,
-:data:`MAX_STATE_BYTES`): no server memory is held between rounds but the used nonces, and a
-forged, replayed or foreign state is refused with ``-32602``.
+The answers travel in ``requestState``, sealed with HMAC-SHA256 under the server's key
+(:class:`StateSeal`; random per process unless the replicas share one), bound to the tool, a
+digest of the arguments and an expiry (:data:`STATE_TTL`), good for one retry (a nonce), and
+capped (:data:`MAX_ROUNDS` questions, :data:`MAX_STATE_BYTES`): no server memory is held
+between rounds but the used nonces (a :class:`NonceStore`: this process's
+:class:`MemoryNonces`, or one that replicas share), and a forged, replayed or foreign state is
+refused with ``-32602``.
 """
 
 from __future__ import annotations
@@ -27,10 +29,11 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from customtools.mcp._shared import MemoryNonces, NonceStore, SharedStateError
+
 __all__ = [
     "MAX_ROUNDS",
     "MAX_STATE_BYTES",
-    "MAX_USED_STATES",
     "STATE_TTL",
     "StateSeal",
     "arguments_digest",
@@ -48,24 +51,29 @@ MAX_STATE_BYTES = 256 * 1024
 STATE_TTL = 900.0
 """Seconds a ``requestState`` stays valid."""
 
-MAX_USED_STATES = 100_000
-"""How many used ``requestState`` nonces a server remembers (to refuse replays)."""
+
+def _refusal(tool: str, why: str) -> MCPError:
+    return MCPError(
+        code=types.INVALID_PARAMS,
+        message=f"requestState for tool {tool!r} refused: {why}; call the tool again"
+        " without requestState",
+    )
 
 
 class StateSeal:
-    """Seals and opens the ``requestState`` of re-run calls (HMAC-SHA256, one key per server).
+    """Seals and opens the ``requestState`` of re-run calls (HMAC-SHA256, one key per server
+    or per deployment).
 
-    Each state carries a random nonce and opens once: a replayed state (the same answers,
-    an approval among them, sent again) is refused. The nonces seen are kept until their
-    state expires, at most :data:`MAX_USED_STATES` (the oldest are forgotten first); they are
-    per process, so workers sharing a ``state_key`` do not see each other's.
+    Each state carries a random nonce and is good for one retry: :meth:`spend` claims it in
+    ``nonces`` (this process's :class:`MemoryNonces` unless replicas share a store), so a
+    replayed state (the same answers, an approval among them, sent again) is refused.
     """
 
-    __slots__ = ("_key", "_used")
+    __slots__ = ("_key", "_nonces")
 
-    def __init__(self, key: bytes) -> None:
+    def __init__(self, key: bytes, nonces: NonceStore | None = None) -> None:
         self._key = key
-        self._used: dict[str, float] = {}
+        self._nonces: NonceStore = nonces if nonces is not None else MemoryNonces()
 
     def seal(self, payload: Mapping[str, Any]) -> str:
         """``payload`` as a tamper-evident string, with a fresh nonce."""
@@ -75,22 +83,14 @@ class StateSeal:
         return f"{body.decode()}.{base64.urlsafe_b64encode(mac).decode()}"
 
     def open(self, state: str, *, tool: str, digest: str) -> dict[str, Any]:
-        """The payload sealed in ``state`` (its answers under ``"a"``).
+        """The payload sealed in ``state`` (its answers under ``"a"``), checked but not spent.
 
         Raises:
             MCPError: ``-32602`` when the state is forged, expired, too large or for another
                 call (the client must start the call again without it).
         """
-
-        def refuse(why: str) -> MCPError:
-            return MCPError(
-                code=types.INVALID_PARAMS,
-                message=f"requestState for tool {tool!r} refused: {why}; call the tool again"
-                " without requestState",
-            )
-
         if len(state) > MAX_STATE_BYTES * 2:
-            raise refuse("it is too large")
+            raise _refusal(tool, "it is too large")
         body, _, mac = state.partition(".")
         try:
             # The exact text is compared, never a decoding of it: base64 decoders skip what
@@ -99,35 +99,40 @@ class StateSeal:
                 hmac.new(self._key, body.encode(), hashlib.sha256).digest()
             )
             if not hmac.compare_digest(expected, mac.encode()):
-                raise refuse("its integrity check failed")
+                raise _refusal(tool, "its integrity check failed")
             payload = json.loads(base64.urlsafe_b64decode(body.encode()))
         except MCPError:
             raise
         except Exception:
-            raise refuse("it is not a state this server issued") from None
+            raise _refusal(tool, "it is not a state this server issued") from None
         if not isinstance(payload, dict):
-            raise refuse("it is not a state this server issued")
+            raise _refusal(tool, "it is not a state this server issued")
         if payload.get("t") != tool or payload.get("d") != digest:
-            raise refuse("it was issued for another tool or other arguments")
+            raise _refusal(tool, "it was issued for another tool or other arguments")
         if not isinstance(payload.get("e"), (int, float)) or payload["e"] < time.time():
-            raise refuse("it expired")
+            raise _refusal(tool, "it expired")
         if not isinstance(payload.get("a"), list):
-            raise refuse("it holds no answers")
-        nonce = payload.get("n")
-        if not isinstance(nonce, str) or nonce in self._used:
-            raise refuse("it was already used (each requestState is good for one retry)")
-        self._remember(nonce, float(payload["e"]))
+            raise _refusal(tool, "it holds no answers")
+        if not isinstance(payload.get("n"), str):
+            raise _refusal(tool, "it is not a state this server issued")
         return dict(payload)
 
-    def _remember(self, nonce: str, expiry: float) -> None:
-        now = time.time()
-        used = self._used
-        while used:  # insertion order is expiry order: the oldest go first
-            oldest = next(iter(used))
-            if used[oldest] >= now and len(used) < MAX_USED_STATES:
-                break
-            del used[oldest]
-        used[nonce] = expiry
+    async def spend(self, payload: Mapping[str, Any], *, tool: str) -> None:
+        """Claim an opened state's nonce: its one retry.
+
+        Raises:
+            MCPError: ``-32602`` when it was already used, or when the nonce store cannot
+                say (a shared store that is unreachable: the state is refused rather than
+                accepted unchecked).
+        """
+        try:
+            fresh = await self._nonces.claim(payload["n"], float(payload["e"]))
+        except SharedStateError as exc:
+            raise _refusal(
+                tool, f"its one use cannot be checked now ({exc}); the server logged the fault"
+            ) from None
+        if not fresh:
+            raise _refusal(tool, "it was already used (each requestState is good for one retry)")
 
 
 def arguments_digest(arguments: Any) -> str:
@@ -142,17 +147,18 @@ def question_digest(kind: str, body: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def resume(seal: StateSeal, params: Any, *, tool: str, digest: str) -> list[Any]:
+async def resume(seal: StateSeal, params: Any, *, tool: str, digest: str) -> list[Any]:
     """The answers a retried call already has: those sealed in its ``requestState`` plus the
     one its ``inputResponses`` brings for the pending question (unknown keys are ignored).
 
     Raises:
-        MCPError: the state is refused (see :meth:`StateSeal.open`).
+        MCPError: the state is refused (see :meth:`StateSeal.open` and :meth:`StateSeal.spend`).
     """
     state = params.request_state
     if state is None:
         return []
     payload = seal.open(state, tool=tool, digest=digest)
+    await seal.spend(payload, tool=tool)
     answers = list(payload["a"])
     pending = payload.get("p")
     key = payload.get("k")

@@ -10,15 +10,20 @@ with :meth:`~customtools.ToolRegistry.search`, so lazily loaded tools are found 
 imported. ``docs/mcp.md`` has the story for hosts.
 
 Who a client is
-    Its HTTP session (the ``mcp-session-id`` header) when it has one, else its handshake-era
-    connection (stdio, in memory). Stateless HTTP and the 2026-07-28 era have no session
-    across requests: there, found tools are not remembered, the listing stays the search
-    tool and the pinned tools, and the client calls what a search returned by name.
+    Its authenticated principal (an OAuth token's client, issuer and subject) when the server
+    verifies tokens, else its HTTP session (the ``mcp-session-id`` header), else its
+    handshake-era connection (stdio, in memory). What a principal or a session found is kept
+    in a :class:`~customtools.mcp._shared.VisibilityStore`: this process's, or the one replicas
+    share (``serve --redis``), so a principal's found tools are listed by every replica. Without
+    a principal, stateless HTTP and the 2026-07-28 era have no session across requests: there,
+    found tools are not remembered, the listing stays the search tool and the pinned tools,
+    and the client calls what a search returned by name.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import json
 from collections.abc import Container, Hashable, Iterable
 from contextvars import ContextVar
@@ -26,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from customtools._content import TextContent, ToolResult
 from customtools._tool import CustomTool
+from customtools.mcp._shared import MemoryVisibility, VisibilityStore
 
 if TYPE_CHECKING:
     from customtools._registry import ToolRegistry
@@ -36,6 +42,7 @@ __all__ = [
     "ToolVisibility",
     "client_key",
     "connection_of",
+    "principal",
     "search_tool",
 ]
 
@@ -44,7 +51,7 @@ SEARCH_TOOL_NAME: Final = "search_tools"
 
 _DEFAULT_LIMIT = 8
 _MAX_LIMIT = 50
-_MAX_CLIENTS = 10_000  # as many as the SDK keeps stateful HTTP sessions
+_MAX_CONNECTIONS = 10_000  # as many as the SDK keeps stateful HTTP sessions
 
 _PARAMETERS: Final = {
     "type": "object",
@@ -97,14 +104,33 @@ def connection_of(session: Any) -> Any:
     return getattr(session, "_connection", None)
 
 
+def principal() -> str | None:
+    """The authenticated principal of the request being served (``mcp-auth:`` and a digest
+    of the OAuth token's client, issuer and subject, or of the token without a subject);
+    ``None`` without a token verifier (a shared bearer token names no one)."""
+    from mcp.server.auth.middleware.auth_context import get_access_token
+
+    token = get_access_token()
+    if token is None:
+        return None
+    subject = getattr(token, "subject", None)
+    issuer = (getattr(token, "claims", None) or {}).get("iss")
+    who = f"{token.client_id}\0{issuer}\0{subject}" if subject else token.token
+    return "mcp-auth:" + hashlib.sha256(who.encode()).hexdigest()[:32]
+
+
 def client_key(ctx: Any, connections: Container[Any]) -> Hashable | None:
-    """Who sent a request: its HTTP session id, else its connection when it is one of the
-    handshake-era ``connections``; ``None`` when requests share no session."""
+    """Who sent a request: its authenticated principal, else its HTTP session id (both
+    strings), else its connection when it is one of the handshake-era ``connections``;
+    ``None`` when requests share neither."""
+    who = principal()
+    if who is not None:
+        return who
     request = getattr(ctx, "request", None)
     headers = getattr(request, "headers", None)
     session_id = headers.get("mcp-session-id") if headers is not None else None
     if session_id:
-        return f"http:{session_id}"
+        return f"session:{session_id}"
     connection = connection_of(ctx.session)
     return connection if connection is not None and connection in connections else None
 
@@ -112,17 +138,22 @@ def client_key(ctx: Any, connections: Container[Any]) -> Hashable | None:
 class ToolVisibility:
     """Which tools each client sees listed: the pinned ones, and what its searches found.
 
-    All of the per-client state of tool search is here (a mapping of client keys to the
-    names they found, oldest client dropped first past 10,000), so that it can move to a
-    store shared by replicas without touching the server.
+    The found names of a principal or an HTTP session (string keys) are in ``store``; those
+    of a handshake-era connection (stdio, in memory) are in this object, at most 10,000
+    connections (the oldest dropped first).
 
     Args:
         pinned: tool names, or ``fnmatch`` patterns (``git_*``), always listed.
+        store: where found names are kept (default: this process's
+            :class:`~customtools.mcp._shared.MemoryVisibility`; shared by replicas with
+            ``serve --redis``). A shared store that cannot answer raises
+            :class:`~customtools.mcp.SharedStateError`.
     """
 
-    def __init__(self, pinned: Iterable[str] = ()) -> None:
+    def __init__(self, pinned: Iterable[str] = (), store: VisibilityStore | None = None) -> None:
         self.pinned = tuple(pinned)
-        self._found: dict[Hashable, set[str]] = {}
+        self.store: VisibilityStore = store if store is not None else MemoryVisibility()
+        self._connections: dict[Hashable, set[str]] = {}
 
     def is_pinned(self, name: str) -> bool:
         """Whether ``name`` is listed for every client."""
@@ -130,21 +161,26 @@ class ToolVisibility:
             fnmatch.fnmatchcase(name, pattern) for pattern in self.pinned
         )
 
-    def found(self, client: Hashable | None) -> frozenset[str]:
+    async def found(self, client: Hashable | None) -> frozenset[str]:
         """The names ``client``'s searches found (none for a client without a session)."""
-        return frozenset(self._found.get(client, ())) if client is not None else frozenset()
+        if isinstance(client, str):
+            return await self.store.shown(client)
+        return frozenset(self._connections.get(client, ())) if client is not None else frozenset()
 
-    def reveal(self, client: Hashable | None, names: Iterable[str]) -> bool:
+    async def reveal(self, client: Hashable | None, names: Iterable[str]) -> bool:
         """Add ``names`` to what ``client`` sees; whether its listing changed."""
         if client is None:
             return False
-        seen = self._found.get(client)
+        shown = [name for name in names if not self.is_pinned(name)]
+        if isinstance(client, str):
+            return await self.store.show(client, shown)
+        seen = self._connections.get(client)
         if seen is None:
-            seen = self._found[client] = set()
-            if len(self._found) > _MAX_CLIENTS:
-                del self._found[next(iter(self._found))]
+            seen = self._connections[client] = set()
+            if len(self._connections) > _MAX_CONNECTIONS:
+                del self._connections[next(iter(self._connections))]
         before = len(seen)
-        seen.update(name for name in names if not self.is_pinned(name))
+        seen.update(shown)
         return len(seen) != before
 
 

@@ -22,6 +22,7 @@ from customtools.mcp._server import ToolServer
 
 if TYPE_CHECKING:
     from customtools._policy import Policy
+    from customtools.mcp._redis import RedisState
 
 __all__ = ["report_load", "serve", "serve_http"]
 
@@ -161,6 +162,9 @@ async def serve(
     on_ready: Callable[[str], Any] | None = None,
     reload: bool = False,
     on_load: Callable[[LoadResult], Any] | None = None,
+    state_key: bytes | None = None,
+    redis: str | None = None,
+    redis_namespace: str | None = None,
     policy: Policy | None = None,
     tool_search: bool = False,
     pinned: Sequence[str] = (),
@@ -192,8 +196,17 @@ async def serve(
             are read again, and with ``strict`` a reload with errors stops the server.
         on_load: called with each :class:`~customtools.LoadResult` served (the first load
             and every reload).
+        state_key: the key sealing ``requestState`` (shared by replicas, docs/deploy.md).
+        redis: a Redis (or Valkey) URL the replicas of this deployment share (the ``redis``
+            extra; asyncio only): used ``requestState`` nonces, the seal key (unless
+            ``state_key`` is given), ``list_changed``, the tools each client's searches found
+            (``tool_search``) and the handshake-era event store. Connected, and checked,
+            before any tool is loaded.
+        redis_namespace: this deployment's part of every Redis key (default: ``name``).
         policy: the execution policy of every call (see :class:`ToolServer`); each pack's
-            declared ``POLICY`` applies under it.
+            declared ``POLICY`` applies under it; with ``redis``, its caps, rates, trimmed
+            results and cache are shared by the replicas (unless it has a backend of its
+            own).
         tool_search: list the ``search_tools`` tool and the ``pinned`` tools instead of
             every tool; a search lists what it finds for that client (see
             :class:`ToolServer`).
@@ -210,6 +223,82 @@ async def serve(
     if transport == "http":
         # Refuse an unprotected public bind before any tool module is imported.
         (security if security is not None else HttpSecurity()).check_bind(host)
+    async with contextlib.AsyncExitStack() as stack:
+        shared = None
+        if redis is not None:
+            # Connected before any tool module is imported: an unreachable Redis is one
+            # line naming the URL, at once.
+            from customtools.mcp._redis import RedisState
+
+            shared = await stack.enter_async_context(
+                RedisState(redis, namespace=redis_namespace or name, state_key=state_key)
+            )
+            if policy is not None:
+                policy = await _shared_policy(stack, policy, shared)
+        await _serve(
+            paths,
+            cwd=cwd,
+            builtin_tool_names=builtin_tool_names,
+            transport=transport,
+            host=host,
+            port=port,
+            path=path,
+            stateless=stateless,
+            security=security,
+            name=name,
+            timeout=timeout,
+            on_ready=on_ready,
+            reload=reload,
+            on_load=on_load,
+            state_key=state_key,
+            shared=shared,
+            policy=policy,
+            tool_search=tool_search,
+            pinned=pinned,
+            scan_options=scan_options,
+        )
+
+
+async def _shared_policy(
+    stack: contextlib.AsyncExitStack, policy: Policy, shared: RedisState
+) -> Policy:
+    """``policy`` with its caps, rates, stored results and cache in Redis, shared by every
+    replica (unless the host gave it a backend of its own)."""
+    from customtools._policy import MemoryBackend, Policy
+    from customtools.mcp._redis import RedisPolicyBackend
+
+    given: object = policy.backend  # (mypy: MemoryBackend's gates are a narrower type)
+    if not isinstance(given, MemoryBackend):
+        return policy
+    backend = await stack.enter_async_context(
+        RedisPolicyBackend(shared, cache_max_bytes=policy.cache_max_bytes)
+    )
+    return Policy(**{name: getattr(policy, name) for name in policy.given}, backend=backend)
+
+
+async def _serve(
+    paths: Iterable[str],
+    *,
+    cwd: str | None,
+    builtin_tool_names: Sequence[str],
+    transport: Literal["stdio", "http"],
+    host: str,
+    port: int,
+    path: str,
+    stateless: bool,
+    security: HttpSecurity | None,
+    name: str,
+    timeout: float | None,
+    on_ready: Callable[[str], Any] | None,
+    reload: bool,
+    on_load: Callable[[LoadResult], Any] | None,
+    state_key: bytes | None,
+    shared: RedisState | None,
+    policy: Policy | None,
+    tool_search: bool,
+    pinned: Sequence[str],
+    scan_options: dict[str, Any],
+) -> None:
     configured = list(paths)
     reloader = None
     if reload:
@@ -226,6 +315,8 @@ async def serve(
             served,
             name=name,
             timeout=timeout,
+            state_key=state_key,
+            shared=shared,
             policy=policy,
             tool_search=tool_search,
             pinned=pinned,

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import logging
 import re
 import secrets
@@ -37,7 +36,7 @@ import mcp_types as types
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
-from mcp.shared.subscriptions import ToolsListChanged
+from mcp.shared.subscriptions import ServerEvent, ToolsListChanged
 
 from customtools._abort import AbortController
 from customtools._approval import Approver
@@ -60,14 +59,17 @@ from customtools.mcp._search import (
     ToolVisibility,
     client_key,
     connection_of,
+    principal,
     search_tool,
 )
+from customtools.mcp._shared import SharedStateError
 from customtools.mcp._talkback import CallBridge, LogLevels
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
     from customtools._policy import Policy
+    from customtools.mcp._redis import RedisState
 
 __all__ = [
     "DEFAULT_CANCEL_GRACE",
@@ -284,7 +286,12 @@ class ToolServer:
         approver: asked before a tool that requires approval runs; by default the client is
             asked by elicitation (a client without it gets a refusal saying so).
         state_key: the key sealing ``requestState`` of re-run calls (2026-07-28 era); random
-            per server by default, so several workers behind one endpoint need a shared one.
+            per server by default (or the deployment's, with ``shared``), so several
+            replicas behind one endpoint need a shared one.
+        shared: the state replicas share, a connected :class:`RedisState`: used
+            ``requestState`` nonces, ``list_changed`` across replicas, the tools each client's
+            searches found (``tool_search``) and, for handshake-era sessions over HTTP, the
+            SSE event store (docs/deploy.md). By default all of it is this process's.
         policy: the execution policy of every call (:class:`~customtools.policy.Policy`;
             docs/policy.md). Each call's ``ctx.caller`` is its client: the authenticated
             principal (OAuth subject, or a digest of the token), else its connection in the
@@ -309,6 +316,7 @@ class ToolServer:
         context: ToolContext | None = None,
         approver: Approver | None = None,
         state_key: bytes | None = None,
+        shared: RedisState | None = None,
         policy: Policy | None = None,
         tool_search: bool = False,
         pinned: Iterable[str] = (),
@@ -325,22 +333,34 @@ class ToolServer:
         self._policy = policy
         self._callers: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self._context_fields: dict[str, Any] | None = None
-        self._seal = StateSeal(state_key if state_key is not None else secrets.token_bytes(32))
+        if state_key is None and shared is not None:
+            state_key = shared.state_key
+        self._seal = StateSeal(
+            state_key if state_key is not None else secrets.token_bytes(32),
+            shared.nonces if shared is not None else None,
+        )
+        self._shared = shared
         self._levels = LogLevels()
         self._registry = ToolRegistry()
         if policy is not None:  # its trimmed results name read_result: list it to everyone
             pinned = (*pinned, "read_result")
-        self._visibility = ToolVisibility(pinned) if tool_search else None
+        self._visibility = (
+            ToolVisibility(pinned, shared.visibility if shared is not None else None)
+            if tool_search
+            else None
+        )
         self._structured: frozenset[str] = frozenset()
         self._listing: list[types.Tool] = []
         self._tools: tuple[CustomTool, ...] = ()
         self._diagnostics: tuple[ServeDiagnostic, ...] = ()
         # Handshake-era connections, to notify of list changes. The SDK keeps no registry
         # and says nothing when one closes: a failed send drops it, and the oldest go first
-        # past the SDK's own session cap.
+        # past the SDK's own session cap. Changes reach them from the bus (this replica's
+        # and, with shared state, the others'), sent by a task of the lifespan.
         self._sessions: dict[Any, None] = {}
         self._connections: dict[Any, None] = {}  # theirs, for tool search's client keys
-        self._bus = InMemorySubscriptionBus()
+        self._changed: anyio.Event | None = None
+        self._bus: Any = shared.bus if shared is not None else InMemorySubscriptionBus()
         self._live = 0  # sessions (lifespans) running: tools swapped in then hear `start`
         self._install(tools)
         with warnings.catch_warnings():
@@ -418,14 +438,25 @@ class ToolServer:
         await self.notify_tools_changed()
 
     async def notify_tools_changed(self) -> None:
-        """Send ``tools/list_changed`` to every client: handshake-era connections get the
-        notification, modern-era clients get it on their ``subscriptions/listen`` stream."""
-        for session in list(self._sessions):
-            try:
-                await session.send_tool_list_changed()
-            except Exception:
-                self._sessions.pop(session, None)  # a closed connection
+        """Send ``tools/list_changed`` to every client (of every replica, with shared
+        state): handshake-era connections get the notification, modern-era clients get it
+        on their ``subscriptions/listen`` stream."""
         await self._bus.publish(ToolsListChanged())
+
+    def _heard(self, event: ServerEvent) -> None:
+        # A bus listener: synchronous, so the sends happen in the lifespan's task.
+        if isinstance(event, ToolsListChanged) and self._changed is not None:
+            self._changed.set()
+
+    async def _tell_sessions(self) -> None:
+        while self._changed is not None:
+            await self._changed.wait()
+            self._changed = anyio.Event()  # a change heard during the sends wakes it again
+            for session in list(self._sessions):
+                try:
+                    await session.send_tool_list_changed()
+                except Exception:
+                    self._sessions.pop(session, None)  # a closed connection
 
     # -- SDK hooks -------------------------------------------------------------------------
 
@@ -443,11 +474,23 @@ class ToolServer:
     async def _lifespan(self, _server: Any) -> AsyncIterator[dict[str, Any]]:
         # One connection over stdio or in memory; the app's lifetime over HTTP.
         await dispatch_session_event(self._tools, SessionEvent(reason="start"), self._context)
+        telling = self._changed is None  # one teller, however many connections run
+        unsubscribe = None
+        if telling:
+            self._changed = anyio.Event()
+            unsubscribe = self._bus.subscribe(self._heard)
         self._live += 1
         try:
-            yield {}
+            async with anyio.create_task_group() as group:
+                if telling:
+                    group.start_soon(self._tell_sessions)
+                yield {}
+                group.cancel_scope.cancel()
         finally:
             self._live -= 1
+            if unsubscribe is not None:
+                unsubscribe()
+                self._changed = None
             self._sessions.clear()
             self._connections.clear()
             with anyio.CancelScope(shield=True), anyio.move_on_after(self._grace):
@@ -463,7 +506,10 @@ class ToolServer:
         visibility = self._visibility
         if visibility is None:
             return types.ListToolsResult(tools=self._listing)
-        found = visibility.found(client_key(ctx, self._connections))
+        try:
+            found = await visibility.found(client_key(ctx, self._connections))
+        except SharedStateError:  # logged and counted by the store: the pinned tools still
+            found = frozenset()
         listed = [t for t in self._listing if t.name in found or visibility.is_pinned(t.name)]
         return types.ListToolsResult(tools=listed)
 
@@ -473,7 +519,10 @@ class ToolServer:
         ctx = CURRENT_REQUEST.get()
         if ctx is None or self._visibility is None:
             return
-        if not self._visibility.reveal(client_key(ctx, self._connections), names):
+        try:
+            if not await self._visibility.reveal(client_key(ctx, self._connections), names):
+                return
+        except SharedStateError:  # logged by the store; found tools stay callable by name
             return
         try:  # this client's connection only (a client without one has nothing to re-list)
             await ctx.session.send_tool_list_changed()
@@ -536,14 +585,9 @@ class ToolServer:
         the connection (``None`` without a policy: nothing reads it)."""
         if self._policy is None:
             return None
-        from mcp.server.auth.middleware.auth_context import get_access_token
-
-        token = get_access_token()
-        if token is not None:
-            subject = getattr(token, "subject", None)
-            issuer = (getattr(token, "claims", None) or {}).get("iss")
-            who = f"{token.client_id}\0{issuer}\0{subject}" if subject else token.token
-            return "mcp-auth:" + hashlib.sha256(who.encode()).hexdigest()[:32]
+        who = principal()
+        if who is not None:
+            return who
         if bridge.modern or bridge.cut_off:
             return None  # sessionless (or stateless HTTP): nothing tells two requests apart
         connection = bridge.connection
@@ -565,7 +609,7 @@ class ToolServer:
         answers = None
         if getattr(params, "request_state", None) is not None:  # a 2026-07-28 retry
             digest = arguments_digest(arguments)
-            answers = resume(self._seal, params, tool=entry.name, digest=digest)
+            answers = await resume(self._seal, params, tool=entry.name, digest=digest)
         controller = AbortController()
         signal = controller.signal
         inner = anyio.CancelScope(shield=True)
@@ -688,15 +732,22 @@ class ToolServer:
         """
         security = security if security is not None else HttpSecurity()
         security.check_bind(host)
+        # Handshake-era sessions resume their SSE streams from the shared event store.
+        resumable = self._shared is not None and not stateless and not json_response
         app = self.server.streamable_http_app(
             streamable_http_path=path,
             stateless_http=stateless,
             json_response=json_response,
+            event_store=self._shared.events if resumable and self._shared else None,
             host=host,
             transport_security=security.transport_settings(host),
             auth=security.auth,
             token_verifier=security.token_verifier,
         )
+        if resumable:
+            from customtools.mcp._redis import EventScopeMiddleware
+
+            app.add_middleware(EventScopeMiddleware)
         if security.bearer_token is not None:
             app.add_middleware(BearerMiddleware, token=security.bearer_token)
         return app

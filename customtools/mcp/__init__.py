@@ -15,7 +15,7 @@ Importing this package imports the MCP SDK (about half a second); nothing else i
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+import typing as _typing
 
 try:
     import mcp as _sdk  # noqa: F401 - fail early, with one line naming the extra
@@ -55,7 +55,7 @@ from customtools.mcp._server import (
 from customtools.mcp._shared import SharedStateError, VisibilityStore
 from customtools.mcp._transports import MAX_STDERR_LINE
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from customtools.mcp._redis import RedisPolicyBackend, RedisState
 
 __all__ = [
@@ -118,7 +118,7 @@ for _obj in (
 del _obj
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     # These import the Redis client: only on that path (serve --redis).
     if name not in ("RedisPolicyBackend", "RedisState"):
         raise AttributeError(f"module 'customtools.mcp' has no attribute {name!r}")

@@ -79,6 +79,7 @@ async def _stop(processes: list[Any]) -> None:
                 await process.wait()
             if process.returncode is None:
                 process.kill()
+                await process.wait()
             await process.aclose()
 
 

@@ -122,17 +122,7 @@ async def http_servers(
                     urls.append(await _listening(Path(logs, str(index)), process))
             yield urls
         finally:
-            with anyio.CancelScope(shield=True):
-                for process in processes:
-                    if process.returncode is None:
-                        process.terminate()
-                for process in processes:
-                    with anyio.move_on_after(5):
-                        await process.wait()
-                    if process.returncode is None:
-                        process.kill()
-                        await process.wait()
-                    await process.aclose()
+            await stop_processes(processes)
 
 
 async def _listening(log: Path, process: Any) -> str:
@@ -144,3 +134,18 @@ async def _listening(log: Path, process: Any) -> str:
         if process.returncode is not None:
             raise RuntimeError(f"the server exited with {process.returncode}: {log.read_text()}")
         await anyio.sleep(0.05)
+
+
+async def stop_processes(processes: list[Any]) -> None:
+    """Terminate ``processes``, kill any still running after 5 s, and reap them (shielded)."""
+    with anyio.CancelScope(shield=True):
+        for process in processes:
+            if process.returncode is None:
+                process.terminate()
+        for process in processes:
+            with anyio.move_on_after(5):
+                await process.wait()
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+            await process.aclose()

@@ -32,7 +32,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from mcp_helpers import PACK, ROOT, _listening, child_env, serve_argv
+from mcp_helpers import PACK, ROOT, _listening, child_env, serve_argv, stop_processes
 from redis_helpers import RedisServer, namespace, require_redis_binary
 
 pytestmark = [
@@ -71,20 +71,6 @@ class Replica:
         return self.log.read_text(errors="replace")
 
 
-async def _stop(processes: list[Any]) -> None:
-    with anyio.CancelScope(shield=True):
-        for process in processes:
-            if process.returncode is None:
-                process.terminate()
-        for process in processes:
-            with anyio.move_on_after(5):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
-            await process.aclose()
-
-
 @asynccontextmanager
 async def replicas(tmp_path: Path, *argvs: list[str]) -> AsyncIterator[list[Replica]]:
     """One ``customtools serve --http`` per argument list, each on the port the system gives
@@ -109,7 +95,7 @@ async def replicas(tmp_path: Path, *argvs: list[str]) -> AsyncIterator[list[Repl
                 replica.base = replica.url.rsplit("/", 1)[0]
         yield started
     finally:
-        await _stop([replica.process for replica in started])
+        await stop_processes([replica.process for replica in started])
 
 
 @asynccontextmanager
@@ -132,7 +118,7 @@ async def proxy(backends: list[Replica]) -> AsyncIterator[str]:
                 line += chunk
         yield f"http://127.0.0.1:{int(line)}/mcp"
     finally:
-        await _stop([process])
+        await stop_processes([process])
 
 
 def _wait_listening(log: Path, process: subprocess.Popen[bytes], deadline: float) -> str:

@@ -32,6 +32,7 @@ from customtools._loading._mcpjson import (
     parse_mcp_json,
     read_mcp_json,
 )
+from customtools._public import rehome as _rehome
 from customtools.mcp._http import MIN_TOKEN_LENGTH, HttpSecurity, is_loopback, read_token
 from customtools.mcp._mount import (
     LIST_CHANGED_DEBOUNCE,
@@ -92,30 +93,7 @@ __all__ = [
     "serve_http",
 ]
 
-# The public home of each class and function is this namespace (docs and reprs say so).
-for _obj in (
-    HttpSecurity,
-    McpMount,
-    McpServerConfig,
-    MountChange,
-    MountChanges,
-    MountDiagnostic,
-    MountedServer,
-    ServeDiagnostic,
-    SharedStateError,
-    ToolServer,
-    VisibilityStore,
-    is_loopback,
-    mount,
-    mounted_tool_name,
-    parse_mcp_json,
-    read_mcp_json,
-    read_token,
-    serve,
-    serve_http,
-):
-    _obj.__module__ = __name__
-del _obj
+_rehome(globals(), __name__, __all__)  # the public home of each class and function
 
 
 def __getattr__(name: str) -> _typing.Any:
@@ -123,7 +101,7 @@ def __getattr__(name: str) -> _typing.Any:
     if name not in ("RedisPolicyBackend", "RedisState"):
         raise AttributeError(f"module 'customtools.mcp' has no attribute {name!r}")
     value = getattr(importlib.import_module("customtools.mcp._redis"), name)
-    value.__module__ = __name__
+    _rehome({name: value}, __name__, [name])
     globals()[name] = value  # later lookups skip this function
     return value
 

@@ -235,28 +235,81 @@ async def serve(
             )
             if policy is not None:
                 policy = await _shared_policy(stack, policy, shared)
-        await _serve(
-            paths,
-            cwd=cwd,
-            builtin_tool_names=builtin_tool_names,
-            transport=transport,
-            host=host,
-            port=port,
-            path=path,
-            stateless=stateless,
-            security=security,
-            name=name,
-            timeout=timeout,
-            on_ready=on_ready,
-            reload=reload,
-            on_load=on_load,
-            state_key=state_key,
-            shared=shared,
-            policy=policy,
-            tool_search=tool_search,
-            pinned=pinned,
-            scan_options=scan_options,
-        )
+        configured = list(paths)
+        reloader = None
+        if reload:
+            require_watchfiles("serve(reload=True)")
+            reloader = Reloader(configured, cwd, builtin_tool_names, **scan_options)
+
+        async def load() -> ToolServer:
+            if reloader is not None:
+                result = await reloader.load()
+            else:
+                result = await discover_and_load(
+                    configured, cwd, builtin_tool_names, **scan_options
+                )
+            served[:] = result.tools  # load records: they carry their packs' declarations
+            server = ToolServer(
+                served,
+                name=name,
+                timeout=timeout,
+                state_key=state_key,
+                shared=shared,
+                policy=policy,
+                tool_search=tool_search,
+                pinned=pinned,
+            )
+            report_load(result, server)
+            if on_load is not None:
+                on_load(result)
+            return server
+
+        mounted = scan_options.get("mcp_servers")
+        served: list[Any] = []  # the tools of the last load (the mount's follower updates them)
+        # Watching starts before the first load lists the servers: no change falls in between.
+        changes = mounted.changes() if isinstance(mounted, McpMount) and reloader is None else None
+
+        async def run(server: ToolServer, serving: Callable[[], Awaitable[Any]]) -> None:
+            if reloader is None and changes is None:
+                await serving()
+                return
+            import anyio
+
+            async with anyio.create_task_group() as group:
+                if reloader is not None:
+                    group.start_soon(_follow, reloader, server, on_load)
+                elif changes is not None:
+                    group.start_soon(_follow_mount, changes, server, served, builtin_tool_names)
+                await serving()
+                group.cancel_scope.cancel()  # the client left (stdio): stop watching
+
+        try:
+            if transport == "stdio":
+                from mcp.server.stdio import stdio_server
+
+                # Claim the protocol stream first: tool modules imported below may print.
+                async with stdio_server() as (read_stream, write_stream):
+                    server = await load()
+                    await run(server, lambda: server.run_streams(read_stream, write_stream))
+            else:
+                server = await load()
+                await run(
+                    server,
+                    lambda: serve_http(
+                        server,
+                        host=host,
+                        port=port,
+                        path=path,
+                        stateless=stateless,
+                        security=security,
+                        on_ready=on_ready,
+                    ),
+                )
+        finally:
+            if reloader is not None:
+                reloader.close()
+            if changes is not None:
+                await changes.aclose()
 
 
 async def _shared_policy(
@@ -274,104 +327,6 @@ async def _shared_policy(
         RedisPolicyBackend(shared, cache_max_bytes=policy.cache_max_bytes)
     )
     return Policy(**{name: getattr(policy, name) for name in policy.given}, backend=backend)
-
-
-async def _serve(
-    paths: Iterable[str],
-    *,
-    cwd: str | None,
-    builtin_tool_names: Sequence[str],
-    transport: Literal["stdio", "http"],
-    host: str,
-    port: int,
-    path: str,
-    stateless: bool,
-    security: HttpSecurity | None,
-    name: str,
-    timeout: float | None,
-    on_ready: Callable[[str], Any] | None,
-    reload: bool,
-    on_load: Callable[[LoadResult], Any] | None,
-    state_key: bytes | None,
-    shared: RedisState | None,
-    policy: Policy | None,
-    tool_search: bool,
-    pinned: Sequence[str],
-    scan_options: dict[str, Any],
-) -> None:
-    configured = list(paths)
-    reloader = None
-    if reload:
-        require_watchfiles("serve(reload=True)")
-        reloader = Reloader(configured, cwd, builtin_tool_names, **scan_options)
-
-    async def load() -> ToolServer:
-        if reloader is not None:
-            result = await reloader.load()
-        else:
-            result = await discover_and_load(configured, cwd, builtin_tool_names, **scan_options)
-        served[:] = result.tools  # load records: they carry their packs' declarations
-        server = ToolServer(
-            served,
-            name=name,
-            timeout=timeout,
-            state_key=state_key,
-            shared=shared,
-            policy=policy,
-            tool_search=tool_search,
-            pinned=pinned,
-        )
-        report_load(result, server)
-        if on_load is not None:
-            on_load(result)
-        return server
-
-    mounted = scan_options.get("mcp_servers")
-    served: list[Any] = []  # the tools of the last load (the mount's follower updates them)
-    # Watching starts before the first load lists the servers: no change falls in between.
-    changes = mounted.changes() if isinstance(mounted, McpMount) and reloader is None else None
-
-    async def run(server: ToolServer, serving: Callable[[], Awaitable[Any]]) -> None:
-        if reloader is None and changes is None:
-            await serving()
-            return
-        import anyio
-
-        async with anyio.create_task_group() as group:
-            if reloader is not None:
-                group.start_soon(_follow, reloader, server, on_load)
-            elif changes is not None:
-                group.start_soon(_follow_mount, changes, server, served, builtin_tool_names)
-            await serving()
-            group.cancel_scope.cancel()  # the client left (stdio): stop watching
-
-    try:
-        if transport == "stdio":
-            from mcp.server.stdio import stdio_server
-
-            # Claim the protocol stream first: tool modules imported below may print.
-            async with stdio_server() as (read_stream, write_stream):
-                server = await load()
-                await run(server, lambda: server.run_streams(read_stream, write_stream))
-        else:
-            server = await load()
-            await run(
-                server,
-                lambda: serve_http(
-                    server,
-                    host=host,
-                    port=port,
-                    path=path,
-                    stateless=stateless,
-                    security=security,
-                    on_ready=on_ready,
-                ),
-            )
-    finally:
-        if reloader is not None:
-            reloader.close()
-        if changes is not None:
-            await changes.aclose()
 
 
 async def _follow(

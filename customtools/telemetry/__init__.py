@@ -15,10 +15,9 @@ spans, and call durations and outcomes are recorded as metrics. The guide is
 
 from __future__ import annotations
 
+from customtools._public import rehome as _rehome
 from customtools.telemetry._otel import OpenTelemetryObserver, classify, instrument, uninstrument
 
 __all__ = ["OpenTelemetryObserver", "classify", "instrument", "uninstrument"]
 
-for _name in __all__:
-    globals()[_name].__module__ = __name__
-del _name
+_rehome(globals(), __name__, __all__)

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+import anyio
+
+from customtools._abort import AbortController, AbortSignal
 from customtools._adapter import CustomToolAdapter
 from customtools._content import ToolResult
 from customtools._context import ToolContext
@@ -26,7 +29,7 @@ from customtools._loading._records import Diagnostic, LoadError, MetadataFile
 from customtools._registry import ToolRegistry
 from customtools._session import HookFailure, SessionEvent, dispatch_session_event
 from customtools._tool import CustomTool
-from customtools.testing._call import ToolCall, record_call
+from customtools.testing._call import ToolCall
 from customtools.testing._sync import run_sync
 
 __all__ = ["ToolPack", "format_load_errors", "load_pack", "load_pack_sync", "resolve_pack_path"]
@@ -189,17 +192,69 @@ class ToolPack:
             KeyError: there is no tool called ``name``.
             ValueError: an abort option is out of range.
         """
-        return await record_call(
-            self.adapter(name),
-            params,
-            signal=signal,
-            timeout=timeout,
-            ctx=ctx,
+        adapter = self.adapter(name)
+        if abort_after_updates is not None and (
+            isinstance(abort_after_updates, bool)
+            or not isinstance(abort_after_updates, int)
+            or abort_after_updates < 1
+        ):
+            raise ValueError(
+                f"abort_after_updates must be an integer >= 1, got {abort_after_updates!r}"
+            )
+        if abort_after is not None and not abort_after >= 0:
+            raise ValueError(f"abort_after must be a number of seconds >= 0, got {abort_after!r}")
+        # A mapping is copied so the record keeps what the test passed; anything else (a list, a
+        # JSON string) goes to the adapter as given, to test how invalid arguments are reported.
+        arguments: Any = (
+            {} if params is None else dict(params) if isinstance(params, Mapping) else params
+        )
+        updates: list[ToolResult] = []
+        scripted: AbortController | None = None
+        aborted_by: list[str] = []
+        if abort_after_updates is not None or abort_after is not None:
+            scripted = AbortController()
+            both = [signal, scripted.signal]
+            signal = scripted.signal if signal is None else AbortSignal.any(both)
+
+        def abort(why: str) -> None:
+            if scripted is not None and not scripted.signal.aborted:
+                aborted_by.append(why)
+                scripted.abort(f"aborted by test {why}" if abort_reason is None else abort_reason)
+
+        def record(partial: ToolResult) -> None:
+            updates.append(partial)
+            # Abort before the test's own callback runs: if that raises, the adapter logs it
+            # and goes on, and the scripted abort must still happen.
+            if abort_after_updates is not None and len(updates) >= abort_after_updates:
+                abort(f"after {abort_after_updates} update(s)")
+            if on_update is not None:
+                on_update(partial)
+
+        async def run() -> ToolResult:
+            return await adapter.execute(
+                tool_call_id, arguments, signal=signal, on_update=record, ctx=ctx, timeout=timeout
+            )
+
+        if abort_after is None:
+            result = await run()
+        else:
+            delay = abort_after
+
+            async def abort_later() -> None:
+                await anyio.sleep(delay)
+                abort(f"after {delay:g} s")
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(abort_later)
+                result = await run()
+                group.cancel_scope.cancel()
+        return ToolCall(
+            tool_name=adapter.name,
             tool_call_id=tool_call_id,
-            on_update=on_update,
-            abort_after_updates=abort_after_updates,
-            abort_after=abort_after,
-            abort_reason=abort_reason,
+            params=arguments,
+            result=result,
+            updates=tuple(updates),
+            aborted_by=aborted_by[0] if aborted_by else None,
         )
 
     def call_sync(

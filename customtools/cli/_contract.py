@@ -57,6 +57,7 @@ from customtools.cli._validate_report import (
     github,
     junit,
     sarif,
+    text_lines,
 )
 
 __all__ = ["add_parser"]
@@ -177,17 +178,9 @@ def _contract(
         tools: dict[str, Any] = {}
         for report in pack.reports:
             module = f"{_posix(label).rstrip('/')}/{_module(pack, report.candidate)}"
-            for error in report.errors:
+            if report.errors:
                 failed.add(module)
-                findings.new(
-                    error["code"],
-                    error["error"],
-                    file=error.get("file") or module_file(report),
-                    line=error.get("line"),
-                    pack=pack,
-                    tool=error.get("toolName"),
-                    unknown="error",
-                )
+            findings.load_errors(report, pack, detail=False)
             try:
                 declared = read_declarations(report.candidate)
             except PermissionsError:
@@ -462,9 +455,6 @@ def _summary_line(summary: dict[str, Any]) -> str:
     )
 
 
-_ORDER = {"error": 0, "warning": 1, "notice": 2}
-
-
 def _render(
     fmt: str,
     findings: list[ReportedFinding],
@@ -475,8 +465,6 @@ def _render(
     strict: bool,
     failed: bool,
 ) -> None:
-    from customtools._format import escape_control
-
     summary = _summary(findings, baseline, current, named, strict=strict, failed=failed)
     if fmt == "json":
         print_json(
@@ -499,18 +487,7 @@ def _render(
             cases.setdefault(item.finding.tool_name or "contract", []).append(item)
         sys.stdout.write(junit({"customtools contract": cases or {"contract": []}}))
     else:
-        lines = []
-        for item in sorted(findings, key=lambda item: _ORDER[item.severity]):
-            found = item.finding
-            where = (
-                f"{found.path}:{found.line}: "
-                if found.line
-                else (f"{found.path}: " if found.path else "")
-            )
-            kind = item.kind or found.severity
-            if item.accepted:
-                kind += " (accepted)"
-            lines.append(escape_control(f"{where}{kind} [{found.code}] {found.message}"))
+        lines = text_lines(findings)
         lines.append(_summary_line(summary))
         sys.stdout.write("\n".join(lines) + "\n")
     sys.stdout.flush()

@@ -320,6 +320,20 @@ class Findings:
             pack,
         )
 
+    def load_errors(self, report: ModuleReport, pack: Pack, *, detail: bool = True) -> None:
+        """Record the load errors of one module (``detail``: with their tracebacks)."""
+        for error in report.errors:
+            self.new(
+                error["code"],
+                error["error"],
+                file=error.get("file") or module_file(report),
+                line=error.get("line"),
+                pack=pack,
+                tool=error.get("toolName"),
+                detail=error.get("traceback") if detail else None,
+                unknown="error",
+            )
+
     def scan(self, pack: Pack) -> None:
         for error in pack.errors:
             self.new(error.code, error.error, file=error.path, pack=pack, unknown="error")
@@ -337,17 +351,7 @@ def module_file(report: ModuleReport) -> str:
 
 def _check_module(report: ModuleReport, pack: Pack, findings: Findings, slow_import: float) -> None:
     file = module_file(report)
-    for error in report.errors:
-        findings.new(
-            error["code"],
-            error["error"],
-            file=error.get("file") or file,
-            line=error.get("line"),
-            pack=pack,
-            tool=error.get("toolName"),
-            detail=error.get("traceback"),
-            unknown="error",
-        )
+    findings.load_errors(report, pack)
     for item in report.diagnostics:
         if item["code"] != LoadCode.SIMILAR_NAME:  # _check_names reports these across every pack
             findings.new(item["code"], item["message"], file=item.get("path"), pack=pack)

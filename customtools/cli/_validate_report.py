@@ -32,6 +32,7 @@ __all__ = [
     "junit",
     "render",
     "sarif",
+    "text_lines",
     "to_json",
 ]
 
@@ -189,6 +190,17 @@ def _location(item: Finding) -> str:
     return f"{item.path}:{item.line}: " if item.line is not None else f"{item.path}: "
 
 
+def text_lines(findings: Sequence[ReportedFinding]) -> list[str]:
+    """Each finding as a line of text, errors first: where, its kind (the contract gate's
+    class, else its severity), its code and its message."""
+    lines = []
+    for reported in sorted(findings, key=lambda item: _SEVERITY_ORDER[item.severity]):
+        item = reported.finding
+        kind = (reported.kind or item.severity) + (" (accepted)" if reported.accepted else "")
+        lines.append(escape_control(f"{_location(item)}{kind} [{item.code}] {item.message}"))
+    return lines
+
+
 def _text(
     packs: Sequence[Pack], findings: Sequence[ReportedFinding], summary: dict[str, Any]
 ) -> str:
@@ -208,13 +220,9 @@ def _text(
             lines.append(escape_control(line))
         if not pack.reports:
             lines.append("  (no tool modules)")
-    ordered = sorted(findings, key=lambda item: _SEVERITY_ORDER[item.severity])
-    if ordered and lines:
+    if findings and lines:
         lines.append("")
-    for reported in ordered:
-        item = reported.finding
-        line = f"{_location(item)}{item.severity} [{item.code}] {item.message}"
-        lines.append(escape_control(line))
+    lines += text_lines(findings)
     if lines:
         lines.append("")
     lines.append(_summary_line(summary))

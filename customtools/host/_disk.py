@@ -109,7 +109,7 @@ class _Scan:
     root: Path
     children: list[ChildCustomization] = field(default_factory=list)
     notes: Notes = field(default_factory=list)
-    commands: list[tuple[SkillCustomization, Path]] = field(default_factory=list)
+    commands: list[tuple[ChildCustomization, Path]] = field(default_factory=list)
 
     def shown(self, path: Path) -> str:
         """``path`` relative to the root, for a note."""
@@ -186,29 +186,15 @@ def _markdown(scan: _Scan, path: Path, build: MarkdownBuilder) -> ChildCustomiza
 
 def _markdown_files(
     scan: _Scan, target: Path, build: MarkdownBuilder, suffixes: tuple[str, ...] = (".md",)
-) -> None:
-    """A Markdown file, or every ``*.md`` file of a folder (one level)."""
-    if target.is_dir():
-        for path in _entries(scan, target):
-            if path.name.endswith(suffixes) and not path.is_dir():
-                _markdown(scan, path, build)
-    else:
-        _markdown(scan, target, build)
-
-
-def _commands(scan: _Scan, target: Path) -> None:
-    if target.is_dir():
-        for path in _entries(scan, target):
-            if path.name.endswith(".md") and not path.is_dir():
-                _command(scan, path)
-    else:
-        _command(scan, target)
-
-
-def _command(scan: _Scan, path: Path) -> None:
-    child = _markdown(scan, path, command)
-    if isinstance(child, SkillCustomization):
-        scan.commands.append((child, path))
+) -> list[tuple[ChildCustomization, Path]]:
+    """A Markdown file, or every ``*.md`` file of a folder (one level); the children made."""
+    made, folder = [], target.is_dir()
+    for path in _entries(scan, target) if folder else [target]:
+        if not folder or (path.name.endswith(suffixes) and not path.is_dir()):
+            child = _markdown(scan, path, build)
+            if child is not None:
+                made.append((child, path))
+    return made
 
 
 def _skills(scan: _Scan, target: Path) -> None:
@@ -410,7 +396,7 @@ def _shadowed_commands(scan: _Scan) -> None:
         c.name for c in scan.children if isinstance(c, SkillCustomization) and id(c) not in commands
     }
     for child, path in scan.commands:
-        if child.name in skills:
+        if isinstance(child, SkillCustomization) and child.name in skills:
             scan.children = [c for c in scan.children if c is not child]
             scan.note(
                 path,
@@ -426,7 +412,7 @@ def _plugin_children(scan: _Scan, manifest: _Manifest | None) -> None:
     for target in _component_paths(scan, manifest, "skills", "skills"):
         _skills(scan, target)
     for target in _component_paths(scan, manifest, "commands", "commands"):
-        _commands(scan, target)
+        scan.commands += _markdown_files(scan, target, command)
     for folder, build, suffixes in (
         ("prompts", prompt, (".md",)),
         ("rules", rule, (".mdc", ".md")),

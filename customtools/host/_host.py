@@ -16,9 +16,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
 from typing import Any, Literal
 
 import anyio.to_thread
@@ -120,6 +120,14 @@ class _InputWait:
             self.response = "cancel"  # cancel, or a response the protocol does not define
         self.answers = dict(answers)
         self.event.set()
+
+
+def _owner(call: Mapping[str, Any]) -> Any:
+    """The client a tool call belongs to (its ``contributor``), ``None`` for the host's."""
+    contributor = call.get("contributor")
+    if isinstance(contributor, Mapping) and contributor.get("kind") == "client":
+        return contributor.get("clientId")
+    return None
 
 
 def _pending_requests(state: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
@@ -236,12 +244,7 @@ class HostSession:
                 f"{call_id!r}: no such call in the active turn of {chat!r}",
             )
             return
-        contributor = call.get("contributor")
-        owner = (
-            contributor.get("clientId")
-            if isinstance(contributor, Mapping) and (contributor.get("kind") == "client")
-            else None
-        )
+        owner = _owner(call)
         if owner != client_id:
             whose = f"it belongs to client {owner!r}" if owner else "it is not a client tool call"
             self._reject(
@@ -410,13 +413,11 @@ class HostSession:
         handler. ``ctx.caller`` (whom an execution policy caches for) is ``client_id``, the
         client the call is made for, or else ``chat``.
         """
-        from dataclasses import replace as replace_fields
-
         given = options.pop("context", None)
         handler = self.input_handler(chat)
         caller = client_id if client_id is not None else f"chat:{chat}"
         context = (
-            replace_fields(given, input_handler=handler, caller=given.caller or caller)
+            dataclasses.replace(given, input_handler=handler, caller=given.caller or caller)
             if isinstance(given, ToolContext)
             else ToolContext(input_handler=handler, tool_name=tool.name, caller=caller)
         )
@@ -464,13 +465,7 @@ class HostSession:
             turn = state.get("activeTurn")
             turn_id = turn.get("id") if isinstance(turn, Mapping) else None
             for call in tool_calls(state):
-                contributor = call.get("contributor")
-                if (
-                    isinstance(contributor, Mapping)
-                    and contributor.get("kind") == "client"
-                    and contributor.get("clientId") == client_id
-                    and call.get("status") in PENDING_STATUSES
-                ):
+                if _owner(call) == client_id and call.get("status") in PENDING_STATUSES:
                     out.append((chat, str(turn_id), call))
         return out
 
@@ -560,23 +555,11 @@ class HostSession:
         if revision != self.revision(client_id) or client_id not in self.tools:
             return False
         for plugin in plugins:
-            container = PluginCustomization(
-                **{
-                    f: getattr(plugin, f)
-                    for f in (
-                        "id",
-                        "uri",
-                        "name",
-                        "icons",
-                        "range",
-                        "meta",
-                        "enabled",
-                        "load",
-                        "children",
-                    )
-                },
-                client_id=client_id,
-            )
+            # The plugin as parsed, minus what the client cannot set: unknown keys, the owner.
+            fields = {f.name: getattr(plugin, f.name) for f in dataclasses.fields(plugin)}
+            for name in ("extra", "client_id", "nonce"):
+                fields.pop(name, None)
+            container = PluginCustomization(**fields, client_id=client_id)
             self.dispatch(
                 {"type": "session/customizationUpdated", "customization": container.to_dict()}
             )
@@ -613,7 +596,7 @@ class HostSession:
                 result = await parse(plugin)
             else:
                 result = await anyio.to_thread.run_sync(parse, plugin)
-            parsed.append(replace(result, id=plugin.id))
+            parsed.append(dataclasses.replace(result, id=plugin.id))
             if plugin.nonce is not None:
                 nonces[key] = plugin.nonce
         if not self.publish_client_plugins(client_id, parsed, revision=revision):

@@ -70,10 +70,6 @@ def _entries(state: State, key: str) -> list[Any] | None:
     return list(value) if isinstance(value, list) else None
 
 
-def _id_of(entry: Any) -> Any:
-    return entry.get("id") if isinstance(entry, Mapping) else None
-
-
 def _with(state: State, **changes: Any) -> dict[str, Any]:
     return {**state, **changes}
 
@@ -94,6 +90,17 @@ def _upsert(state: State, field: str, key: str, item: Mapping[str, Any]) -> Stat
     return _with(state, **{field: entries})
 
 
+def _patch(state: State, field: str, key: str, value: str, change: Any) -> State:
+    """Replace the entry of ``state[field]`` whose ``key`` is ``value`` with ``change(entry)``;
+    ``state`` itself when there is none."""
+    entries = _entries(state, field) or []
+    for index, existing in enumerate(entries):
+        if _key_of(existing, key) == value:
+            entries[index] = change(existing)
+            return _with(state, **{field: entries})
+    return state
+
+
 def _remove_top(state: State, field: str, key: str, value: str) -> State | None:
     """Remove the entry of ``state[field]`` whose ``key`` is ``value``; ``None`` when absent."""
     entries = _entries(state, field)
@@ -110,14 +117,7 @@ def _toggled(state: State, action: Mapping[str, Any]) -> State:
     target, enabled = action.get("id"), action.get("enabled")
     if not isinstance(target, str) or not isinstance(enabled, bool):
         return _ignore(state, action, "needs string 'id' and boolean 'enabled'")
-    entries = _entries(state, "customizations")
-    if entries is None:
-        return state
-    for index, entry in enumerate(entries):
-        if _id_of(entry) == target:
-            entries[index] = {**entry, "enabled": enabled}
-            return _with(state, customizations=entries)
-    return state
+    return _patch(state, "customizations", "id", target, lambda e: {**e, "enabled": enabled})
 
 
 def _updated(state: State, action: Mapping[str, Any]) -> State:
@@ -145,7 +145,7 @@ def _removed(state: State, action: Mapping[str, Any]) -> State:
         if not isinstance(children, list):
             continue
         for pos, child in enumerate(children):
-            if _id_of(child) == target:
+            if _key_of(child, "id") == target:
                 entries[index] = {**entry, "children": children[:pos] + children[pos + 1 :]}
                 changed = True
                 break
@@ -171,12 +171,7 @@ def _legacy_client_tools(state: State, action: Mapping[str, Any]) -> State:
     client_id, tools = action.get("clientId"), action.get("tools")
     if not isinstance(client_id, str) or not isinstance(tools, list):
         return _ignore(state, action, "legacy action needs 'clientId' and a 'tools' array")
-    clients = _entries(state, "activeClients") or []
-    for index, existing in enumerate(clients):
-        if isinstance(existing, Mapping) and existing.get("clientId") == client_id:
-            clients[index] = {**existing, "tools": tools}
-            return _with(state, activeClients=clients)
-    return state
+    return _patch(state, "activeClients", "clientId", client_id, lambda c: {**c, "tools": tools})
 
 
 def _mcp_state(state: State, action: Mapping[str, Any]) -> State:
@@ -195,7 +190,7 @@ def _mcp_state(state: State, action: Mapping[str, Any]) -> State:
     if entries is None:
         return state
     for index, entry in enumerate(entries):
-        if _id_of(entry) == target:
+        if _key_of(entry, "id") == target:
             if entry.get("type") != "mcpServer":
                 return state
             entries[index] = patch(entry)
@@ -205,7 +200,7 @@ def _mcp_state(state: State, action: Mapping[str, Any]) -> State:
         if not isinstance(children, list):
             continue
         for pos, child in enumerate(children):
-            if _id_of(child) == target:
+            if _key_of(child, "id") == target:
                 if child.get("type") != "mcpServer":
                     return state
                 new_children = list(children)

@@ -314,7 +314,13 @@ class MountedServer:
         self._failures += 1
         delay = min(self._backoff * 2 ** (self._failures - 1), self._max_backoff)
         self._retry_at = anyio.current_time() + delay
-        self._mount._report(MountDiagnostic(server=self.config.name, code=code, message=message))
+        self._report(code, message)
+
+    def _report(self, code: str, message: str, tool: str | None = None) -> None:
+        diagnostic = MountDiagnostic(
+            server=self.config.name, code=code, message=message, tool_name=tool
+        )
+        self._mount._report(diagnostic)
 
     async def connect(self) -> Client:
         """The open connection, starting the server if needed.
@@ -363,9 +369,7 @@ class MountedServer:
 
     def _lost(self, client: Client, exc: BaseException) -> str:
         if self._client is client:
-            self._client = None
-            if self._stop is not None:
-                self._stop.set()
+            self._drop(client)
             message = (
                 f"MCP server {self.config.name!r} closed the connection"
                 f" ({describe_exception(_innermost(exc))}); it is started again on the next call"
@@ -411,7 +415,7 @@ class MountedServer:
             if exc.error.code == types.CONNECTION_CLOSED:
                 raise _UnavailableError(self._lost(client, exc)) from None
             message = f"MCP server {name!r} could not list its tools: {exc.error.message}{kept}"
-            self._mount._report(MountDiagnostic(server=name, code="list-failed", message=message))
+            self._report("list-failed", message)
             raise _UnavailableError(message) from None
         except _UnavailableError:
             raise
@@ -436,13 +440,10 @@ class MountedServer:
                     continue
                 seen.add(remote.name)
                 if len(tools) == cap:
-                    self._mount._report(
-                        MountDiagnostic(
-                            server=name,
-                            code="too-many-tools",
-                            message=f"MCP server {name!r} lists more than {cap} tools; the"
-                            f" first {cap} are mounted (raise max_tools to take more)",
-                        )
+                    self._report(
+                        "too-many-tools",
+                        f"MCP server {name!r} lists more than {cap} tools; the first {cap} are"
+                        " mounted (raise max_tools to take more)",
                     )
                     return tools
                 tools.append(remote)
@@ -451,13 +452,10 @@ class MountedServer:
             if cursor in cursors:
                 break  # a server that hands out the same cursor again would loop forever
             cursors.add(cursor)
-        self._mount._report(
-            MountDiagnostic(
-                server=name,
-                code="list-failed",
-                message=f"MCP server {name!r} did not finish listing its tools within"
-                f" {MAX_PAGES} pages (or repeated a cursor); the tools listed so far are mounted",
-            )
+        self._report(
+            "list-failed",
+            f"MCP server {name!r} did not finish listing its tools within {MAX_PAGES} pages (or"
+            " repeated a cursor); the tools listed so far are mounted",
         )
         return tools
 
@@ -474,23 +472,14 @@ class MountedServer:
                     f"MCP server {self.config.name!r} could not list its tools: its listing"
                     f" breaks the protocol ({describe_exception(exc)[:300]})"
                 )
-                self._mount._report(
-                    MountDiagnostic(server=self.config.name, code="list-failed", message=message)
-                )
+                self._report("list-failed", message)
                 raise _UnavailableError(message) from None
         return list(page.tools), page.next_cursor
 
     def _invalid(self, remote: Any, problem: str) -> None:
-        name = self.config.name
         label = remote.name if isinstance(remote.name, str) else "?"
-        self._mount._report(
-            MountDiagnostic(
-                server=name,
-                code="invalid-tool",
-                tool_name=label,
-                message=f"MCP server {name!r}: tool {label!r} is not mounted: {problem}",
-            )
-        )
+        message = f"MCP server {self.config.name!r}: tool {label!r} is not mounted: {problem}"
+        self._report("invalid-tool", message, label)
 
     async def call(
         self, remote: str, arguments: Mapping[str, Any], on_update: Any, ctx: Any = None
@@ -800,15 +789,7 @@ class McpMount:
             try:
                 tools.append(_mounted_tool(server, remote))
             except CustomToolsError as exc:
-                self._report(
-                    MountDiagnostic(
-                        server=server.config.name,
-                        code="invalid-tool",
-                        tool_name=remote.name,
-                        message=f"MCP server {server.config.name!r}: tool {remote.name!r}"
-                        f" is not mounted: {describe_exception(exc)}",
-                    )
-                )
+                server._invalid(remote, describe_exception(exc))
         return tools
 
 

@@ -13,42 +13,15 @@ stores behind caps, rates, trimmed results and the cache are the interfaces
 from __future__ import annotations
 
 from customtools._errors import TransientToolError
-from customtools._policy import (
-    POLICY_META_KEY,
-    Gate,
-    MemoryBackend,
-    MemoryCache,
-    MemoryGate,
-    MemoryRates,
-    MemorySlots,
-    MemoryStore,
-    Policy,
-    PolicyBackend,
-    PolicyError,
-    Rates,
-    ResultCache,
-    ResultStore,
-    Slots,
-    read_result_tool,
-)
+from customtools._policy import POLICY_META_KEY, Policy, PolicyError, _backends, read_result_tool
+from customtools._policy._backends import *  # noqa: F403 - the stores' interfaces and memory kind
 from customtools._public import rehome as _rehome
 
 __all__ = [
+    *_backends.__all__,
     "POLICY_META_KEY",
-    "Gate",
-    "MemoryBackend",
-    "MemoryCache",
-    "MemoryGate",
-    "MemoryRates",
-    "MemorySlots",
-    "MemoryStore",
     "Policy",
-    "PolicyBackend",
     "PolicyError",
-    "Rates",
-    "ResultCache",
-    "ResultStore",
-    "Slots",
     "TransientToolError",
     "read_result_tool",
 ]

@@ -8,33 +8,10 @@ See ``docs/validation.md``.
 
 from __future__ import annotations
 
+from customtools import _validation
 from customtools._public import rehome as _rehome
-from customtools._validation import (
-    Coercion,
-    CompiledValidator,
-    ReferenceEngine,
-    RustEngine,
-    SchemaValidator,
-    ValidationLimits,
-    ValidatorEngine,
-    Violation,
-    check_schema,
-    compile_validator,
-    parse_arguments,
-)
+from customtools._validation import *  # noqa: F403 - its __all__ is this namespace's
 
-__all__ = [
-    "Coercion",
-    "CompiledValidator",
-    "ReferenceEngine",
-    "RustEngine",
-    "SchemaValidator",
-    "ValidationLimits",
-    "ValidatorEngine",
-    "Violation",
-    "check_schema",
-    "compile_validator",
-    "parse_arguments",
-]
+__all__ = _validation.__all__
 
 _rehome(globals(), __name__, __all__)

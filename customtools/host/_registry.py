@@ -181,13 +181,6 @@ class SessionToolRegistry:
                 owner = self.client_tools.owner_of(route.tool_name, preferred_client)
                 if owner is not None and owner != route.client_id:
                     own = next(t for t in self.client_tools.get(owner) if t.name == route.tool_name)
-                    return ToolRoute(
-                        name=route.name,
-                        tool_name=route.tool_name,
-                        origin="client",
-                        client_id=owner,
-                        definition=route.definition,
-                        tool=own,
-                    )
+                    return replace(route, client_id=owner, tool=own)
             return route
         return None

@@ -17,12 +17,9 @@ from customtools.host._codec import Field, decode_fields, encode_fields, put_ext
 from customtools.host._errors import CustomizationError
 from customtools.host._meta import meta_from, put_meta
 from customtools.host._model import ClientPluginCustomization, client_plugin_from_dict
+from customtools.host._parts import empty_extra
 
 __all__ = ["SessionActiveClient", "ToolDefinition"]
-
-
-def _empty() -> dict[str, Any]:
-    return {}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,7 +45,7 @@ class ToolDefinition:
     output_schema: Mapping[str, Any] | None = None
     annotations: Mapping[str, Any] | None = None
     meta: Mapping[str, Any] | None = None
-    extra: Mapping[str, Any] = field(default_factory=_empty)
+    extra: Mapping[str, Any] = field(default_factory=empty_extra)
     _FIELDS: ClassVar[tuple[Field, ...]] = (
         Field("name", "name", required=True),
         Field("title", "title"),
@@ -96,7 +93,7 @@ class SessionActiveClient:
     tools: tuple[ToolDefinition, ...] = ()
     display_name: str | None = None
     customizations: tuple[ClientPluginCustomization, ...] | None = None
-    extra: Mapping[str, Any] = field(default_factory=_empty)
+    extra: Mapping[str, Any] = field(default_factory=empty_extra)
     _FIELDS: ClassVar[tuple[Field, ...]] = (
         Field("client_id", "clientId", required=True),
         Field("display_name", "displayName"),

@@ -101,29 +101,21 @@ class ActionDefinition:
                 f" without whitespace, got {action_id!r}",
                 plugin=plugin,
             )
-        where = f"{where}, action {action_id!r}"
+        site = _Site(f"{where}, action {action_id!r}", plugin, action_id)
         label = data.get("label", action_id)
         description = data.get("description")
         for name, value in (("label", label), ("description", description)):
             if value is not None and not isinstance(value, str):
-                raise ActionDefinitionError(
-                    f"{where}: '{name}' must be a string, got {type(value).__name__}",
-                    plugin=plugin,
-                    action_id=action_id,
-                )
+                raise site.error(f"'{name}' must be a string, got {type(value).__name__}")
         meta = data.get("_meta")
         if meta is not None and not isinstance(meta, Mapping):
-            raise ActionDefinitionError(
-                f"{where}: '_meta' must be a mapping, got {type(meta).__name__}",
-                plugin=plugin,
-                action_id=action_id,
-            )
+            raise site.error(f"'_meta' must be a mapping, got {type(meta).__name__}")
         return cls(
             id=action_id,
             label=label,
             description=description,
-            inputs=_parse_inputs(data.get("inputs"), where, plugin, action_id),
-            trigger=_parse_trigger(data.get("trigger"), where, plugin, action_id),
+            inputs=_parse_inputs(data.get("inputs"), site),
+            trigger=_parse_trigger(data.get("trigger"), site),
             extra={k: v for k, v in data.items() if k not in _KNOWN},
             meta=dict(meta) if meta is not None else None,
         )
@@ -144,7 +136,20 @@ class ActionDefinition:
         return out
 
 
-def _parse_trigger(raw: Any, where: str, plugin: str | None, action_id: str) -> tuple[str, ...]:
+@dataclass(frozen=True, slots=True)
+class _Site:
+    """The definition being read (``plugin 'p', action 'a'``), for its errors."""
+
+    where: str
+    plugin: str | None
+    action_id: str
+
+    def error(self, problem: str) -> ActionDefinitionError:
+        where, plugin, action_id = self.where, self.plugin, self.action_id
+        return ActionDefinitionError(f"{where}: {problem}", plugin=plugin, action_id=action_id)
+
+
+def _parse_trigger(raw: Any, site: _Site) -> tuple[str, ...]:
     if raw is None:
         return ()
     items: Sequence[Any]
@@ -153,58 +158,36 @@ def _parse_trigger(raw: Any, where: str, plugin: str | None, action_id: str) -> 
     elif isinstance(raw, (list, tuple)):
         items = raw
     else:
-        raise ActionDefinitionError(
-            f"{where}: 'trigger' must be a lifecycle name or a list of them,"
-            f" got {type(raw).__name__}; omit it for a manual action",
-            plugin=plugin,
-            action_id=action_id,
+        raise site.error(
+            f"'trigger' must be a lifecycle name or a list of them, got {type(raw).__name__};"
+            " omit it for a manual action"
         )
     out: list[str] = []
     for index, item in enumerate(items):
         if not isinstance(item, str) or not item.strip():
-            raise ActionDefinitionError(
-                f"{where}: 'trigger[{index}]' must be a non-empty lifecycle name, got {item!r}",
-                plugin=plugin,
-                action_id=action_id,
-            )
+            raise site.error(f"'trigger[{index}]' must be a non-empty lifecycle name, got {item!r}")
         if item not in out:
             out.append(item)
     return tuple(out)
 
 
-def _parse_inputs(
-    raw: Any, where: str, plugin: str | None, action_id: str
-) -> dict[str, Mapping[str, Any]]:
+def _parse_inputs(raw: Any, site: _Site) -> dict[str, Mapping[str, Any]]:
     if raw is None:
         return {}
     if not isinstance(raw, Mapping):
-        raise ActionDefinitionError(
-            f"{where}: 'inputs' must be a mapping of input name to spec, got {type(raw).__name__}",
-            plugin=plugin,
-            action_id=action_id,
+        raise site.error(
+            f"'inputs' must be a mapping of input name to spec, got {type(raw).__name__}"
         )
     out: dict[str, Mapping[str, Any]] = {}
     for name, spec in raw.items():
         if not isinstance(name, str) or not isinstance(spec, Mapping):
-            raise ActionDefinitionError(
-                f"{where}: input {name!r} must map a string name to a spec mapping",
-                plugin=plugin,
-                action_id=action_id,
-            )
+            raise site.error(f"input {name!r} must map a string name to a spec mapping")
         kind = spec.get("type")
         if kind is not None and kind not in INPUT_TYPES:
-            raise ActionDefinitionError(
-                f"{where}: input {name!r} has type {kind!r};"
-                f" use one of {', '.join(sorted(INPUT_TYPES))}",
-                plugin=plugin,
-                action_id=action_id,
-            )
+            known = ", ".join(sorted(INPUT_TYPES))
+            raise site.error(f"input {name!r} has type {kind!r}; use one of {known}")
         if not isinstance(spec.get("required", False), bool):
-            raise ActionDefinitionError(
-                f"{where}: input {name!r} 'required' must be true or false",
-                plugin=plugin,
-                action_id=action_id,
-            )
+            raise site.error(f"input {name!r} 'required' must be true or false")
         out[name] = dict(spec)
     return out
 

@@ -41,7 +41,9 @@ def _fail(plugin: str, action_id: str, message: str) -> ActionResultError:
     )
 
 
-def _message_list(value: Any, key: str, plugin: str, action_id: str) -> tuple[Any, ...]:
+def _message_list(value: Any, key: str, plugin: str, action_id: str) -> tuple[Any, ...] | None:
+    if value is None:
+        return None
     if isinstance(value, (list, tuple)) and all(isinstance(m, Mapping) for m in value):
         return tuple(value)
     raise _fail(plugin, action_id, f"{key!r} must be a list of message mappings")
@@ -204,17 +206,9 @@ class SessionResult:
                 plugin, action_id, "'final_messages' may only be returned during response_finalize"
             )
         return cls(
-            native_messages=(
-                _message_list(native, "native_messages", plugin, action_id)
-                if native is not None
-                else None
-            ),
+            native_messages=_message_list(native, "native_messages", plugin, action_id),
             session_metadata=dict(metadata) if metadata is not None else None,
-            final_messages=(
-                _message_list(final, "final_messages", plugin, action_id)
-                if final is not None
-                else None
-            ),
+            final_messages=_message_list(final, "final_messages", plugin, action_id),
         )
 
 

@@ -46,38 +46,48 @@ def warn(message: str) -> None:
     print(f"customtools: {message}", file=sys.stderr, flush=True)
 
 
-def add_discovery_arguments(parser: argparse.ArgumentParser, *, paths: bool = True) -> None:
-    """The options that say where tools are looked for (see ``docs/discovery.md``)."""
+def add_discovery_arguments(
+    parser: argparse.ArgumentParser, *, paths: bool = True, project: bool = False
+) -> None:
+    """The options that say where tools are looked for (see ``docs/discovery.md``);
+    ``project``: only those that decide a project's sources (``trust``)."""
     group = parser.add_argument_group("where tools are found")
-    group.add_argument(
-        "--cwd",
-        metavar="DIR",
-        help="the project directory (default: the current directory)",
-    )
-    if paths:
+    if not project:
         group.add_argument(
-            "--path",
-            dest="paths",
+            "--cwd",
+            metavar="DIR",
+            help="the project directory (default: the current directory)",
+        )
+        if paths:
+            group.add_argument(
+                "--path",
+                dest="paths",
+                action="append",
+                default=[],
+                metavar="P",
+                help="a tool file or directory to load after the discovered ones (repeatable)",
+            )
+        group.add_argument(
+            "--builtin",
+            dest="builtins",
             action="append",
             default=[],
-            metavar="P",
-            help="a tool file or directory to load after the discovered ones (repeatable)",
+            metavar="NAME",
+            help="a tool name the host already uses; no tool may take it (repeatable)",
         )
-    group.add_argument(
-        "--builtin",
-        dest="builtins",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="a tool name the host already uses; no tool may take it (repeatable)",
-    )
+        group.add_argument(
+            "--no-entry-points",
+            dest="entry_points",
+            action="store_false",
+            help="do not load tools declared by installed packages",
+        )
     group.add_argument(
         "--plugin-dir",
         dest="plugin_dirs",
         action="append",
         default=[],
         metavar="DIR",
-        help="a plugin root to scan (repeatable)",
+        help="a plugin root to scan (repeatable; inside the project it is a project source)",
     )
     group.add_argument(
         "--disable",
@@ -92,13 +102,8 @@ def add_discovery_arguments(parser: argparse.ArgumentParser, *, paths: bool = Tr
         "--app-name",
         default="customtools",
         metavar="NAME",
-        help="the host's app directory name: ~/.NAME/tools and .NAME/tools (default: %(default)s)",
-    )
-    group.add_argument(
-        "--no-entry-points",
-        dest="entry_points",
-        action="store_false",
-        help="do not load tools declared by installed packages",
+        help="the host's app directory name: ~/.NAME/tools and .NAME/tools, and the trust"
+        " store ~/.NAME/trust.json (default: %(default)s)",
     )
 
 

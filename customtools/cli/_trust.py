@@ -18,7 +18,14 @@ import os
 import sys
 from typing import Any
 
-from customtools.cli._common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError, display_path
+from customtools.cli._common import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    add_discovery_arguments,
+    display_path,
+)
 from customtools.cli._output import REPORT_VERSION, print_json
 
 __all__ = ["add_parser", "command"]
@@ -47,30 +54,7 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--format", choices=("text", "json"), default="text", help="report format (default: text)"
     )
-    group = parser.add_argument_group("where tools are found")
-    group.add_argument(
-        "--app-name",
-        default="customtools",
-        metavar="NAME",
-        help="the host's app directory name: .NAME/tools and ~/.NAME/trust.json"
-        " (default: %(default)s)",
-    )
-    group.add_argument(
-        "--plugin-dir",
-        dest="plugin_dirs",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="a plugin root to scan (repeatable; inside PATH it is a project source)",
-    )
-    group.add_argument(
-        "--disable",
-        dest="disabled",
-        action="append",
-        default=[],
-        metavar="PROVIDER",
-        help="switch a provider off (repeatable)",
-    )
+    add_discovery_arguments(parser, project=True)
     parser.set_defaults(handler=command)
 
 

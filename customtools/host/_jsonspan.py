@@ -23,7 +23,7 @@ _WS = re.compile(r"[ \t\r\n]*")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null")
 
-Member = tuple[str, int, int, int]  # key, key start, value start, value end
+Member = tuple[str | int, int, int, int]  # key (an index in an array), its start, value start, end
 
 
 class _MalformedError(ValueError):
@@ -47,55 +47,38 @@ def _value_end(text: str, pos: int) -> int:
     char = text[pos : pos + 1]
     if char == '"':
         return _string_end(text, pos)
-    if char == "{":
-        members = _members(text, pos)
-        return members[1]
-    if char == "[":
-        return _elements(text, pos)[1]
+    if char in ("{", "["):
+        return _members(text, pos, char)[1]
     match = _SCALAR.match(text, pos)
     if match is None:
         raise _MalformedError(pos)
     return match.end()
 
 
-def _elements(text: str, pos: int) -> tuple[list[int], int]:
-    """The start offsets of the array's elements at ``pos`` and the offset just past it."""
-    if not text.startswith("[", pos):
+def _members(text: str, pos: int, opening: str) -> tuple[list[Member], int]:
+    """The members of the object (``opening`` ``{``) or the elements of the array (``[``,
+    their key the index) starting at ``pos``, and the offset just past it."""
+    if not text.startswith(opening, pos):
         raise _MalformedError(pos)
-    starts: list[int] = []
-    pos = _skip_ws(text, pos + 1)
-    if text.startswith("]", pos):
-        return starts, pos + 1
-    while True:
-        starts.append(pos)
-        pos = _skip_ws(text, _value_end(text, pos))
-        if text.startswith("]", pos):
-            return starts, pos + 1
-        if not text.startswith(",", pos):
-            raise _MalformedError(pos)
-        pos = _skip_ws(text, pos + 1)
-
-
-def _members(text: str, pos: int) -> tuple[list[Member], int]:
-    """The members of the object starting at ``pos`` and the offset just past it."""
-    if not text.startswith("{", pos):
-        raise _MalformedError(pos)
+    closing = "}" if opening == "{" else "]"
     out: list[Member] = []
     pos = _skip_ws(text, pos + 1)
-    if text.startswith("}", pos):
+    if text.startswith(closing, pos):
         return out, pos + 1
     while True:
+        key: str | int = len(out)
         key_start = pos
-        key_end = _string_end(text, pos)
-        key = json.loads(text[key_start:key_end])  # decodes escapes: "\u0066iles" is "files"
-        pos = _skip_ws(text, key_end)
-        if not text.startswith(":", pos):
-            raise _MalformedError(pos)
-        value_start = _skip_ws(text, pos + 1)
-        value_end = _value_end(text, value_start)
-        out.append((key, key_start, value_start, value_end))
+        if opening == "{":
+            key_end = _string_end(text, pos)
+            key = json.loads(text[key_start:key_end])  # decodes escapes: "\u0066iles" is "files"
+            pos = _skip_ws(text, key_end)
+            if not text.startswith(":", pos):
+                raise _MalformedError(pos)
+            pos = _skip_ws(text, pos + 1)
+        value_end = _value_end(text, pos)
+        out.append((key, key_start, pos, value_end))
         pos = _skip_ws(text, value_end)
-        if text.startswith("}", pos):
+        if text.startswith(closing, pos):
             return out, pos + 1
         if not text.startswith(",", pos):
             raise _MalformedError(pos)
@@ -114,18 +97,15 @@ def member_spans(text: str, path: Sequence[str | int] = ()) -> dict[str, tuple[i
     try:
         pos = _skip_ws(text, 0)
         for step in path:
-            if isinstance(step, int):
-                pos = _elements(text, pos)[0][step]
-                continue
-            members, _ = _members(text, pos)
+            members, _ = _members(text, pos, "[" if isinstance(step, int) else "{")
             found = [m for m in members if m[0] == step]
             if not found:
                 return {}
             pos = found[-1][2]
-        members, _ = _members(text, pos)
+        members, _ = _members(text, pos, "{")
     except (_MalformedError, ValueError, IndexError):
         return {}
-    return {key: (start, end) for key, start, _, end in members}
+    return {str(key): (start, end) for key, start, _, end in members}
 
 
 def text_range(text: str, start: int, end: int) -> TextRange:

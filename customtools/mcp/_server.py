@@ -760,8 +760,8 @@ class _InputClosed:
         self.closed = False
 
 
-class _WatchedInput:
-    """The read stream of a connection, noting when it ends."""
+class _Wrapped:
+    """One side of a connection's stream pair, sharing whether the input has closed."""
 
     def __init__(self, stream: Any, state: _InputClosed) -> None:
         self._stream = stream
@@ -769,6 +769,17 @@ class _WatchedInput:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+    async def __aenter__(self) -> Any:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> Any:
+        return await self._stream.__aexit__(*exc_info)
+
+
+class _WatchedInput(_Wrapped):
+    """The read stream of a connection, noting when it ends."""
 
     async def receive(self) -> Any:
         try:
@@ -786,23 +797,9 @@ class _WatchedInput:
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
 
-    async def __aenter__(self) -> _WatchedInput:
-        await self._stream.__aenter__()
-        return self
 
-    async def __aexit__(self, *exc_info: Any) -> Any:
-        return await self._stream.__aexit__(*exc_info)
-
-
-class _GatedOutput:
+class _GatedOutput(_Wrapped):
     """The write stream of a connection: drops what is sent after the input ended."""
-
-    def __init__(self, stream: Any, state: _InputClosed) -> None:
-        self._stream = stream
-        self._state = state
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
 
     async def send(self, item: Any) -> None:
         if self._state.closed:
@@ -813,10 +810,3 @@ class _GatedOutput:
     def send_nowait(self, item: Any) -> None:
         if not self._state.closed:
             self._stream.send_nowait(item)
-
-    async def __aenter__(self) -> _GatedOutput:
-        await self._stream.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc_info: Any) -> Any:
-        return await self._stream.__aexit__(*exc_info)

@@ -192,7 +192,6 @@ class CallBridge:
         self._ctx = ctx
         self._session = ctx.session
         self.tool = tool
-        self._tool = tool
         self._signal = signal
         self._abort = abort
         self.modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
@@ -251,7 +250,7 @@ class CallBridge:
 
     def _cut_off(self, what: str) -> TalkBackError:
         return TalkBackError(
-            f"tool {self._tool!r} {what} but this connection cannot carry requests to the client"
+            f"tool {self.tool!r} {what} but this connection cannot carry requests to the client"
             " (stateless HTTP in the handshake era); serve over stateful HTTP or stdio, or use"
             " a 2026-07-28 client",
             code="no-input-handler" if what.startswith("asked the user") else "no-sampler",
@@ -265,7 +264,7 @@ class CallBridge:
             if self.modern:
                 self._missing("elicitation", "make the tool check ctx.can_ask before asking")
             raise TalkBackError(
-                f"tool {self._tool!r} asked the user ({request.message!r}) but the MCP client"
+                f"tool {self.tool!r} asked the user ({request.message!r}) but the MCP client"
                 " did not declare the elicitation capability, so it cannot be asked; use a"
                 " client that supports elicitation, or handle TalkBackError in the tool",
                 code="no-input-handler",
@@ -285,7 +284,7 @@ class CallBridge:
             action = raw.get("action") if isinstance(raw, Mapping) else None
             if action not in ("accept", "decline", "cancel"):
                 raise TalkBackError(
-                    f"the MCP client answered the form of tool {self._tool!r} with something"
+                    f"the MCP client answered the form of tool {self.tool!r} with something"
                     " that is not an elicitation result",
                     code="invalid-answer",
                 )
@@ -299,7 +298,7 @@ class CallBridge:
             )
         except MCPError as exc:
             raise TalkBackError(
-                f"the MCP client refused the form of tool {self._tool!r}: {exc}",
+                f"the MCP client refused the form of tool {self.tool!r}: {exc}",
                 code="talkback-failed",
             ) from None
         return InputAnswer(action=result.action, values=result.content or {})
@@ -332,7 +331,7 @@ class CallBridge:
             what="the form",
             code="input-timeout",
         )
-        return answer_from(raw.action, raw.values, form, tool=self._tool)
+        return answer_from(raw.action, raw.values, form, tool=self.tool)
 
     async def sampler(self, request: SampleRequest) -> SampleResult:
         """Ask the client's model."""
@@ -342,7 +341,7 @@ class CallBridge:
             if self.modern:
                 self._missing("sampling", "make the tool check ctx.can_sample before sampling")
             raise TalkBackError(
-                f"tool {self._tool!r} asked the host's model but the MCP client did not declare"
+                f"tool {self.tool!r} asked the host's model but the MCP client did not declare"
                 " the sampling capability; use a client that supports sampling, or call a"
                 " model provider from the tool",
                 code="no-sampler",
@@ -371,7 +370,7 @@ class CallBridge:
                 )
             if not isinstance(raw, Mapping) or "content" not in raw or "role" not in raw:
                 raise TalkBackError(
-                    f"the MCP client answered the sampling request of tool {self._tool!r} with"
+                    f"the MCP client answered the sampling request of tool {self.tool!r} with"
                     " something that is not a sampling result",
                     code="invalid-answer",
                 )
@@ -390,7 +389,7 @@ class CallBridge:
             result = await self._follow(asked)
         except MCPError as exc:
             raise TalkBackError(
-                f"the MCP client refused the sampling request of tool {self._tool!r}: {exc}",
+                f"the MCP client refused the sampling request of tool {self.tool!r}: {exc}",
                 code="talkback-failed",
             ) from None
         return _sample_result(result.model_dump(by_alias=True, mode="json", exclude_none=True))
@@ -409,7 +408,7 @@ class CallBridge:
             return
         payload: Any = {"message": message, **data} if data else message
         if self._pump is None:
-            self._pump = _LogPump(self._session, self._ctx.request_id, self._tg, self._tool)
+            self._pump = _LogPump(self._session, self._ctx.request_id, self._tg, self.tool)
         self._pump.put(level, payload)
 
     async def approver(self, request: ApprovalRequest) -> bool:
@@ -418,7 +417,7 @@ class CallBridge:
         Raises:
             ValueError: the arguments are too long to show in full (the call is refused).
         """
-        message = approval_text(self._tool, request)
+        message = approval_text(self.tool, request)
         if self.cut_off:
             raise self._cut_off("asked the user for approval")
         if not self.can_elicit:
@@ -448,7 +447,7 @@ class CallBridge:
             entry = self.answers[index]
             if not isinstance(entry, Mapping) or entry.get("q") != digest:
                 raise TalkBackError(
-                    f"tool {self._tool!r} asked a different question when re-run (question"
+                    f"tool {self.tool!r} asked a different question when re-run (question"
                     f" {index + 1}); a tool must ask the same questions in the same order",
                     code="talkback-failed",
                 )
@@ -464,7 +463,7 @@ class CallBridge:
         if self.missing is None:
             self.missing = MCPError(
                 code=types.MISSING_REQUIRED_CLIENT_CAPABILITY,
-                message=f"tool {self._tool!r} needs the client's {capability} capability, which"
+                message=f"tool {self.tool!r} needs the client's {capability} capability, which"
                 f" this request did not declare; use a client that supports {capability}, or"
                 f" {advice}",
                 data=types.MissingRequiredClientCapabilityErrorData(
@@ -478,7 +477,7 @@ class CallBridge:
     def _need(self, kind: str, request: Any, *, key: str | None = None) -> NoReturn:
         if self._asked > MAX_ROUNDS:
             raise TalkBackError(
-                f"tool {self._tool!r} asked more than {MAX_ROUNDS} questions in one call",
+                f"tool {self.tool!r} asked more than {MAX_ROUNDS} questions in one call",
                 code="talkback-failed",
             )
         if self.pending is None:  # a tool that swallowed the first one asks again: keep it

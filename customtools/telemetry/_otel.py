@@ -156,31 +156,28 @@ def _record_policy(
     if record is None:
         return []
     decisions = []
+    attributes: dict[str, Any] = {}  # codes and numbers only
     queued = record.get("queued")
     if isinstance(queued, (int, float)):
         decisions.append("queued")
         observer._queue.record(float(queued), {n.TOOL_NAME: tool})
-    if record.get("cache") == "hit":
-        decisions.append("cache_hit")
-    retries = record.get("retries")
-    if isinstance(retries, int):
+        attributes[n.POLICY_QUEUED] = float(queued)
+    if isinstance(record.get("cache"), str):
+        attributes[n.POLICY_CACHE] = record["cache"]
+        if record["cache"] == "hit":
+            decisions.append("cache_hit")
+    if isinstance(record.get("retries"), int):
         decisions.append("retried")
+        attributes[n.POLICY_RETRIES] = record["retries"]
     trimmed = record.get("trimmed")
-    cut = trimmed.get("bytes") if isinstance(trimmed, Mapping) else None
-    if isinstance(cut, int):
+    if isinstance(trimmed, Mapping) and isinstance(trimmed.get("bytes"), int):
         decisions.append("trimmed")
+        attributes[n.POLICY_TRIMMED] = trimmed["bytes"]
     details = result.details if isinstance(result.details, Mapping) else {}
     if details.get("error") == Kind.POLICY_REFUSED:
         decisions.append("refused")
-    if span.is_recording():
-        if isinstance(queued, (int, float)):
-            span.set_attribute(n.POLICY_QUEUED, float(queued))
-        if isinstance(record.get("cache"), str):
-            span.set_attribute(n.POLICY_CACHE, record["cache"])
-        if isinstance(retries, int):
-            span.set_attribute(n.POLICY_RETRIES, retries)
-        if isinstance(cut, int):
-            span.set_attribute(n.POLICY_TRIMMED, cut)
+    if attributes and span.is_recording():
+        span.set_attributes(attributes)
     return decisions
 
 
@@ -255,8 +252,7 @@ class _Step:
     def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
         try:
             if exc is not None and self._span.is_recording():
-                self._span.set_attribute(n.ERROR_TYPE, type(exc).__qualname__)
-                self._span.set_status(self._observer._status_error(type(exc).__qualname__))
+                self.failed(type(exc).__qualname__)
         finally:
             self._observer._context.detach(self._token)
             self._span.end()

@@ -23,157 +23,47 @@ See ``docs/actions.md`` for the walkthrough, the failure policy and the plugin m
 
 from __future__ import annotations
 
-from customtools.actions._context import (
-    APPLICATION_CONTEXT_KEYS,
-    CORE_CONTEXT_KEYS,
-    RESERVED_CONTEXT_KEYS,
-    build_context,
-    ensure_serializable,
-    serialize_error,
-    serialize_session,
+from customtools._public import rehome as _rehome
+from customtools.actions import (
+    _context,
+    _definition,
+    _dispatcher,
+    _display,
+    _errors,
+    _finder,
+    _lifecycle,
+    _plugins,
+    _results,
+    _session,
 )
-from customtools.actions._definition import (
-    INPUT_TYPES,
-    ActionDefinition,
-    check_params,
-    parse_actions,
-)
-from customtools.actions._dispatcher import ActionDispatcher
-from customtools.actions._display import (
-    DISPLAY_FORMATS,
-    DISPLAY_PRESENTATIONS,
-    DISPLAY_VARIANTS,
-    CopyTextAction,
-    Display,
-    DisplayAction,
-    ExtensionDisplayAction,
-    OpenUrlAction,
-    RunActionAction,
-)
-from customtools.actions._errors import (
-    ActionDefinitionError,
-    ActionError,
-    ActionFailedError,
-    ActionInputError,
-    ActionNotFoundError,
-    ActionResultError,
-    ActionTimeoutError,
-    ContextError,
-    DisplayError,
-    PluginError,
-    ReservedContextKeyWarning,
-)
-from customtools.actions._finder import (
-    PLUGIN_ENTRY_POINT_GROUP,
-    PluginDiscovery,
-    PluginLoadError,
-    find_plugins,
-)
+from customtools.actions._context import *  # noqa: F403 - each module's __all__ is public
+from customtools.actions._definition import *  # noqa: F403
+from customtools.actions._dispatcher import *  # noqa: F403
+from customtools.actions._display import *  # noqa: F403
+from customtools.actions._errors import *  # noqa: F403
+from customtools.actions._finder import *  # noqa: F403
 from customtools.actions._invoke import IdentityCodec, NativeCodec
-from customtools.actions._lifecycle import (
-    AGENT_SWITCH_COMPLETE,
-    AGENT_SWITCH_PREPARE,
-    REQUEST_COMPLETE,
-    REQUEST_ERROR,
-    REQUEST_PREPARE,
-    RESPONSE_FINALIZE,
-    SESSION_CREATE,
-    SESSION_DELETE_PREPARE,
-    SESSION_FORK,
-    SESSION_LIST,
-    SESSION_SAVE_PREPARE,
-    STANDARD_LIFECYCLES,
-    TRIGGER_APPLICATION,
-    TRIGGER_CORE,
-    TRIGGER_MANUAL,
-)
+from customtools.actions._lifecycle import *  # noqa: F403
 from customtools.actions._merge import ListedAction
-from customtools.actions._plugins import (
-    ApplicationPlugin,
-    PluginKind,
-    PluginRegistry,
-    RegisteredPlugin,
-    SessionPlugin,
-    plugin_kind,
-)
-from customtools.actions._results import (
-    ActionOutcome,
-    ApplicationResult,
-    DispatchResult,
-    SessionResult,
-)
-from customtools.actions._session import Session, SessionLike, merge_patch
+from customtools.actions._plugins import *  # noqa: F403
+from customtools.actions._results import *  # noqa: F403
+from customtools.actions._session import *  # noqa: F403
 
 __all__ = [
-    "AGENT_SWITCH_COMPLETE",
-    "AGENT_SWITCH_PREPARE",
-    "APPLICATION_CONTEXT_KEYS",
-    "CORE_CONTEXT_KEYS",
-    "DISPLAY_FORMATS",
-    "DISPLAY_PRESENTATIONS",
-    "DISPLAY_VARIANTS",
-    "INPUT_TYPES",
-    "PLUGIN_ENTRY_POINT_GROUP",
-    "REQUEST_COMPLETE",
-    "REQUEST_ERROR",
-    "REQUEST_PREPARE",
-    "RESERVED_CONTEXT_KEYS",
-    "RESPONSE_FINALIZE",
-    "SESSION_CREATE",
-    "SESSION_DELETE_PREPARE",
-    "SESSION_FORK",
-    "SESSION_LIST",
-    "SESSION_SAVE_PREPARE",
-    "STANDARD_LIFECYCLES",
-    "TRIGGER_APPLICATION",
-    "TRIGGER_CORE",
-    "TRIGGER_MANUAL",
-    "ActionDefinition",
-    "ActionDefinitionError",
-    "ActionDispatcher",
-    "ActionError",
-    "ActionFailedError",
-    "ActionInputError",
-    "ActionNotFoundError",
-    "ActionOutcome",
-    "ActionResultError",
-    "ActionTimeoutError",
-    "ApplicationPlugin",
-    "ApplicationResult",
-    "ContextError",
-    "CopyTextAction",
-    "DispatchResult",
-    "Display",
-    "DisplayAction",
-    "DisplayError",
-    "ExtensionDisplayAction",
+    *_context.__all__,
+    *_definition.__all__,
+    *_dispatcher.__all__,
+    *_display.__all__,
+    *_errors.__all__,
+    *_finder.__all__,
+    *_lifecycle.__all__,
+    *_plugins.__all__,
+    *_results.__all__,
+    *_session.__all__,
     "IdentityCodec",
     "ListedAction",
     "NativeCodec",
-    "OpenUrlAction",
-    "PluginDiscovery",
-    "PluginError",
-    "PluginKind",
-    "PluginLoadError",
-    "PluginRegistry",
-    "RegisteredPlugin",
-    "ReservedContextKeyWarning",
-    "RunActionAction",
-    "Session",
-    "SessionLike",
-    "SessionPlugin",
-    "SessionResult",
-    "build_context",
-    "check_params",
-    "ensure_serializable",
-    "find_plugins",
-    "merge_patch",
-    "parse_actions",
-    "plugin_kind",
-    "serialize_error",
-    "serialize_session",
 ]
-
-from customtools._public import rehome as _rehome
+__all__.sort(key=lambda name: (not name.isupper(), name))  # constants first, as in the modules
 
 _rehome(globals(), __name__, __all__)

@@ -21,6 +21,18 @@ See ``docs/host-toolkit.md``.
 
 from __future__ import annotations
 
+from customtools._public import rehome as _rehome
+from customtools.host import (
+    _extensions,
+    _host,
+    _loadstate,
+    _model,
+    _presence,
+    _reducer,
+    _registry,
+    _tooldefs,
+    _toolset,
+)
 from customtools.host._chat import reduce_chat, tool_calls
 from customtools.host._disk import (
     customization_id,
@@ -30,16 +42,9 @@ from customtools.host._disk import (
     scan_plugin,
 )
 from customtools.host._errors import ActionRejectedError, CustomizationError, JsonRpcError
-from customtools.host._extensions import (
-    ExtensionRegistry,
-    advertise_capability,
-    advertised_capability,
-    check_variant,
-    classify_variant,
-    supports_capability,
-)
-from customtools.host._host import HostSession, check_create_session_client, deny_unknown_tool
-from customtools.host._loadstate import load_states_from_loader, source_key
+from customtools.host._extensions import *  # noqa: F403 - each module's __all__ is public
+from customtools.host._host import *  # noqa: F403
+from customtools.host._loadstate import *  # noqa: F403
 from customtools.host._meta import (
     RESERVED_META_KEYS,
     merge_meta,
@@ -47,97 +52,38 @@ from customtools.host._meta import (
     trace_context,
     with_trace_context,
 )
-from customtools.host._model import (
-    CHILD_TYPES,
-    AgentCustomization,
-    ChildCustomization,
-    ClientPluginCustomization,
-    Customization,
-    DirectoryCustomization,
-    HookCustomization,
-    McpServerCustomization,
-    PluginCustomization,
-    PromptCustomization,
-    RuleCustomization,
-    SkillCustomization,
-    UnknownCustomization,
-    child_from_dict,
-    client_plugin_from_dict,
-    customization_from_dict,
-)
-from customtools.host._parts import CustomizationLoadState, Icon, McpServerState, TextRange
-from customtools.host._presence import ClientPresence
-from customtools.host._reducer import CLIENT_DISPATCHABLE, is_client_dispatchable, reduce_session
-from customtools.host._registry import SessionToolRegistry, ToolRoute
-from customtools.host._tooldefs import SessionActiveClient, ToolDefinition
-from customtools.host._toolset import (
-    ActiveClientToolSet,
-    json_equal,
-    prefix_tools,
-    structural_tools_equal,
-)
+from customtools.host._model import *  # noqa: F403 - with the value types of _parts
+from customtools.host._presence import *  # noqa: F403
+from customtools.host._reducer import *  # noqa: F403
+from customtools.host._registry import *  # noqa: F403
+from customtools.host._tooldefs import *  # noqa: F403
+from customtools.host._toolset import *  # noqa: F403
 
 __all__ = [
-    "CHILD_TYPES",
-    "CLIENT_DISPATCHABLE",
+    *_extensions.__all__,
+    *_host.__all__,
+    *_loadstate.__all__,
+    *_model.__all__,
+    *_presence.__all__,
+    *_reducer.__all__,
+    *_registry.__all__,
+    *_tooldefs.__all__,
+    *_toolset.__all__,
     "RESERVED_META_KEYS",
     "ActionRejectedError",
-    "ActiveClientToolSet",
-    "AgentCustomization",
-    "ChildCustomization",
-    "ClientPluginCustomization",
-    "ClientPresence",
-    "Customization",
     "CustomizationError",
-    "CustomizationLoadState",
-    "DirectoryCustomization",
-    "ExtensionRegistry",
-    "HookCustomization",
-    "HostSession",
-    "Icon",
     "JsonRpcError",
-    "McpServerCustomization",
-    "McpServerState",
-    "PluginCustomization",
-    "PromptCustomization",
-    "RuleCustomization",
-    "SessionActiveClient",
-    "SessionToolRegistry",
-    "SkillCustomization",
-    "TextRange",
-    "ToolDefinition",
-    "ToolRoute",
-    "UnknownCustomization",
-    "advertise_capability",
-    "advertised_capability",
-    "check_create_session_client",
-    "check_variant",
-    "child_from_dict",
-    "classify_variant",
-    "client_plugin_from_dict",
-    "customization_from_dict",
     "customization_id",
-    "deny_unknown_tool",
-    "is_client_dispatchable",
-    "json_equal",
-    "load_states_from_loader",
     "merge_meta",
     "meta_from",
     "parse_frontmatter",
     "plugin_parser",
-    "prefix_tools",
     "reduce_chat",
-    "reduce_session",
     "scan_directory",
     "scan_plugin",
-    "source_key",
-    "structural_tools_equal",
-    "supports_capability",
     "tool_calls",
     "trace_context",
     "with_trace_context",
 ]
-
-from customtools._public import rehome as _rehome
 
 _rehome(globals(), __name__, __all__)

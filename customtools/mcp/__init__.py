@@ -33,26 +33,13 @@ from customtools._loading._mcpjson import (
     read_mcp_json,
 )
 from customtools._public import rehome as _rehome
+from customtools.mcp import _mount, _server
 from customtools.mcp._http import MIN_TOKEN_LENGTH, HttpSecurity, is_loopback, read_token
-from customtools.mcp._mount import (
-    LIST_CHANGED_DEBOUNCE,
-    ORIGIN_META_KEY,
-    McpMount,
-    MountChange,
-    MountChanges,
-    MountDiagnostic,
-    MountedServer,
-    mount,
-)
+from customtools.mcp._mount import *  # noqa: F403 - its __all__ is public
+from customtools.mcp._mount import ORIGIN_META_KEY
 from customtools.mcp._results import DETAILS_META_KEY
 from customtools.mcp._serve import serve, serve_http
-from customtools.mcp._server import (
-    DEFAULT_CANCEL_GRACE,
-    DEFAULT_PROGRESS_INTERVAL,
-    MCP_TOOL_NAME_PATTERN,
-    ServeDiagnostic,
-    ToolServer,
-)
+from customtools.mcp._server import *  # noqa: F403 - its __all__ is public
 from customtools.mcp._shared import SharedStateError, VisibilityStore
 from customtools.mcp._transports import MAX_STDERR_LINE
 
@@ -60,31 +47,21 @@ if _typing.TYPE_CHECKING:
     from customtools.mcp._redis import RedisPolicyBackend, RedisState
 
 __all__ = [
+    *_mount.__all__,
+    *_server.__all__,
     "DEFAULT_CALL_TIMEOUT",
-    "DEFAULT_CANCEL_GRACE",
-    "DEFAULT_PROGRESS_INTERVAL",
     "DETAILS_META_KEY",
-    "LIST_CHANGED_DEBOUNCE",
     "MAX_STDERR_LINE",
-    "MCP_TOOL_NAME_PATTERN",
     "MIN_TOKEN_LENGTH",
     "ORIGIN_META_KEY",
     "SERVER_NAME_PATTERN",
     "HttpSecurity",
-    "McpMount",
     "McpServerConfig",
-    "MountChange",
-    "MountChanges",
-    "MountDiagnostic",
-    "MountedServer",
     "RedisPolicyBackend",
     "RedisState",
-    "ServeDiagnostic",
     "SharedStateError",
-    "ToolServer",
     "VisibilityStore",
     "is_loopback",
-    "mount",
     "mounted_tool_name",
     "parse_mcp_json",
     "read_mcp_json",

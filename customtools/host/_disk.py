@@ -80,6 +80,8 @@ CHILD_KINDS = ("agent", "skill", "prompt", "rule", "hook", "mcpServer")
 
 _PLUGIN_ROOT_VARIABLE = "${CLAUDE_PLUGIN_ROOT}"
 
+Pointer = tuple[str | int, ...]  # where a declaration sits in its JSON file
+
 
 def parse_frontmatter(text: str, *, path: str = "<text>") -> tuple[dict[str, Any], str]:
     """Split YAML frontmatter (between ``---`` lines at the top) from the body.
@@ -218,34 +220,20 @@ def _skills(scan: _Scan, target: Path) -> None:
             scan.note(folder, "has no SKILL.md, not a skill")
 
 
-def _hooks_file(scan: _Scan, path: Path) -> None:
-    loaded = scan.read_json(path)
-    if loaded is not None:
-        scan.children.extend(
-            hook_children(
-                loaded[0],
-                file_uri=path.as_uri(),
-                pointer=(),
-                shown=scan.shown(path),
-                notes=scan.notes,
-            )
-        )
+def _children(
+    scan: _Scan, hooks: bool, data: Any, text: str, uri: str, pointer: Pointer, shown: str
+) -> None:
+    """The hooks (``hooks``) or the MCP servers that ``data``, at ``pointer`` in the file
+    ``uri`` holding ``text``, declares."""
+    at: dict[str, Any] = {"file_uri": uri, "pointer": pointer, "shown": shown, "notes": scan.notes}
+    scan.children.extend(hook_children(data, **at) if hooks else mcp_children(data, text, **at))
 
 
-def _mcp_file(scan: _Scan, path: Path) -> None:
+def _json_file(scan: _Scan, path: Path, *, hooks: bool) -> None:
+    """A hooks file (``hooks``) or an MCP servers file."""
     loaded = scan.read_json(path)
     if loaded is not None:
-        data, text = loaded
-        scan.children.extend(
-            mcp_children(
-                data,
-                text,
-                file_uri=path.as_uri(),
-                pointer=(),
-                shown=scan.shown(path),
-                notes=scan.notes,
-            )
-        )
+        _children(scan, hooks, loaded[0], loaded[1], path.as_uri(), (), scan.shown(path))
 
 
 # -- the manifest ---------------------------------------------------------------------------
@@ -354,21 +342,22 @@ def _config_components(
     manifest: _Manifest | None,
     key: str,
     default: Path,
-    read_file: Callable[[_Scan, Path], None],
-    inline: Callable[[Any, tuple[str | int, ...]], list[ChildCustomization]],
+    *,
+    hooks: bool,
 ) -> None:
     """``hooks`` / ``mcpServers``: the default file, then each declared file or inline object."""
     seen: set[str] = set()
     if default.exists() or default.is_symlink():
         seen.add(os.path.realpath(default))
-        read_file(scan, default)
+        _json_file(scan, default, hooks=hooks)
     declared = _declared(manifest, key)
     if declared is None or manifest is None:
         return
     for index, entry in declared:
-        pointer: tuple[str | int, ...] = (key,) if index is None else (key, index)
+        pointer: Pointer = (key,) if index is None else (key, index)
         if isinstance(entry, Mapping):
-            scan.children.extend(inline(entry, pointer))
+            uri, shown = manifest.path.as_uri(), scan.shown(manifest.path)
+            _children(scan, hooks, entry, manifest.text, uri, pointer, shown)
         elif isinstance(entry, str):
             path = _declared_path(scan, manifest, key, entry)
             if path is None:
@@ -380,7 +369,7 @@ def _config_components(
                 )
                 continue
             seen.add(os.path.realpath(path))
-            read_file(scan, path)
+            _json_file(scan, path, hooks=hooks)
         else:
             scan.note(
                 manifest.path,
@@ -406,7 +395,6 @@ def _shadowed_commands(scan: _Scan) -> None:
 
 
 def _plugin_children(scan: _Scan, manifest: _Manifest | None) -> None:
-    shown_manifest = scan.shown(manifest.path) if manifest is not None else ""
     for target in _component_paths(scan, manifest, "agents", "agents"):
         _markdown_files(scan, target, agent)
     for target in _component_paths(scan, manifest, "skills", "skills"):
@@ -419,32 +407,8 @@ def _plugin_children(scan: _Scan, manifest: _Manifest | None) -> None:
     ):
         if (scan.root / folder).is_dir():
             _markdown_files(scan, scan.root / folder, build, suffixes)
-    manifest_uri = manifest.path.as_uri() if manifest is not None else ""
-    _config_components(
-        scan,
-        manifest,
-        "hooks",
-        scan.root / "hooks" / "hooks.json",
-        _hooks_file,
-        lambda data, pointer: hook_children(
-            data, file_uri=manifest_uri, pointer=pointer, shown=shown_manifest, notes=scan.notes
-        ),
-    )
-    _config_components(
-        scan,
-        manifest,
-        "mcpServers",
-        scan.root / ".mcp.json",
-        _mcp_file,
-        lambda data, pointer: mcp_children(
-            data,
-            manifest.text if manifest is not None else "",
-            file_uri=manifest_uri,
-            pointer=pointer,
-            shown=shown_manifest,
-            notes=scan.notes,
-        ),
-    )
+    _config_components(scan, manifest, "hooks", scan.root / "hooks" / "hooks.json", hooks=True)
+    _config_components(scan, manifest, "mcpServers", scan.root / ".mcp.json", hooks=False)
     _shadowed_commands(scan)
 
 
@@ -564,7 +528,7 @@ def scan_directory(
         else:
             for file in _entries(scan, folder):
                 if file.suffix == ".json" and not file.is_dir():
-                    (_hooks_file if contents == "hook" else _mcp_file)(scan, file)
+                    _json_file(scan, file, hooks=contents == "hook")
     return DirectoryCustomization(**common, load=scan.load_state(), children=tuple(scan.children))
 
 

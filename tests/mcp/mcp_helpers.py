@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from zygote import python_argv
 
 ROOT = Path(__file__).resolve().parents[2]
 PACK = Path(__file__).resolve().parent / "pack"
@@ -65,7 +66,9 @@ def child_env() -> dict[str, str]:
 
 
 def serve_argv(*args: str) -> list[str]:
-    return [sys.executable, "-m", "customtools", "serve", "--no-entry-points", *args]
+    """The command of a ``customtools serve`` process (forked from the test suite's zygote:
+    see ``tests/zygote.py``)."""
+    return python_argv("-m", "customtools", "serve", "--no-entry-points", *args)
 
 
 @asynccontextmanager
@@ -95,13 +98,14 @@ async def http_servers(
     then SIGKILL) on exit, whatever happened."""
     processes: list[Any] = []
     argv = serve_argv(*args, "--http", f"{host}:0")
-    if max_files is not None:
+    if max_files is not None:  # set in a plain interpreter: a fork would not inherit it
         limit = (
             "import os, resource, sys;"
             f" resource.setrlimit(resource.RLIMIT_NOFILE, {max_files});"
             " os.execv(sys.argv[1], sys.argv[1:])"
         )
-        argv = [sys.executable, "-c", limit, *argv]
+        serve = ["-m", "customtools", "serve", "--no-entry-points", *args, "--http", f"{host}:0"]
+        argv = [sys.executable, "-c", limit, sys.executable, *serve]
     with tempfile.TemporaryDirectory() as logs:
         try:
             for index in range(count):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 import socket
-import sys
 import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -98,14 +97,13 @@ async def http_servers(
     then SIGKILL) on exit, whatever happened."""
     processes: list[Any] = []
     argv = serve_argv(*args, "--http", f"{host}:0")
-    if max_files is not None:  # set in a plain interpreter: a fork would not inherit it
+    if max_files is not None:  # set in the server's own process, then ``-m customtools``
         limit = (
-            "import os, resource, sys;"
+            "import resource, runpy;"
             f" resource.setrlimit(resource.RLIMIT_NOFILE, {max_files});"
-            " os.execv(sys.argv[1], sys.argv[1:])"
+            " runpy.run_module('customtools', run_name='__main__', alter_sys=True)"
         )
-        serve = ["-m", "customtools", "serve", "--no-entry-points", *args, "--http", f"{host}:0"]
-        argv = [sys.executable, "-c", limit, sys.executable, *serve]
+        argv = python_argv("-c", limit, *argv[argv.index("customtools") + 1 :])
     with tempfile.TemporaryDirectory() as logs:
         try:
             for index in range(count):

@@ -164,9 +164,9 @@ def _start() -> None:
             cwd=ROOT,
             start_new_session=True,  # a Ctrl-C at the terminal reaches it through its lifeline
         )
-    if not _started:
-        atexit.register(stop)
-    _started.update(process=process, path=path, directory=directory)
+    if not _started.get("atexit"):
+        atexit.register(stop)  # pytest stops it at the session's end; this is for other users
+    _started.update(process=process, path=path, directory=directory, atexit=True)
 
 
 def stop() -> None:
@@ -267,7 +267,10 @@ def client(path: str, argv: list[str]) -> None:
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
     os.dup2(null, 1)
-    data = sock.recv(4096)  # a signal runs its handler, then the wait goes on (PEP 475)
+    try:
+        data = sock.recv(4096)  # a signal runs its handler, then the wait goes on (PEP 475)
+    except OSError:
+        data = b""
     # No answer: the zygote died, and its children with it (PR_SET_PDEATHSIG).
     status = int(json.loads(data)["status"]) if data else -signal.SIGKILL
     if status < 0:

@@ -1,8 +1,10 @@
 """Shared test configuration: every async test runs on asyncio and on trio; under
-pytest-xdist, one worker runs each capability-matrix mode's cells."""
+pytest-xdist, one worker runs each capability-matrix mode's cells; the fork server some tests
+start their servers from stops with the session."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pytest
@@ -11,6 +13,14 @@ import pytest
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The test process's fork server (``tests/zygote.py``), if a test started it, stops
+    with the session, and so does everything it forked."""
+    zygote = sys.modules.get("zygote")
+    if zygote is not None:
+        zygote.stop()
 
 
 _MATRIX_CELL = "tests/matrix/test_matrix.py::test_cell["

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from zygote import python_argv
 
 from customtools import ApprovalRequest, ToolContext, ToolResult
 from customtools.talkback import InputAnswer, InputRequest, SampleRequest, SampleResult
@@ -154,7 +155,7 @@ class Project:
 def launcher(project: Project, mode: str) -> list[str]:
     """The command of the mode's server process (``launch.py``): stdio, stateful and
     stateless HTTP in one process; an MCP client over stdio starts it."""
-    return [sys.executable, str(LAUNCH), mode, str(project.root)]
+    return python_argv(str(LAUNCH), mode, str(project.root))
 
 
 def serve_env() -> dict[str, str]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 import socket
-import sys
 import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -13,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from zygote import python_argv
 
 ROOT = Path(__file__).resolve().parents[2]
 PACK = Path(__file__).resolve().parent / "pack"
@@ -65,7 +65,9 @@ def child_env() -> dict[str, str]:
 
 
 def serve_argv(*args: str) -> list[str]:
-    return [sys.executable, "-m", "customtools", "serve", "--no-entry-points", *args]
+    """The command of a ``customtools serve`` process (forked from the test suite's zygote:
+    see ``tests/zygote.py``)."""
+    return python_argv("-m", "customtools", "serve", "--no-entry-points", *args)
 
 
 @asynccontextmanager
@@ -95,13 +97,13 @@ async def http_servers(
     then SIGKILL) on exit, whatever happened."""
     processes: list[Any] = []
     argv = serve_argv(*args, "--http", f"{host}:0")
-    if max_files is not None:
+    if max_files is not None:  # set in the server's own process, then ``-m customtools``
         limit = (
-            "import os, resource, sys;"
+            "import resource, runpy;"
             f" resource.setrlimit(resource.RLIMIT_NOFILE, {max_files});"
-            " os.execv(sys.argv[1], sys.argv[1:])"
+            " runpy.run_module('customtools', run_name='__main__', alter_sys=True)"
         )
-        argv = [sys.executable, "-c", limit, *argv]
+        argv = python_argv("-c", limit, *argv[argv.index("customtools") + 1 :])
     with tempfile.TemporaryDirectory() as logs:
         try:
             for index in range(count):

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp_helpers import ROOT
+from zygote import python_argv
 
 from customtools import CustomTool, ToolDefinitionError, discover_and_load
 from customtools.mcp import McpMount, McpServerConfig, mounted_tool_name, parse_mcp_json
@@ -172,12 +172,13 @@ async def test_plugin_roots_come_first_and_names_follow_the_loader_rules(tmp_pat
 async def test_a_real_mcp_json_server_loads_through_an_open_mount(tmp_path: Path) -> None:
     project = tmp_path / "project"
     log = tmp_path / "calls.jsonl"
+    server = python_argv(str(SERVERS / "lowlevel_server.py"), str(log))
     _write(
         project,
         {
             "low": {
-                "command": sys.executable,
-                "args": [str(SERVERS / "lowlevel_server.py"), str(log)],
+                "command": server[0],
+                "args": server[1:],
                 "cwd": str(ROOT),
             }
         },

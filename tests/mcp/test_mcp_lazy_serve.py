@@ -3,14 +3,13 @@ importing and the first call imports; ``--eager`` imports at start."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import anyio
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from mcp_helpers import ROOT, child_env
+from mcp_helpers import ROOT, child_env, serve_argv
 
 from customtools import load_custom_tools
 
@@ -29,7 +28,7 @@ def factory(api):
 
 def params(home: Path, *args: str) -> StdioServerParameters:
     env = {**child_env(), "HOME": str(home)}
-    argv = [sys.executable, "-m", "customtools", "serve", "--no-entry-points", *args]
+    argv = serve_argv(*args)
     return StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=str(ROOT))
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp_helpers import EXAMPLES, ROOT, child_env, free_port, wait_until
+from zygote import python_argv
 
 from customtools import AbortController, CustomToolAdapter, ToolResult, load_custom_tools
 from customtools.mcp import ORIGIN_META_KEY, McpMount, McpServerConfig, mount
@@ -27,10 +28,11 @@ CLIENT_GENERATORS_ON_TRIO = pytest.mark.filterwarnings(
 
 def python_server(name: str, script: str, *args: str, **options: Any) -> McpServerConfig:
     env = child_env()
+    command, *argv = python_argv(str(SERVERS / script), *args)
     return McpServerConfig(
         name=name,
-        command=sys.executable,
-        args=(str(SERVERS / script), *args),
+        command=command,
+        args=tuple(argv),
         env={"PYTHONPATH": env["PYTHONPATH"]},
         cwd=str(ROOT),
         **options,
@@ -137,7 +139,7 @@ async def test_an_sdk_server_over_stdio_progress_cancel_crash_and_restart(
 @CLIENT_GENERATORS_ON_TRIO
 async def test_an_sdk_server_over_http_reports_progress_and_cancels(tmp_path: Path) -> None:
     port = free_port()
-    argv = [sys.executable, str(SERVERS / "sdk_server.py"), str(tmp_path), "http", str(port)]
+    argv = python_argv(str(SERVERS / "sdk_server.py"), str(tmp_path), "http", str(port))
     process = await anyio.open_process(argv, cwd=str(ROOT), env=child_env())
     try:
         with anyio.fail_after(30):
@@ -201,10 +203,11 @@ async def test_served_examples_mounted_back_give_the_same_results(tmp_path: Path
         "count_words": {"text": "a b a", "top": 1},
     }
     local = await load_custom_tools([str(EXAMPLES)], str(ROOT))
+    command, *argv = python_argv("-m", "customtools", "serve", "--no-entry-points", str(EXAMPLES))
     config = McpServerConfig(
         name="examples",
-        command=sys.executable,
-        args=("-m", "customtools", "serve", "--no-entry-points", str(EXAMPLES)),
+        command=command,
+        args=tuple(argv),
         env={"PYTHONPATH": str(ROOT), "HOME": str(tmp_path)},
         cwd=str(ROOT),
     )

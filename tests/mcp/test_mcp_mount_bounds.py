@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp_helpers import ROOT
+from zygote import python_argv
 
 from customtools import CustomToolAdapter, discover_and_load
 from customtools.mcp import MAX_STDERR_LINE, McpMount, McpServerConfig, mount
@@ -146,7 +147,7 @@ async def test_a_huge_stderr_line_is_cut_and_read_in_bounded_chunks(
 
 def test_stderr_flood_does_not_grow_host_memory(tmp_path: Path) -> None:
     """The host's peak RSS while a server writes 64 MiB without a newline stays far below it
-    (measured in a fresh interpreter through VmHWM)."""
+    (measured in a process of its own through VmHWM, which starts at the process's RSS)."""
     script = tmp_path / "flood.py"
     script.write_text(
         "import sys, anyio\n"
@@ -169,7 +170,7 @@ def test_stderr_flood_does_not_grow_host_memory(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k in ("HOME", "PATH", "LANG")}
     env["PYTHONPATH"] = str(ROOT)
     out = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env
+        python_argv(str(script)), capture_output=True, text=True, timeout=120, env=env
     )
     assert out.returncode == 0, out.stderr[-2000:]
     before, after = map(int, out.stdout.split())
@@ -190,7 +191,7 @@ async def test_a_reply_over_the_message_bound_is_an_error_for_that_call_only() -
 
 
 def test_a_huge_reply_does_not_grow_host_memory(tmp_path: Path) -> None:
-    """Peak RSS of a fresh host whose server answers with a 64 MiB line (VmHWM)."""
+    """Peak RSS of a host of its own whose server answers with a 64 MiB line (VmHWM)."""
     script = tmp_path / "huge.py"
     script.write_text(
         "import sys, anyio\n"
@@ -216,7 +217,7 @@ def test_a_huge_reply_does_not_grow_host_memory(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k in ("HOME", "PATH", "LANG")}
     env["PYTHONPATH"] = str(ROOT)
     out = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env
+        python_argv(str(script)), capture_output=True, text=True, timeout=120, env=env
     )
     assert out.returncode == 0, out.stderr[-2000:]
     before, after = map(int, out.stdout.split())

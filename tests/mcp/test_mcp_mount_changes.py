@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp_helpers import ROOT, child_env, wait_until
+from zygote import python_argv
 
 from customtools import CustomToolAdapter
 from customtools.mcp import McpMount, McpServerConfig, MountChange, serve
@@ -32,10 +32,11 @@ def era(request: pytest.FixtureRequest) -> str:
 
 
 def config(directory: Path, era: str, **options: Any) -> McpServerConfig:
+    command, *argv = python_argv(str(SERVER), str(directory), era)
     return McpServerConfig(
         name="chg",
-        command=sys.executable,
-        args=(str(SERVER), str(directory), era),
+        command=command,
+        args=tuple(argv),
         env={"PYTHONPATH": child_env()["PYTHONPATH"]},
         cwd=str(ROOT),
         timeout=20,

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from zygote import python_argv
 
 from customtools import CustomToolAdapter, ToolContext
 from customtools.mcp import McpMount, McpServerConfig
@@ -26,10 +26,11 @@ SERVER = Path(__file__).resolve().parent / "servers" / "talkback_server.py"
 
 
 def config() -> McpServerConfig:
+    command, *argv = python_argv(str(SERVER))
     return McpServerConfig(
         name="talk",
-        command=sys.executable,
-        args=(str(SERVER),),
+        command=command,
+        args=tuple(argv),
         env={"PYTHONPATH": os.environ.get("PYTHONPATH", str(ROOT))},
         cwd=str(ROOT),
         timeout=20,

@@ -17,6 +17,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
+from mcp_helpers import serve_argv
 from mcp_types import JSONRPCNotification
 from redis_helpers import RedisServer, free_port, namespace, require_redis_binary
 
@@ -509,18 +510,13 @@ def test_serve_with_an_unreachable_redis_exits_naming_the_url(tmp_path: Path) ->
     tools.mkdir()
     (tools / "loud.py").write_text("print('imported')\ndef factory(api):\n    return []\n")
     out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "customtools",
-            "serve",
-            "--no-entry-points",
+        serve_argv(
             str(tools),
             "--http",
             "127.0.0.1:0",
             "--redis",
             f"redis://127.0.0.1:{port}/0",
-        ],
+        ),
         capture_output=True,
         text=True,
         timeout=60,

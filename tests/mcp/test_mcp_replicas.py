@@ -18,7 +18,6 @@ import re
 import select
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -34,6 +33,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp_helpers import PACK, ROOT, _listening, child_env, serve_argv, stop_processes
 from redis_helpers import RedisServer, namespace, require_redis_binary
+from zygote import python_argv
 
 pytestmark = [
     pytest.mark.anyio,
@@ -103,7 +103,7 @@ async def proxy(backends: list[Replica]) -> AsyncIterator[str]:
     """The round-robin proxy in front of ``backends`` (on a port the system gives it, which
     it prints); yields its MCP endpoint."""
     process = await anyio.open_process(
-        [sys.executable, str(PROXY), *(b.base for b in backends)],
+        python_argv(str(PROXY), *(b.base for b in backends)),
         stdin=None,
         stderr=None,
         cwd=str(ROOT),
@@ -193,7 +193,7 @@ def deployment(
             replica.url = _wait_listening(replica.log, replica.process, deadline)
             replica.base = replica.url.rsplit("/", 1)[0]
         balancer = subprocess.Popen(
-            [sys.executable, str(PROXY), *(r.base for r in started)],
+            python_argv(str(PROXY), *(r.base for r in started)),
             stdout=subprocess.PIPE,
             cwd=ROOT,
             env=child_env(),

@@ -17,6 +17,7 @@ pytest.importorskip("watchfiles")
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import ToolListChangedNotification
+from zygote import python_argv
 
 pytestmark = pytest.mark.anyio
 
@@ -96,9 +97,10 @@ async def test_dev_reloads_while_a_client_is_connected(anyio_backend: str, tmp_p
     home.mkdir()
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "TMPDIR")}
     env.update(HOME=str(home), PYTHONPATH=str(ROOT))
+    command, *argv = python_argv("-m", "customtools", "dev", "--no-entry-points", str(tools))
     params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "customtools", "dev", "--no-entry-points", str(tools)],
+        command=command,
+        args=argv,
         env=env,
         cwd=str(tmp_path),
     )
@@ -220,17 +222,12 @@ async def test_serve_reload_sandbox_serves_edits_from_confined_workers_and_asks_
     TrustStore(home=home).grant(found.pending_trust[0])  # the user trusts the project tools
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "TMPDIR")}
     env.update(HOME=str(home), PYTHONPATH=str(ROOT))
+    command, *argv = python_argv(
+        "-m", "customtools", "serve", "--reload", "--sandbox", "--no-entry-points", str(tools)
+    )
     params = StdioServerParameters(
-        command=sys.executable,
-        args=[
-            "-m",
-            "customtools",
-            "serve",
-            "--reload",
-            "--sandbox",
-            "--no-entry-points",
-            *[str(tools)],
-        ],
+        command=command,
+        args=argv,
         env=env,
         cwd=str(project),
     )

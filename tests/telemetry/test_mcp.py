@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ pytest.importorskip("mcp")
 
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from zygote import python_argv
 
 from customtools import CustomToolAdapter
 from customtools.mcp import McpServerConfig, mount
@@ -38,7 +38,7 @@ def env() -> dict[str, str]:
 
 
 def argv(mode: str, spans: Path) -> list[str]:
-    return [sys.executable, str(SERVER), mode, str(spans), str(PACK)]
+    return python_argv(str(SERVER), mode, str(spans), str(PACK))
 
 
 async def read_spans(path: Path, name: str) -> list[dict[str, Any]]:

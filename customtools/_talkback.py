@@ -67,20 +67,8 @@ LogLevel: TypeAlias = Literal[
 ]
 """The RFC 5424 severities MCP logging uses, least severe first."""
 
-LOG_LEVELS: tuple[LogLevel, ...] = (
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-)
-"""Every :data:`LogLevel`, least severe first (compare with ``LOG_LEVELS.index``)."""
-
 _INFO = 20  # logging.INFO; the numbers are logging's levels, fixed by its documentation
-_PY_LEVELS = {
+_PY_LEVELS: dict[LogLevel, int] = {
     "debug": 10,
     "info": _INFO,
     "notice": _INFO,
@@ -90,6 +78,9 @@ _PY_LEVELS = {
     "alert": 50,
     "emergency": 50,
 }
+
+LOG_LEVELS: tuple[LogLevel, ...] = tuple(_PY_LEVELS)
+"""Every :data:`LogLevel`, least severe first (compare with ``LOG_LEVELS.index``)."""
 
 DEFAULT_ASK_TIMEOUT = 300.0
 """Seconds :meth:`ToolContext.ask <customtools.ToolContext.ask>` waits for an answer."""

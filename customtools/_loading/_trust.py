@@ -458,7 +458,7 @@ class _Collector:
                     self.add(entry.path)
                 else:  # no realpath() syscalls for a plain file in a resolved directory
                     self.add(entry.path, os.path.join(real_current, name))
-                if self.full():
+                if self.stopped:
                     return
             stack.extend(reversed(subdirs))
 
@@ -480,20 +480,13 @@ class _Collector:
             if stem is not None and not name.startswith(stem + "."):
                 continue
             path = os.path.join(directory, name)
-            if _pyc_flags(path) not in (None, 0):
+            header = _pyc_header(path)  # its PEP 552 flags: 0 is timestamp-based
+            if header is not None and int.from_bytes(header[4:8], "little") != 0:
                 self.problems.append(
                     f"{printable(_name_under(path, self.root))} is hash-based bytecode, which"
                     " Python would run instead of its reviewed source when a tool loads that"
                     " source itself (importlib.util.spec_from_file_location); delete it"
                 )
-
-    def full(self) -> bool:
-        """Whether a limit was reached (nothing more is read)."""
-        return self.stopped
-
-    def add_package(self, directory: str) -> None:
-        """Every file below a package directory that Python could run (see :meth:`add_tree`)."""
-        self.add_tree(directory)
 
     def source(
         self,
@@ -553,10 +546,6 @@ def is_data_file(name: str) -> bool:
     return suffix in DATA_SUFFIXES or stem.lower() in _DATA_NAMES or base in _DATA_FILES
 
 
-def _root_of(candidate: Candidate) -> str:
-    return candidate.root if candidate.root is not None else candidate.path
-
-
 def project_sources(
     scanned: ScanResult | Iterable[Candidate],
     *,
@@ -574,7 +563,7 @@ def project_sources(
     groups: dict[str, list[Candidate]] = {}
     for candidate in candidates:
         if candidate.source.level == "project":
-            groups.setdefault(_root_of(candidate), []).append(candidate)
+            groups.setdefault(candidate.root or candidate.path, []).append(candidate)
     return tuple(_hash_group(root, members, cache, project) for root, members in groups.items())
 
 
@@ -727,12 +716,6 @@ def _pyc_header(path: str) -> bytes | None:
     if len(header) < 16 or header[:4] != importlib.util.MAGIC_NUMBER:
         return None
     return header
-
-
-def _pyc_flags(path: str) -> int | None:
-    """The PEP 552 flags of a ``.pyc`` of this interpreter (0: timestamp-based), or ``None``."""
-    header = _pyc_header(path)
-    return None if header is None else int.from_bytes(header[4:8], "little")
 
 
 def _used_bytecode(source: str) -> str | None:

@@ -18,7 +18,6 @@ Policy
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import inspect
 import json
@@ -39,6 +38,7 @@ from customtools._loading._records import (
     MetadataFile,
     ScanResult,
 )
+from customtools._loading._reviewed import register_root, write_private
 from customtools._loading._trust import (
     PendingSource,
     ProjectSource,
@@ -441,24 +441,9 @@ class TrustStore:
         }
         # Compact: the store is parsed on every load that meets project code.
         text = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
-        directory = os.path.dirname(self._path)
         try:
-            os.makedirs(directory, mode=0o700, exist_ok=True)
-            import tempfile  # only when a grant is written
-
-            fd, temp = tempfile.mkstemp(prefix=".trust-", suffix=".tmp", dir=directory)
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(text.encode("utf-8", "surrogateescape"))
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                if os.name == "posix":
-                    os.chmod(temp, 0o600)
-                os.replace(temp, self._path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(temp)
-                raise
+            data = text.encode("utf-8", "surrogateescape")
+            write_private(self._path, data, prefix=".trust-", sync=True)
         except OSError as exc:
             raise self._fail(f"cannot be written ({exc.strerror or type(exc).__name__})") from None
 
@@ -595,8 +580,6 @@ async def apply_trust(
 def _register_trusted(sources: Iterable[ProjectSource], pending: Iterable[PendingSource]) -> None:
     """Hand the hashes of the sources about to load to the import machinery, so their code
     is compiled from exactly the bytes that were trusted (``_reviewed``)."""
-    from customtools._loading._reviewed import register_root
-
     held = {id(item.source) for item in pending}
     for source in sources:
         if id(source) not in held and source.candidates:

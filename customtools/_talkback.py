@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, get_args, runtime_checkable
 
 from customtools._error_results import Code
 from customtools._errors import CustomToolsError
@@ -68,7 +68,7 @@ LogLevel: TypeAlias = Literal[
 """The RFC 5424 severities MCP logging uses, least severe first."""
 
 _INFO = 20  # logging.INFO; the numbers are logging's levels, fixed by its documentation
-_PY_LEVELS: dict[LogLevel, int] = {
+_PY_LEVELS: dict[str, int] = {
     "debug": 10,
     "info": _INFO,
     "notice": _INFO,
@@ -79,7 +79,7 @@ _PY_LEVELS: dict[LogLevel, int] = {
     "emergency": 50,
 }
 
-LOG_LEVELS: tuple[LogLevel, ...] = tuple(_PY_LEVELS)
+LOG_LEVELS: tuple[LogLevel, ...] = get_args(LogLevel)
 """Every :data:`LogLevel`, least severe first (compare with ``LOG_LEVELS.index``)."""
 
 DEFAULT_ASK_TIMEOUT = 300.0

@@ -442,8 +442,8 @@ class TrustStore:
         # Compact: the store is parsed on every load that meets project code.
         text = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
         try:
-            data = text.encode("utf-8", "surrogateescape")
-            write_private(self._path, data, prefix=".trust-", sync=True)
+            encoded = text.encode("utf-8", "surrogateescape")
+            write_private(self._path, encoded, prefix=".trust-", sync=True)
         except OSError as exc:
             raise self._fail(f"cannot be written ({exc.strerror or type(exc).__name__})") from None
 

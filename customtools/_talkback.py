@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, get_args, r
 from customtools._error_results import Code
 from customtools._errors import CustomToolsError
 from customtools._format import logger
+from customtools._tool import json_copy
 
 if TYPE_CHECKING:
     from customtools._abort import AbortSignal
@@ -378,7 +379,7 @@ def check_form_schema(schema: Any) -> dict[str, Any]:
     properties = schema.get("properties")
     if not isinstance(properties, Mapping) or not properties:
         raise ValueError("form schema: it needs at least one property under 'properties'")
-    plain: dict[str, Any] = _plain(schema)
+    plain: dict[str, Any] = json_copy(schema)
     for name, prop in properties.items():
         if not isinstance(prop, Mapping):
             raise ValueError(f"form schema: property {name!r} is not a schema object")
@@ -424,14 +425,6 @@ def _check_field(name: str, prop: Mapping[str, Any]) -> None:
             f"form schema: property {name!r} has format {fmt!r}; only strings may have a"
             f" format, one of {', '.join(sorted(_STRING_FORMATS))}"
         )
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def _options(prop: Mapping[str, Any]) -> list[str] | None:

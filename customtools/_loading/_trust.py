@@ -787,14 +787,7 @@ def with_warnings(pending: PendingSource, metadata: Sequence[MetadataFile]) -> P
             flag(
                 f"metadata {printable(_name_under(meta.path, root))}: description", meta.description
             )
-    if not warnings:
-        return pending
-    return PendingSource(
-        source=pending.source,
-        status=pending.status,
-        changes=pending.changes,
-        warnings=tuple(warnings),
-    )
+    return dataclasses.replace(pending, warnings=tuple(warnings)) if warnings else pending
 
 
 # -- what a candidate's code is made of (the reload and the execution policy compare it) --

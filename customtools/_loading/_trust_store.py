@@ -204,11 +204,6 @@ class TrustStore:
                 # Trust comes from a regular file the user owns, never through a link that
                 # could point into a project.
                 raise self._fail("is a symbolic link")
-        except FileNotFoundError:
-            return {}
-        except OSError as exc:
-            raise self._fail(f"cannot be read ({exc.strerror or type(exc).__name__})") from None
-        try:
             with open(self._path, "rb") as handle:
                 st = os.fstat(handle.fileno())
                 raw = handle.read()

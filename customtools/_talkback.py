@@ -338,21 +338,18 @@ class FormUI:
         return bool(answer.accepted and answer.values.get("approve") is True)
 
     async def select(self, title: str, options: Sequence[str]) -> str | None:
-        schema = {
-            "type": "object",
-            "properties": {"choice": {"type": "string", "enum": [str(o) for o in options]}},
-            "required": ["choice"],
-        }
-        answer = await self._ask(title, schema)
-        return str(answer.values["choice"]) if answer.accepted else None
+        choice = {"type": "string", "enum": [str(o) for o in options]}
+        return await self._one(title, "choice", choice)
 
     async def input(self, title: str, placeholder: str | None = None) -> str | None:
-        field: dict[str, Any] = {"type": "string"}
-        if placeholder:
-            field["description"] = placeholder
-        schema = {"type": "object", "properties": {"value": field}, "required": ["value"]}
+        described = {"description": placeholder} if placeholder else {}
+        return await self._one(title, "value", {"type": "string", **described})
+
+    async def _one(self, title: str, name: str, field: dict[str, Any]) -> str | None:
+        """Ask a form of one required field; its value, or ``None`` when not accepted."""
+        schema = {"type": "object", "properties": {name: field}, "required": [name]}
         answer = await self._ask(title, schema)
-        return str(answer.values["value"]) if answer.accepted else None
+        return str(answer.values[name]) if answer.accepted else None
 
     def set_status(self, key: str, text: str | None) -> None:
         if text:
@@ -451,31 +448,25 @@ def ui_input_handler(ui: Any) -> InputHandler:
             title = prop.get("title") or prop.get("description") or name
             label = request.message if len(properties) == 1 else f"{request.message}\n{title}"
             options = _options(prop)
+            value: Any
             if prop.get("type") == "array":
-                items = prop.get("items") or {}
-                hint = ", ".join(_options(items) or ())
+                hint = ", ".join(_options(prop.get("items") or {}) or ())
                 text = await ui.input(label, f"comma-separated: {hint}" if hint else None)
-                if text is None:
-                    return InputAnswer(action="cancel")
-                values[name] = [part.strip() for part in text.split(",") if part.strip()]
+                value = None if text is None else [p.strip() for p in text.split(",") if p.strip()]
             elif options is not None:
-                picked = await ui.select(label, options)
-                if picked is None:
-                    return InputAnswer(action="cancel")
-                values[name] = picked
+                value = await ui.select(label, options)
             elif prop.get("type") == "boolean":
-                yes = await ui.confirm(label)
-                if len(properties) == 1 and yes is not True:
+                value = await ui.confirm(label) is True
+                if len(properties) == 1 and not value:
                     return InputAnswer(action="decline")
-                values[name] = yes is True
             else:
                 default = prop.get("default")
-                text = await ui.input(label, None if default is None else str(default))
-                if text is None:
-                    return InputAnswer(action="cancel")
-                if text == "" and name not in required:
+                value = await ui.input(label, None if default is None else str(default))
+                if value == "" and name not in required:
                     continue
-                values[name] = text
+            if value is None:  # the question was dismissed
+                return InputAnswer(action="cancel")
+            values[name] = value
         return InputAnswer(action="accept", values=values)
 
     return handler

@@ -29,7 +29,7 @@ Compatibility
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Final, Literal
 
 from customtools._jsonpointer import escape_token, format_pointer
@@ -137,13 +137,8 @@ class CompatibilityIssue:
     message: str
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {
-            "provider": self.provider,
-            "rule": self.rule,
-            "path": self.path,
-            "message": self.message,
-        }
+        """JSON form: the fields by name."""
+        return asdict(self)
 
 
 # -- export -------------------------------------------------------------------------------------

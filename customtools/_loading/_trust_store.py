@@ -31,13 +31,7 @@ from typing import Any, Literal, TypeAlias
 from customtools._error_results import LoadCode
 from customtools._errors import TrustStoreError
 from customtools._loading._paths import display_path
-from customtools._loading._records import (
-    TRUST_POLICIES,
-    Diagnostic,
-    LoadError,
-    MetadataFile,
-    ScanResult,
-)
+from customtools._loading._records import Diagnostic, LoadError, MetadataFile, ScanResult
 from customtools._loading._reviewed import register_root, write_private
 from customtools._loading._trust import (
     PendingSource,
@@ -50,7 +44,6 @@ from customtools._loading._trust import (
 )
 
 __all__ = [
-    "TRUST_POLICIES",
     "GateOutcome",
     "TrustCallback",
     "TrustGrant",

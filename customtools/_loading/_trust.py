@@ -458,9 +458,14 @@ class _Collector:
                     self.add(entry.path)
                 else:  # no realpath() syscalls for a plain file in a resolved directory
                     self.add(entry.path, os.path.join(real_current, name))
-                if self.stopped:
+                if self.full():
                     return
             stack.extend(reversed(subdirs))
+
+    def full(self) -> bool:
+        """Whether a limit was reached (nothing more is read); a call, so that a type checker
+        does not take ``stopped`` for constant across :meth:`add`."""
+        return self.stopped
 
     def check_bytecode(self, directory: str, stem: str | None = None) -> None:
         """A hash-based ``.pyc`` (PEP 552) of this interpreter in ``directory`` (a

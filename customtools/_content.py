@@ -41,7 +41,13 @@ def _meta_from(data: Mapping[str, Any], where: str) -> Mapping[str, Any] | None:
     return dict(meta)
 
 
-def _put_meta(out: dict[str, Any], meta: Mapping[str, Any] | None) -> dict[str, Any]:
+def _put_meta(
+    out: dict[str, Any],
+    meta: Mapping[str, Any] | None,
+    annotations: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    if annotations is not None:
+        out["annotations"] = dict(annotations)
     if meta is not None:
         out["_meta"] = dict(meta)
     return out
@@ -75,9 +81,7 @@ class TextContent:
     def to_dict(self) -> dict[str, Any]:
         """Return the wire form ``{"type": "text", "text": ...}``."""
         out: dict[str, Any] = {"type": "text", "text": self.text}
-        if self.annotations is not None:
-            out["annotations"] = dict(self.annotations)
-        return _put_meta(out, self.meta)
+        return _put_meta(out, self.meta, self.annotations)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -100,9 +104,7 @@ class ImageContent:
     def to_dict(self) -> dict[str, Any]:
         """Return the wire form ``{"type": "image", "data": ..., "mimeType": ...}``."""
         out: dict[str, Any] = {"type": "image", "data": self.data, "mimeType": self.mime_type}
-        if self.annotations is not None:
-            out["annotations"] = dict(self.annotations)
-        return _put_meta(out, self.meta)
+        return _put_meta(out, self.meta, self.annotations)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -118,9 +120,7 @@ class AudioContent:
     def to_dict(self) -> dict[str, Any]:
         """Return the wire form ``{"type": "audio", "data": ..., "mimeType": ...}``."""
         out: dict[str, Any] = {"type": "audio", "data": self.data, "mimeType": self.mime_type}
-        if self.annotations is not None:
-            out["annotations"] = dict(self.annotations)
-        return _put_meta(out, self.meta)
+        return _put_meta(out, self.meta, self.annotations)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -151,9 +151,7 @@ class ResourceLink:
         ):
             if value is not None:
                 out[key] = value
-        if self.annotations is not None:
-            out["annotations"] = dict(self.annotations)
-        return _put_meta(out, self.meta)
+        return _put_meta(out, self.meta, self.annotations)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -173,9 +171,7 @@ class EmbeddedResource:
     def to_dict(self) -> dict[str, Any]:
         """Return the wire form ``{"type": "resource", "resource": {...}}``."""
         out: dict[str, Any] = {"type": "resource", "resource": dict(self.resource)}
-        if self.annotations is not None:
-            out["annotations"] = dict(self.annotations)
-        return _put_meta(out, self.meta)
+        return _put_meta(out, self.meta, self.annotations)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -277,18 +273,8 @@ def content_from_dict(data: Mapping[str, Any], *, where: str = "content block") 
     )
 
 
-_BLOCK_CLASSES = (
-    TextContent,
-    ImageContent,
-    AudioContent,
-    ResourceLink,
-    EmbeddedResource,
-    ExtensionContent,
-)
-
-
 def _block(value: Any, where: str) -> ContentBlock:
-    if isinstance(value, _BLOCK_CLASSES):
+    if isinstance(value, ContentBlock):
         return value
     if isinstance(value, str):
         return TextContent(text=value)

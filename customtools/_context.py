@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -287,7 +288,7 @@ class ToolContext:
         """:meth:`ask` from a sync tool (its worker thread); same arguments and outcomes."""
         import anyio.from_thread
 
-        return anyio.from_thread.run(_call_ask, self, message, schema, options)
+        return anyio.from_thread.run(partial(self.ask, message, schema, **options))
 
     def sample_sync(
         self, messages: str | Sequence[Mapping[str, Any]], **options: Any
@@ -295,17 +296,7 @@ class ToolContext:
         """:meth:`sample` from a sync tool (its worker thread); same arguments and outcomes."""
         import anyio.from_thread
 
-        return anyio.from_thread.run(_call_sample, self, messages, options)
-
-
-async def _call_ask(
-    ctx: ToolContext, message: str, schema: Mapping[str, Any], options: dict[str, Any]
-) -> InputAnswer:
-    return await ctx.ask(message, schema, **options)
-
-
-async def _call_sample(ctx: ToolContext, messages: Any, options: dict[str, Any]) -> SampleResult:
-    return await ctx.sample(messages, **options)
+        return anyio.from_thread.run(partial(self.sample, messages, **options))
 
 
 DEFAULT_CONTEXT = ToolContext()

@@ -28,11 +28,11 @@ Compatibility
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from typing import Any, Final, Literal
 
-from customtools._jsonpointer import escape_token
+from customtools._jsonpointer import escape_token, format_pointer
 from customtools._tool import CustomTool
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
     "anthropic_issues",
     "openai_issues",
     "openai_strict_issues",
+    "subschemas",
     "to_anthropic",
     "to_json_schema",
     "to_mcp",
@@ -97,6 +98,9 @@ _STRICT_MAX_PROPERTIES: Final = 5000
 _STRICT_MAX_ENUM_VALUES: Final = 1000
 _ROOT_COMBINATORS: Final = ("anyOf", "oneOf", "allOf")
 _SUBSCHEMA_MAPS: Final = ("properties", "$defs", "definitions", "patternProperties")
+# Walks stop there: far beyond any schema check_schema accepts.
+_MAX_TOKENS: Final = 128
+_MAX_NODES: Final = 20_000
 _SUBSCHEMA_LISTS: Final = ("anyOf", "oneOf", "allOf", "prefixItems")
 _SUBSCHEMA_SINGLE: Final = (
     "items",
@@ -133,13 +137,8 @@ class CompatibilityIssue:
     message: str
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {
-            "provider": self.provider,
-            "rule": self.rule,
-            "path": self.path,
-            "message": self.message,
-        }
+        """JSON form: the fields by name."""
+        return asdict(self)
 
 
 # -- export -------------------------------------------------------------------------------------
@@ -261,10 +260,6 @@ def to_mcp(tool: CustomTool) -> dict[str, Any]:
 # -- compatibility ------------------------------------------------------------------------------
 
 
-def _escape(key: str) -> str:
-    return escape_token(key)
-
-
 def _root_issues(field: str, schema: Mapping[str, Any]) -> list[str]:
     problems = []
     if schema.get("type") != "object":
@@ -318,43 +313,30 @@ def openai_strict_issues(schema: Mapping[str, Any]) -> list[CompatibilityIssue]:
     Each issue carries the JSON Pointer of the offending subschema. See the module docstring
     for the rules.
     """
-    issues: list[CompatibilityIssue] = [
-        CompatibilityIssue(
-            provider="openai", rule="root-not-object", path="", message=f"strict mode: {text}"
-        )
-        for text in _root_issues("the schema", schema)
-    ]
+    issues = [_strict("root-not-object", "", text) for text in _root_issues("the schema", schema)]
     counts = {"properties": 0, "enum": 0}
     deepest = 0
-    for path, node, depth in _walk(schema, "", 0):
+    walk = subschemas(schema, _SUBSCHEMA_MAPS, _SUBSCHEMA_LISTS, _SUBSCHEMA_SINGLE)
+    for tokens, node, depth in walk:
         deepest = max(deepest, depth)
-        issues.extend(_strict_node(path, node, counts))
-    if deepest > _STRICT_MAX_DEPTH:
-        issues.append(
-            _strict(
-                "strict-too-deep",
-                "",
-                f"objects nest {deepest} levels deep; strict mode allows {_STRICT_MAX_DEPTH}",
-            )
-        )
-    if counts["properties"] > _STRICT_MAX_PROPERTIES:
-        issues.append(
-            _strict(
-                "strict-too-many-properties",
-                "",
-                f"the schema declares {counts['properties']} properties; strict mode allows"
-                f" {_STRICT_MAX_PROPERTIES}",
-            )
-        )
-    if counts["enum"] > _STRICT_MAX_ENUM_VALUES:
-        issues.append(
-            _strict(
-                "strict-too-many-enum-values",
-                "",
-                f"the schema lists {counts['enum']} enum values; strict mode allows"
-                f" {_STRICT_MAX_ENUM_VALUES}",
-            )
-        )
+        issues.extend(_strict_node(format_pointer(tokens), node, counts))
+    for rule, found, limit, what in (
+        ("strict-too-deep", deepest, _STRICT_MAX_DEPTH, f"objects nest {deepest} levels deep"),
+        (
+            "strict-too-many-properties",
+            counts["properties"],
+            _STRICT_MAX_PROPERTIES,
+            f"the schema declares {counts['properties']} properties",
+        ),
+        (
+            "strict-too-many-enum-values",
+            counts["enum"],
+            _STRICT_MAX_ENUM_VALUES,
+            f"the schema lists {counts['enum']} enum values",
+        ),
+    ):
+        if found > limit:
+            issues.append(_strict(rule, "", f"{what}; strict mode allows {limit}"))
     return issues
 
 
@@ -370,25 +352,39 @@ def _strict(rule: str, path: str, message: str) -> CompatibilityIssue:
     )
 
 
-def _walk(node: Any, path: str, depth: int) -> Iterator[tuple[str, Mapping[str, Any], int]]:
-    """Every subschema (mappings only) with its JSON Pointer and object nesting depth."""
-    if not isinstance(node, Mapping):
-        return
-    yield path, node, depth
-    inner = depth + 1 if node.get("type") == "object" or "properties" in node else depth
-    for keyword in _SUBSCHEMA_MAPS:
-        children = node.get(keyword)
-        if isinstance(children, Mapping):
-            for name, child in children.items():
-                child_depth = inner if keyword == "properties" else depth
-                yield from _walk(child, f"{path}/{keyword}/{_escape(str(name))}", child_depth)
-    for keyword in _SUBSCHEMA_LISTS:
-        children = node.get(keyword)
-        if isinstance(children, list):
-            for index, child in enumerate(children):
-                yield from _walk(child, f"{path}/{keyword}/{index}", depth)
-    for keyword in _SUBSCHEMA_SINGLE:
-        yield from _walk(node.get(keyword), f"{path}/{keyword}", depth)
+Tokens = tuple[str | int, ...]
+
+
+def subschemas(
+    root: Any, maps: Sequence[str], lists: Sequence[str], singles: Sequence[str]
+) -> Iterator[tuple[Tokens, Mapping[str, Any], int]]:
+    """Every subschema of ``root`` that is a mapping, in pre-order, with its path of tokens
+    from the root and how many ``properties`` it is nested in (object depth).
+
+    The keywords followed: ``maps`` hold name -> subschema, ``lists`` a list of subschemas,
+    ``singles`` one subschema. Without recursion, and bounded (a schema changed after it was
+    checked, even into a cycle of dicts, cannot make a walk run away).
+    """
+    stack: list[tuple[Tokens, Any, int]] = [((), root, 0)]
+    seen = 0
+    while stack and seen < _MAX_NODES:
+        tokens, node, depth = stack.pop()
+        if not isinstance(node, Mapping) or len(tokens) > _MAX_TOKENS:
+            continue
+        seen += 1
+        yield tokens, node, depth
+        children: list[tuple[Tokens, Any, int]] = []
+        for keyword in maps:
+            value = node.get(keyword)
+            if isinstance(value, Mapping):
+                inner = depth + 1 if keyword == "properties" else depth
+                children += [((*tokens, keyword, str(k)), v, inner) for k, v in value.items()]
+        for keyword in lists:
+            value = node.get(keyword)
+            if isinstance(value, list):
+                children += [((*tokens, keyword, i), v, depth) for i, v in enumerate(value)]
+        children += [((*tokens, keyword), node.get(keyword), depth) for keyword in singles]
+        stack.extend(reversed(children))
 
 
 def _strict_node(
@@ -437,7 +433,7 @@ def _strict_node(
             if name not in listed:
                 yield _strict(
                     "strict-optional-property",
-                    f"{path}/properties/{_escape(str(name))}",
+                    f"{path}/properties/{escape_token(str(name))}",
                     f"property {name!r} of {where} is not required; strict mode needs every"
                     ' property in "required" (make it a union with null to allow no value)',
                 )

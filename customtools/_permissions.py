@@ -35,7 +35,6 @@ __all__ = [
     "Declarations",
     "Permissions",
     "PermissionsError",
-    "declared_permissions",
     "read_declarations",
     "resolve_path",
 ]
@@ -279,12 +278,14 @@ def _declaration_file(candidate: Any) -> str | None:
     return None
 
 
-def _literal(node: ast.expr, where: str) -> Any:
+def _literal(
+    node: ast.expr, where: str, what: str = "PERMISSIONS", kinds: str = "strings, numbers, lists"
+) -> Any:
     try:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         raise PermissionsError(
-            f"{where}: PERMISSIONS arguments must be literals (strings, numbers, lists),"
+            f"{where}: {what} arguments must be literals ({kinds}),"
             f" because the host reads them without running the module; got"
             f" {ast.unparse(node)[:80]!r}"
         ) from None
@@ -300,45 +301,33 @@ def _called(node: ast.expr | None) -> str | None:
     return func.attr if isinstance(func, ast.Attribute) else None
 
 
-def _permissions_call(value: ast.expr, where: str) -> Permissions:
-    if _called(value) != "Permissions" or not isinstance(value, ast.Call) or value.args:
-        raise PermissionsError(
-            f"{where}: PERMISSIONS must be a call `Permissions(read=..., write=..., net=...,"
-            " run=..., env=...)` with keyword arguments"
-        )
+def _keywords(
+    value: ast.expr, where: str, what: str, usage: str, kinds: str, fields: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """The literal keyword arguments of a declaration ``what = usage`` (``POLICY =
+    Policy(...)``); ``fields``: the only names it takes (empty: any name)."""
+    callee = usage.partition("(")[0]
+    if _called(value) != callee or not isinstance(value, ast.Call) or value.args:
+        raise PermissionsError(f"{where}: {what} must be a call `{usage}` with keyword arguments")
     kwargs: dict[str, Any] = {}
     for keyword in value.keywords:
-        if keyword.arg not in _FIELDS:
+        if fields and keyword.arg not in fields:
             raise PermissionsError(
-                f"{where}: unknown Permissions argument {keyword.arg!r}; use {', '.join(_FIELDS)}"
+                f"{where}: unknown {callee} argument {keyword.arg!r}; use {', '.join(fields)}"
             )
-        kwargs[keyword.arg] = _literal(keyword.value, where)
+        if keyword.arg is None:
+            raise PermissionsError(f"{where}: {what} arguments must be named, not **unpacked")
+        kwargs[keyword.arg] = _literal(keyword.value, where, what, kinds)
+    return kwargs
+
+
+def _permissions_call(value: ast.expr, where: str) -> Permissions:
+    usage = "Permissions(read=..., write=..., net=..., run=..., env=...)"
+    kwargs = _keywords(value, where, "PERMISSIONS", usage, "strings, numbers, lists", _FIELDS)
     try:
         return Permissions(**kwargs)
     except PermissionsError as exc:
         raise PermissionsError(f"{where}: {exc}") from None
-
-
-def _policy_call(value: ast.expr, where: str) -> dict[str, Any]:
-    """The literal keyword arguments of ``POLICY = Policy(...)``."""
-    if _called(value) != "Policy" or not isinstance(value, ast.Call) or value.args:
-        raise PermissionsError(
-            f"{where}: POLICY must be a call `Policy(max_concurrent=..., rate=..., ...)` with"
-            " keyword arguments"
-        )
-    kwargs: dict[str, Any] = {}
-    for keyword in value.keywords:
-        if keyword.arg is None:
-            raise PermissionsError(f"{where}: POLICY arguments must be named, not **unpacked")
-        try:
-            kwargs[keyword.arg] = ast.literal_eval(keyword.value)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            raise PermissionsError(
-                f"{where}: POLICY arguments must be literals (numbers, strings, lists,"
-                " None), because the host reads them without running the module; got"
-                f" {ast.unparse(keyword.value)[:80]!r}"
-            ) from None
-    return kwargs
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -438,7 +427,9 @@ def read_declarations(candidate: Any) -> Declarations:
             try:
                 if policy_line is not None:
                     raise PermissionsError(f"{where}: POLICY is assigned more than once")
-                policy, policy_line = _policy_call(value, where), where
+                usage = "Policy(max_concurrent=..., rate=..., ...)"
+                kinds = "numbers, strings, lists, None"
+                policy, policy_line = _keywords(value, where, "POLICY", usage, kinds), where
             except PermissionsError as exc:
                 policy, policy_line, policy_error = None, where, str(exc)
             continue
@@ -460,17 +451,3 @@ def read_declarations(candidate: Any) -> Declarations:
         policy_line=policy_line,
         policy_error=policy_error,
     )
-
-
-def declared_permissions(candidate: Any) -> tuple[Permissions | None, str | None]:
-    """The module-level ``PERMISSIONS`` of a candidate, read without importing it.
-
-    Returns:
-        ``(permissions, file)``: ``(None, None)`` when it declares nothing (or its source
-        cannot be found, as for some entry points).
-
-    Raises:
-        PermissionsError: a declaration (of the module or of a tool) that cannot be read.
-    """
-    declared = read_declarations(candidate)
-    return declared.module, declared.module_line

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -121,67 +122,41 @@ REASON_FIELDS: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = MappingPr
 )
 """For each standard reason, ``(required fields, optional fields)`` by Python name."""
 
-# Python field name -> camelCase wire key.
-_WIRE: Final[Mapping[str, str]] = MappingProxyType(
-    {
-        "previous_session_file": "previousSessionFile",
-        "trigger": "trigger",
-        "action": "action",
-        "result": "result",
-        "aborted": "aborted",
-        "will_retry": "willRetry",
-        "error_message": "errorMessage",
-        "attempt": "attempt",
-        "max_attempts": "maxAttempts",
-        "delay_ms": "delayMs",
-        "success": "success",
-        "final_error": "finalError",
-        "rules": "rules",
-        "todos": "todos",
-    }
-)
-
-
-def _is_str(value: Any) -> bool:
-    return isinstance(value, str)
-
-
-def _is_bool(value: Any) -> bool:
-    return isinstance(value, bool)
-
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_max_attempts(value: Any) -> bool:
-    return _is_int(value) or value == "unlimited"
+_Check = tuple[Callable[[Any], bool], str]
+_STRING: Final[_Check] = (lambda value: isinstance(value, str), "a string")
+_BOOL: Final[_Check] = (lambda value: isinstance(value, bool), "true or false")
+_LIST: Final[_Check] = (
+    lambda value: isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray)),
+    "a list",
+)
 
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _is_list(value: Any) -> bool:
-    return isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray))
-
-
-_CHECKS: Final[Mapping[str, tuple[Callable[[Any], bool], str]]] = MappingProxyType(
+# Every typed field, in order: how its value is checked (``None``: any JSON value).
+_CHECKS: Final[Mapping[str, _Check | None]] = MappingProxyType(
     {
-        "previous_session_file": (_is_str, "a string"),
-        "trigger": (_is_str, "a string"),
-        "action": (_is_str, "a string"),
-        "aborted": (_is_bool, "true or false"),
-        "will_retry": (_is_bool, "true or false"),
-        "error_message": (_is_str, "a string"),
+        "previous_session_file": _STRING,
+        "trigger": _STRING,
+        "action": _STRING,
+        "result": None,
+        "aborted": _BOOL,
+        "will_retry": _BOOL,
+        "error_message": _STRING,
         "attempt": (_is_int, "an integer"),
-        "max_attempts": (_is_max_attempts, "an integer or 'unlimited'"),
-        "delay_ms": (_is_number, "a number"),
-        "success": (_is_bool, "true or false"),
-        "final_error": (_is_str, "a string"),
-        "rules": (_is_list, "a list"),
-        "todos": (_is_list, "a list"),
+        "max_attempts": (lambda v: _is_int(v) or v == "unlimited", "an integer or 'unlimited'"),
+        "delay_ms": (lambda v: _is_int(v) or isinstance(v, float), "a number"),
+        "success": _BOOL,
+        "final_error": _STRING,
+        "rules": _LIST,
+        "todos": _LIST,
     }
+)
+# Python field name -> camelCase wire key.
+_WIRE: Final[Mapping[str, str]] = MappingProxyType(
+    {name: re.sub("_([a-z])", lambda m: m.group(1).upper(), name) for name in _CHECKS}
 )
 
 

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, get_args, runtime_checkable
 
 from customtools._error_results import Code
 from customtools._errors import CustomToolsError
 from customtools._format import logger
+from customtools._tool import json_copy
 
 if TYPE_CHECKING:
     from customtools._abort import AbortSignal
@@ -67,20 +68,8 @@ LogLevel: TypeAlias = Literal[
 ]
 """The RFC 5424 severities MCP logging uses, least severe first."""
 
-LOG_LEVELS: tuple[LogLevel, ...] = (
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-)
-"""Every :data:`LogLevel`, least severe first (compare with ``LOG_LEVELS.index``)."""
-
 _INFO = 20  # logging.INFO; the numbers are logging's levels, fixed by its documentation
-_PY_LEVELS = {
+_PY_LEVELS: dict[str, int] = {
     "debug": 10,
     "info": _INFO,
     "notice": _INFO,
@@ -90,6 +79,9 @@ _PY_LEVELS = {
     "alert": 50,
     "emergency": 50,
 }
+
+LOG_LEVELS: tuple[LogLevel, ...] = get_args(LogLevel)
+"""Every :data:`LogLevel`, least severe first (compare with ``LOG_LEVELS.index``)."""
 
 DEFAULT_ASK_TIMEOUT = 300.0
 """Seconds :meth:`ToolContext.ask <customtools.ToolContext.ask>` waits for an answer."""
@@ -346,21 +338,18 @@ class FormUI:
         return bool(answer.accepted and answer.values.get("approve") is True)
 
     async def select(self, title: str, options: Sequence[str]) -> str | None:
-        schema = {
-            "type": "object",
-            "properties": {"choice": {"type": "string", "enum": [str(o) for o in options]}},
-            "required": ["choice"],
-        }
-        answer = await self._ask(title, schema)
-        return str(answer.values["choice"]) if answer.accepted else None
+        choice = {"type": "string", "enum": [str(o) for o in options]}
+        return await self._one(title, "choice", choice)
 
     async def input(self, title: str, placeholder: str | None = None) -> str | None:
-        field: dict[str, Any] = {"type": "string"}
-        if placeholder:
-            field["description"] = placeholder
-        schema = {"type": "object", "properties": {"value": field}, "required": ["value"]}
+        described = {"description": placeholder} if placeholder else {}
+        return await self._one(title, "value", {"type": "string", **described})
+
+    async def _one(self, title: str, name: str, field: dict[str, Any]) -> str | None:
+        """Ask a form of one required field; its value, or ``None`` when not accepted."""
+        schema = {"type": "object", "properties": {name: field}, "required": [name]}
         answer = await self._ask(title, schema)
-        return str(answer.values["value"]) if answer.accepted else None
+        return str(answer.values[name]) if answer.accepted else None
 
     def set_status(self, key: str, text: str | None) -> None:
         if text:
@@ -387,7 +376,7 @@ def check_form_schema(schema: Any) -> dict[str, Any]:
     properties = schema.get("properties")
     if not isinstance(properties, Mapping) or not properties:
         raise ValueError("form schema: it needs at least one property under 'properties'")
-    plain: dict[str, Any] = _plain(schema)
+    plain: dict[str, Any] = json_copy(schema)
     for name, prop in properties.items():
         if not isinstance(prop, Mapping):
             raise ValueError(f"form schema: property {name!r} is not a schema object")
@@ -435,14 +424,6 @@ def _check_field(name: str, prop: Mapping[str, Any]) -> None:
         )
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
 def _options(prop: Mapping[str, Any]) -> list[str] | None:
     if isinstance(prop.get("enum"), list):
         return [str(v) for v in prop["enum"]]
@@ -467,31 +448,25 @@ def ui_input_handler(ui: Any) -> InputHandler:
             title = prop.get("title") or prop.get("description") or name
             label = request.message if len(properties) == 1 else f"{request.message}\n{title}"
             options = _options(prop)
+            value: Any
             if prop.get("type") == "array":
-                items = prop.get("items") or {}
-                hint = ", ".join(_options(items) or ())
+                hint = ", ".join(_options(prop.get("items") or {}) or ())
                 text = await ui.input(label, f"comma-separated: {hint}" if hint else None)
-                if text is None:
-                    return InputAnswer(action="cancel")
-                values[name] = [part.strip() for part in text.split(",") if part.strip()]
+                value = None if text is None else [p.strip() for p in text.split(",") if p.strip()]
             elif options is not None:
-                picked = await ui.select(label, options)
-                if picked is None:
-                    return InputAnswer(action="cancel")
-                values[name] = picked
+                value = await ui.select(label, options)
             elif prop.get("type") == "boolean":
-                yes = await ui.confirm(label)
-                if len(properties) == 1 and yes is not True:
+                value = await ui.confirm(label) is True
+                if len(properties) == 1 and not value:
                     return InputAnswer(action="decline")
-                values[name] = yes is True
             else:
                 default = prop.get("default")
-                text = await ui.input(label, None if default is None else str(default))
-                if text is None:
-                    return InputAnswer(action="cancel")
-                if text == "" and name not in required:
+                value = await ui.input(label, None if default is None else str(default))
+                if value == "" and name not in required:
                     continue
-                values[name] = text
+            if value is None:  # the question was dismissed
+                return InputAnswer(action="cancel")
+            values[name] = value
         return InputAnswer(action="accept", values=values)
 
     return handler

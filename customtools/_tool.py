@@ -26,6 +26,7 @@ __all__ = [
     "CustomTool",
     "check_tool_name",
     "is_async_callable",
+    "json_copy",
 ]
 
 TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
@@ -42,12 +43,12 @@ def _empty_object_schema() -> dict[str, Any]:
     return {"type": "object", "properties": {}, "additionalProperties": False}
 
 
-def _json_copy(value: Any) -> Any:
+def json_copy(value: Any) -> Any:
     """A plain-JSON copy of mappings and sequences (tuples become lists)."""
     if isinstance(value, Mapping):
-        return {str(k): _json_copy(v) for k, v in value.items()}
+        return {str(k): json_copy(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_json_copy(v) for v in value]
+        return [json_copy(v) for v in value]
     return value
 
 
@@ -269,10 +270,10 @@ class CustomTool:
             "name": self.name,
             "label": self.label,
             "description": self.description,
-            "parameters": _json_copy(self.parameters),
+            "parameters": json_copy(self.parameters),
         }
         if self.output_schema is not None:
-            out["outputSchema"] = _json_copy(self.output_schema)
+            out["outputSchema"] = json_copy(self.output_schema)
         if self.timeout is not None:
             out["timeout"] = self.timeout
         if self.coerce_args is not None:
@@ -290,9 +291,9 @@ class CustomTool:
         if self.concurrency != "shared":
             out["concurrency"] = self.concurrency
         if self.annotations is not None:
-            out["annotations"] = _json_copy(self.annotations)
+            out["annotations"] = json_copy(self.annotations)
         if self.meta is not None:
-            out["_meta"] = _json_copy(self.meta)
+            out["_meta"] = json_copy(self.meta)
         rule = self.requires_approval
         if rule is not None:
             out["requiresApproval"] = rule if isinstance(rule, bool) else True

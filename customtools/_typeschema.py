@@ -98,6 +98,16 @@ def _is_pydantic_model(tp: Any) -> bool:
     )
 
 
+def _closed_object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    """An object schema of ``properties`` (``required`` listed when not empty) that refuses
+    other keys."""
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    schema["additionalProperties"] = False
+    return schema
+
+
 def _close(schema: dict[str, Any]) -> None:
     """Mark object schemas closed where they say nothing about extra keys (pydantic's)."""
     if schema.get("type") == "object" and "additionalProperties" not in schema:
@@ -154,10 +164,7 @@ class SchemaDeriver:
 
     def object_schema(self, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
         """The root ``parameters`` schema, with the ``$defs`` the properties refer to."""
-        schema: dict[str, Any] = {"type": "object", "properties": properties}
-        if required:
-            schema["required"] = required
-        schema["additionalProperties"] = False
+        schema = _closed_object(properties, required)
         if self.defs:
             schema["$defs"] = self.defs
         return schema
@@ -337,10 +344,7 @@ class SchemaDeriver:
             properties[name] = schema
             if convert is not None:
                 converters[name] = convert
-        schema = {"type": "object", "properties": properties}
-        if required:
-            schema["required"] = required
-        schema["additionalProperties"] = False
+        schema = _closed_object(properties, required)
         doc = (tp.__doc__ or "").strip()
         if doc and not doc.startswith(f"{tp.__name__}("):  # dataclasses' generated doc
             schema["description"] = doc.split("\n\n")[0].replace("\n", " ")
@@ -561,12 +565,7 @@ def derive_output_schema(deriver: SchemaDeriver, hint: Any) -> tuple[dict[str, A
         if deriver.defs and "$defs" not in schema:
             schema = {**schema, "$defs": dict(deriver.defs)}
         return schema, False
-    wrapped: dict[str, Any] = {
-        "type": "object",
-        "properties": {RESULT_KEY: schema},
-        "required": [RESULT_KEY],
-        "additionalProperties": False,
-    }
+    wrapped = _closed_object({RESULT_KEY: schema}, [RESULT_KEY])
     if deriver.defs:
         wrapped["$defs"] = dict(deriver.defs)
     return wrapped, True

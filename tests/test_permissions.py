@@ -11,7 +11,7 @@ from customtools._permissions import (
     DEFAULT_PERMISSIONS,
     Permissions,
     PermissionsError,
-    declared_permissions,
+    read_declarations,
     resolve_path,
 )
 
@@ -92,13 +92,14 @@ def test_a_declaration_is_read_without_importing(tmp_path: Path) -> None:
     found = declaring(
         tmp_path, "raise SystemExit('never run')\nPERMISSIONS = Permissions(net=[8080])\n"
     )
-    permissions, where = declared_permissions(found)
-    assert permissions == Permissions(net=[8080])
-    assert where == found.path
+    declared = read_declarations(found)
+    assert declared.module == Permissions(net=[8080])
+    assert declared.module_line == found.path
 
 
 def test_a_module_without_declaration_has_none(tmp_path: Path) -> None:
-    assert declared_permissions(declaring(tmp_path, "X = 1\n")) == (None, None)
+    declared = read_declarations(declaring(tmp_path, "X = 1\n"))
+    assert (declared.module, declared.module_line) == (None, None)
 
 
 @pytest.mark.parametrize(
@@ -118,13 +119,11 @@ def test_an_unreadable_declaration_is_an_error_naming_the_file(
     tmp_path: Path, text: str, message: str
 ) -> None:
     with pytest.raises(PermissionsError, match=message) as caught:
-        declared_permissions(declaring(tmp_path, text))
+        read_declarations(declaring(tmp_path, text))
     assert str(tmp_path / "pack.py") in str(caught.value)
 
 
 def test_tool_declarations_are_read_per_tool_and_grouped(tmp_path: Path) -> None:
-    from customtools._permissions import read_declarations
-
     found = declaring(
         tmp_path,
         "from customtools import tool\n"
@@ -145,8 +144,6 @@ def test_tool_declarations_are_read_per_tool_and_grouped(tmp_path: Path) -> None
 
 
 def test_a_tool_permission_must_be_literal_and_its_name_too(tmp_path: Path) -> None:
-    from customtools._permissions import read_declarations
-
     with pytest.raises(PermissionsError, match="must be literals"):
         read_declarations(
             declaring(tmp_path, "@tool(permissions=Permissions(env=names))\ndef f(): ...\n")

@@ -121,14 +121,7 @@ def error_entry(
     (the module's main file by default), ``line``)."""
     from customtools._loading._records import LoadError
 
-    error = LoadError(
-        path=candidate.path,
-        error=message,
-        source=candidate.source,
-        resolved_path=candidate.resolved_path,
-        code=code,
-        traceback=traceback,
-    )
+    error = LoadError.of(candidate, message, code, traceback=traceback)
     return {**error.to_dict(), "file": file or main_file(candidate), "line": line}
 
 

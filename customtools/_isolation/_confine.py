@@ -337,16 +337,14 @@ def _add_path(libc: Any, ruleset: int, path: str, access: int, handled: int) -> 
             access &= _FILE_ONLY
         rule = _PathBeneath(allowed_access=access & handled, parent_fd=fd)
         if rule.allowed_access:
-            _syscall(
-                libc,
-                _SYS_ADD_RULE,
-                ctypes.c_int(ruleset),
-                ctypes.c_int(_RULE_PATH_BENEATH),
-                ctypes.byref(rule),
-                ctypes.c_uint32(0),
-            )
+            _add_rule(libc, ruleset, _RULE_PATH_BENEATH, rule)
     finally:
         os.close(fd)
+
+
+def _add_rule(libc: Any, ruleset: int, kind: int, rule: ctypes.Structure) -> None:
+    args = (ctypes.c_int(ruleset), ctypes.c_int(kind), ctypes.byref(rule), ctypes.c_uint32(0))
+    _syscall(libc, _SYS_ADD_RULE, *args)
 
 
 def _landlock(libc: Any, abi: int, policy: Mapping[str, Any]) -> None:
@@ -370,14 +368,7 @@ def _landlock(libc: Any, abi: int, policy: Mapping[str, Any]) -> None:
         if handled_net and isinstance(net, (list, tuple)):
             for port in net:
                 rule = _NetPort(allowed_access=_NET_BIND | _NET_CONNECT, port=int(port))
-                _syscall(
-                    libc,
-                    _SYS_ADD_RULE,
-                    ctypes.c_int(ruleset),
-                    ctypes.c_int(_RULE_NET_PORT),
-                    ctypes.byref(rule),
-                    ctypes.c_uint32(0),
-                )
+                _add_rule(libc, ruleset, _RULE_NET_PORT, rule)
         _syscall(libc, _SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0))
     finally:
         os.close(ruleset)

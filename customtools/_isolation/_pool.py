@@ -135,15 +135,8 @@ def _sandboxed_sources(
     except PermissionsError as exc:
         for source, _ in made:
             source.discard()
-        out.errors.append(
-            LoadError(
-                path=candidate.path,
-                error=f"{exc}; fix the declaration (see docs/sandbox.md)",
-                source=candidate.source,
-                resolved_path=candidate.resolved_path,
-                code=LoadCode.INVALID_PERMISSIONS,
-            )
-        )
+        why = f"{exc}; fix the declaration (see docs/sandbox.md)"
+        out.errors.append(LoadError.of(candidate, why, LoadCode.INVALID_PERMISSIONS))
         return []
     return made
 
@@ -170,13 +163,8 @@ _CRASHED: Final = (
 def _unusable(candidate: Candidate, why: str) -> LoadError:
     from customtools._loading._records import LoadError
 
-    return LoadError(
-        path=candidate.path,
-        error=f"the worker process of {candidate.path} sent an unusable load reply ({why})",
-        source=candidate.source,
-        resolved_path=candidate.resolved_path,
-        code=LoadCode.INTERNAL_ERROR,
-    )
+    text = f"the worker process of {candidate.path} sent an unusable load reply ({why})"
+    return LoadError.of(candidate, text, LoadCode.INTERNAL_ERROR)
 
 
 def _sandbox_diagnostic(source: ModuleWorker, candidate: Candidate) -> Diagnostic:
@@ -319,15 +307,8 @@ class IsolationPool:
             reply = await source.load()
         except WorkerLost as lost:
             code, hint = _LOST.get(lost.reason, _CRASHED)
-            out.errors.append(
-                LoadError(
-                    path=candidate.path,
-                    error=hint.format(path=candidate.path, cause=lost.cause),
-                    source=candidate.source,
-                    resolved_path=candidate.resolved_path,
-                    code=code,
-                )
-            )
+            text = hint.format(path=candidate.path, cause=lost.cause)
+            out.errors.append(LoadError.of(candidate, text, code))
             await source.aclose()
             return
         from customtools._isolation._sandboxed import SandboxedWorker
@@ -355,16 +336,9 @@ class IsolationPool:
             except Exception as exc:
                 from customtools._format import describe_exception
 
+                text = f"tool {data.get('name')!r} could not be proxied: {describe_exception(exc)}"
                 out.errors.append(
-                    LoadError(
-                        path=candidate.path,
-                        error=f"tool {data.get('name')!r} could not be proxied:"
-                        f" {describe_exception(exc)}",
-                        source=candidate.source,
-                        resolved_path=candidate.resolved_path,
-                        code=LoadCode.INVALID_TOOL,
-                        tool_name=data.get("name"),
-                    )
+                    LoadError.of(candidate, text, LoadCode.INVALID_TOOL, tool_name=data.get("name"))
                 )
         if kept:
             self.sources = [*(s for s in self.sources if not s.closed), source]

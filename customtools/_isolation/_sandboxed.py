@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 from customtools._isolation._confine import abi_cap
 from customtools._isolation._process import scrubbed_environment
 from customtools._isolation._source import ModuleWorker
+from customtools._loading._paths import display_path, is_inside
 from customtools._permissions import (
     DEFAULT_PERMISSIONS,
     OUTSIDE_DEFAULT,
@@ -54,16 +55,12 @@ def describe_report(report: dict[str, Any] | None) -> tuple[str, str]:
     return status, f"unavailable: {missing}"
 
 
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
 def _check_inside(declared: str, resolved: str, cwd: str, where: str) -> None:
     """A project-relative permission must stay in the project, symlinks resolved (those of
     a path that does not exist yet too): the listing shows `data`, so `data` must not be a
     link to the home directory."""
     real = os.path.realpath(resolved)
-    if _inside(resolved, os.path.normpath(cwd)) and _inside(real, os.path.realpath(cwd)):
+    if is_inside(resolved, os.path.normpath(cwd)) and is_inside(real, os.path.realpath(cwd)):
         return
     raise PermissionsError(
         f"{where}: the project path {declared!r} leads outside the project (to {real});"
@@ -91,7 +88,7 @@ def _not_a_project(cwd: str, home: str) -> str | None:
         return "the root directory"
     if real in homes:
         return "the home directory"
-    if any(_inside(path, real) for path in homes):
+    if any(is_inside(path, real) for path in homes):
         return "an ancestor of the home directory"
     return None
 
@@ -119,7 +116,7 @@ def _default_for(candidate: Candidate, cwd: str, home: str) -> Permissions:
         return DEFAULT_PERMISSIONS
     if (
         candidate.source.provider == "configured"
-        and _inside(os.path.realpath(candidate.path), os.path.realpath(cwd))
+        and is_inside(os.path.realpath(candidate.path), os.path.realpath(cwd))
         and _not_a_project(cwd, home) is None
     ):
         return DEFAULT_PERMISSIONS
@@ -149,13 +146,12 @@ def _check_not_ours(declared: str, resolved: str, home: str, where: str) -> None
     """A write path must not cover customtools' own directory (``~/.customtools``: the trust
     store, user tools, the compiled-code cache): what a pack writes there would be trusted
     and run outside its sandbox by the next host."""
-    from customtools._loading._paths import display_path
     from customtools._loading._reviewed import cache_root
 
     target = os.path.realpath(resolved)
     for own in dict.fromkeys((cache_root(), cache_root(home))):
         real = os.path.realpath(own)
-        if _inside(real, target) or _inside(target, real):
+        if is_inside(real, target) or is_inside(target, real):
             raise PermissionsError(
                 f"{where}: write {declared!r} covers {display_path(own)},"
                 " customtools' own directory (trust grants, user tools, compiled code): what"

@@ -21,7 +21,10 @@ import os
 import re
 import time
 from collections.abc import Mapping
-from typing import Any, Final, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict
+
+if TYPE_CHECKING:
+    from typing_extensions import NotRequired
 
 __all__ = [
     "BYTES_PER_VALUE",
@@ -61,18 +64,15 @@ class WireContext(TypedDict):
     hasUi: bool  # a UI that asks (the worker's ctx.ui asks through ctx.ask)
 
 
-class _LoadRequest(TypedDict):
+class LoadRequest(TypedDict):
+    """host -> worker: import the module; ``reviewed`` pins the trust grant's hashes."""
+
     op: Literal["load"]
     id: int
     candidate: dict[str, Any]  # Candidate.to_dict()
     cwd: str
     loadTimeout: float | None
-
-
-class LoadRequest(_LoadRequest, total=False):
-    """host -> worker: import the module; ``reviewed`` pins the trust grant's hashes."""
-
-    reviewed: dict[str, Any]  # {"root", "files": {real path: sha256}}
+    reviewed: NotRequired[dict[str, Any]]  # {"root", "files": {real path: sha256}}
 
 
 class LoadReply(TypedDict):
@@ -86,19 +86,16 @@ class LoadReply(TypedDict):
     unreviewed: list[str]
 
 
-class _CallRequest(TypedDict):
+class CallRequest(TypedDict):
+    """host -> worker: run a tool; ``trace`` carries the caller's trace context (W3C)."""
+
     op: Literal["call"]
     id: int
     tool: str
     callId: str
     params: Any
     ctx: WireContext | None
-
-
-class CallRequest(_CallRequest, total=False):
-    """host -> worker: run a tool; ``trace`` carries the caller's trace context (W3C)."""
-
-    trace: dict[str, str]
+    trace: NotRequired[dict[str, str]]
 
 
 class AbortRequest(TypedDict):
@@ -120,17 +117,14 @@ class SessionRequest(TypedDict):
     ctx: WireContext | None
 
 
-class _ResultMessage(TypedDict):
-    op: Literal["update", "result"]
-    id: int
-    result: dict[str, Any]  # ToolResult.to_dict()
-
-
-class ResultMessage(_ResultMessage, total=False):
+class ResultMessage(TypedDict):
     """worker -> host: a partial result (``update``), or the result once the call is over;
     ``spans``: what the tool's OpenTelemetry spans recorded (see ``_observe.recorded_spans``)."""
 
-    spans: list[dict[str, Any]]
+    op: Literal["update", "result"]
+    id: int
+    result: dict[str, Any]  # ToolResult.to_dict()
+    spans: NotRequired[list[dict[str, Any]]]
 
 
 class CtxAbortMessage(TypedDict):

@@ -226,8 +226,10 @@ class _Worker:
     async def _load(self, message: LoadRequest) -> None:
         from customtools._format import describe_exception
         from customtools._loading._api import PendingActionStore, SharedState
+        from customtools._loading._import import ImportOutcome
         from customtools._loading._loader import import_here
         from customtools._loading._records import Candidate, LoadError
+        from customtools._loading._reviewed import refused_paths, register_root
 
         try:
             candidate = Candidate.from_dict(message["candidate"])
@@ -235,14 +237,10 @@ class _Worker:
             if reviewed is not None:
                 # The grant's hashes, pinned: every import of project code in this worker
                 # (this load, a restart's, a helper imported later) is checked against them.
-                from customtools._loading._reviewed import register_root
-
                 register_root(reviewed["root"], files=reviewed["files"], pin=True)
             elif candidate.source.level == "project":
                 # The host applied its trust policy ("all") already; project code still never
                 # runs from bytecode caches.
-                from customtools._loading._reviewed import register_root
-
                 register_root(candidate.root or candidate.path)
             state = SharedState(cwd=message["cwd"], pending_actions=PendingActionStore())
             (result,) = await import_here([candidate], state, message["loadTimeout"])
@@ -256,18 +254,9 @@ class _Worker:
                     "code": LoadCode.INTERNAL_ERROR,
                 }
             )
-            self.send(
-                LoadReply(
-                    op="loaded",
-                    id=message["id"],
-                    tools=[],
-                    errors=[failed.to_dict()],
-                    diagnostics=[],
-                    unreviewed=[],
-                )
-            )
-            return
-        self.loads.append(state)
+            result = ImportOutcome(errors=[failed])
+        else:
+            self.loads.append(state)
         described: list[dict[str, Any]] = []
         for tool in result.tools:
             if any(item["name"] == tool.name for item in described):
@@ -285,8 +274,6 @@ class _Worker:
             self.tools.remove(tool.name)  # a later load of the module replaces its tools
             self.tools.add(inner)
             described.append(tool_description(tool))
-        from customtools._loading._reviewed import refused_paths
-
         self.send(
             LoadReply(
                 op="loaded",

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from customtools._error_results import LoadCode
 from customtools._format import describe_exception
-from customtools._loading._paths import display_path
+from customtools._loading._paths import display_path, is_inside
 from customtools._loading._providers import ProviderItem, ScanContext
 from customtools._loading._records import Candidate, Diagnostic, LoadError, ToolSource
 
@@ -94,8 +94,7 @@ def _in_project(dist: ilm.Distribution, cwd: str, installed: frozenset[str]) -> 
     entry = os.path.realpath(os.path.dirname(text))
     if entry in installed:
         return False
-    root = os.path.realpath(cwd)
-    return entry == root or entry.startswith(root.rstrip(os.sep) + os.sep)
+    return is_inside(entry, os.path.realpath(cwd))
 
 
 def _guarded(dists: Iterable[ilm.Distribution]) -> Iterator[ilm.Distribution]:

@@ -17,18 +17,17 @@ entries' meaning is :mod:`customtools._loading._lazy`'s; this module only keeps 
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import stat
 import sys
-import tempfile
 from typing import Any
 
 from customtools._error_results import LoadCode
 from customtools._loading._paths import display_path
 from customtools._loading._records import Diagnostic
+from customtools._loading._reviewed import write_private
 
 __all__ = ["ManifestCache", "manifest_dir"]
 
@@ -155,16 +154,7 @@ class ManifestCache:
         ).encode("utf-8", "surrogatepass")
         data = b"%s %s\n%s" % (_MAGIC, hashlib.sha256(body).hexdigest().encode(), body)
         try:
-            os.makedirs(self.directory, mode=0o700, exist_ok=True)
-            fd, temporary = tempfile.mkstemp(dir=self.directory, prefix=".manifest-")
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(data)
-                os.replace(temporary, path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(temporary)
-                raise
+            write_private(path, data, prefix=".manifest-")
         except OSError as exc:
             self.diagnostics.append(
                 Diagnostic(

@@ -23,7 +23,7 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from customtools._error_results import LoadCode
 from customtools._loading._files import FileRuleError, load_json, read_text_file
-from customtools._loading._paths import display_path, resolve_path
+from customtools._loading._paths import display_path, is_inside, resolve_path
 from customtools._loading._records import Candidate, Diagnostic, Level, LoadError, ToolSource
 
 __all__ = [
@@ -257,11 +257,6 @@ _PROJECT_SCOPES = frozenset({"project", "local"})
 _REGISTRY_MAX_BYTES = 16 * 1024 * 1024
 
 
-def _inside(path: str, root: str) -> bool:
-    """Whether ``path`` is ``root`` or below it (both already real and absolute)."""
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ClaudePluginsProvider:
     """Tools of plugins installed from a Claude Code marketplace, id ``"claude-plugins"``.
@@ -380,7 +375,7 @@ class ClaudePluginsProvider:
         project = entry.get("projectPath")
         if level == "project" and isinstance(project, str) and project:
             root = os.path.realpath(resolve_path(project, base, home=context.home))
-            if not _inside(cwd_real, root):
+            if not is_inside(cwd_real, root):
                 return None  # installed for another project
         try:
             root_dir = resolve_path(install, base, home=context.home)

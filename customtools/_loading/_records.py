@@ -186,6 +186,12 @@ class LoadError(_Record):
     def __str__(self) -> str:
         return f"{self.path}: {self.error}"
 
+    @classmethod
+    def of(cls, candidate: Candidate, error: str, code: str, **more: Any) -> LoadError:
+        """The error ``error`` of ``candidate`` (its path, resolved path and source)."""
+        where = {"path": candidate.path, "resolved_path": candidate.resolved_path}
+        return cls(error=error, code=code, source=candidate.source, **where, **more)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LoadedTool:

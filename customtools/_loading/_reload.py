@@ -34,10 +34,8 @@ from customtools._loading._trust import fingerprint
 __all__ = [
     "RELOAD_KEPT_PREVIOUS",
     "Reloader",
-    "fingerprint",
     "fingerprints",
     "forget_bytecode",
-    "release_modules",
     "require_watchfiles",
 ]
 

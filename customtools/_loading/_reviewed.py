@@ -43,6 +43,7 @@ __all__ = [
     "register_root",
     "reviewed_spec",
     "reviewed_table",
+    "write_private",
 ]
 
 _MAX_SOURCE = 64 * 1024 * 1024
@@ -180,6 +181,32 @@ def cache_root(home: str | None = None) -> str:
     return os.path.join(home if home is not None else os.path.expanduser("~"), ".customtools")
 
 
+def write_private(path: str, data: bytes, *, prefix: str, sync: bool = False) -> None:
+    """Replace ``path`` with ``data`` at once: a temporary file (mode 600) in its directory
+    (made, mode 700, when missing), written (flushed to disk when ``sync``), then renamed
+    over ``path``. Nothing is left behind when it fails.
+
+    Raises:
+        OSError: the directory or the file cannot be written.
+    """
+    import tempfile
+
+    directory = os.path.dirname(path)
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=directory, prefix=prefix)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            if sync:
+                handle.flush()
+                os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
 def _cache_dir() -> str | None:
     if "dir" in _cache_state:
         return _cache_state["dir"]
@@ -235,18 +262,10 @@ def _store_code(key: str, sha: str, code: CodeType) -> None:
     if directory is None:
         return
     import marshal
-    import tempfile
 
     try:
-        fd, temp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(sha.encode("ascii") + marshal.dumps(code))
-            os.replace(temp, os.path.join(directory, key))
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
+        data = sha.encode("ascii") + marshal.dumps(code)
+        write_private(os.path.join(directory, key), data, prefix=".tmp-")
     except OSError:
         return  # a cache that cannot be written only costs time
     if "pruned" not in _cache_state:

@@ -462,6 +462,11 @@ class _Collector:
                     return
             stack.extend(reversed(subdirs))
 
+    def full(self) -> bool:
+        """Whether a limit was reached (nothing more is read); a call, so that a type checker
+        does not take ``stopped`` for constant across :meth:`add`."""
+        return self.stopped
+
     def check_bytecode(self, directory: str, stem: str | None = None) -> None:
         """A hash-based ``.pyc`` (PEP 552) of this interpreter in ``directory`` (a
         ``__pycache__``; only ``stem``'s when given) is a problem: Python's own
@@ -480,20 +485,13 @@ class _Collector:
             if stem is not None and not name.startswith(stem + "."):
                 continue
             path = os.path.join(directory, name)
-            if _pyc_flags(path) not in (None, 0):
+            header = _pyc_header(path)  # its PEP 552 flags: 0 is timestamp-based
+            if header is not None and int.from_bytes(header[4:8], "little") != 0:
                 self.problems.append(
                     f"{printable(_name_under(path, self.root))} is hash-based bytecode, which"
                     " Python would run instead of its reviewed source when a tool loads that"
                     " source itself (importlib.util.spec_from_file_location); delete it"
                 )
-
-    def full(self) -> bool:
-        """Whether a limit was reached (nothing more is read)."""
-        return self.stopped
-
-    def add_package(self, directory: str) -> None:
-        """Every file below a package directory that Python could run (see :meth:`add_tree`)."""
-        self.add_tree(directory)
 
     def source(
         self,
@@ -553,10 +551,6 @@ def is_data_file(name: str) -> bool:
     return suffix in DATA_SUFFIXES or stem.lower() in _DATA_NAMES or base in _DATA_FILES
 
 
-def _root_of(candidate: Candidate) -> str:
-    return candidate.root if candidate.root is not None else candidate.path
-
-
 def project_sources(
     scanned: ScanResult | Iterable[Candidate],
     *,
@@ -574,7 +568,7 @@ def project_sources(
     groups: dict[str, list[Candidate]] = {}
     for candidate in candidates:
         if candidate.source.level == "project":
-            groups.setdefault(_root_of(candidate), []).append(candidate)
+            groups.setdefault(candidate.root or candidate.path, []).append(candidate)
     return tuple(_hash_group(root, members, cache, project) for root, members in groups.items())
 
 
@@ -729,12 +723,6 @@ def _pyc_header(path: str) -> bytes | None:
     return header
 
 
-def _pyc_flags(path: str) -> int | None:
-    """The PEP 552 flags of a ``.pyc`` of this interpreter (0: timestamp-based), or ``None``."""
-    header = _pyc_header(path)
-    return None if header is None else int.from_bytes(header[4:8], "little")
-
-
 def _used_bytecode(source: str) -> str | None:
     """The ``__pycache__`` file stock Python would run instead of ``source``, when one exists.
 
@@ -804,14 +792,7 @@ def with_warnings(pending: PendingSource, metadata: Sequence[MetadataFile]) -> P
             flag(
                 f"metadata {printable(_name_under(meta.path, root))}: description", meta.description
             )
-    if not warnings:
-        return pending
-    return PendingSource(
-        source=pending.source,
-        status=pending.status,
-        changes=pending.changes,
-        warnings=tuple(warnings),
-    )
+    return dataclasses.replace(pending, warnings=tuple(warnings)) if warnings else pending
 
 
 # -- what a candidate's code is made of (the reload and the execution policy compare it) --

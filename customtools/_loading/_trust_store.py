@@ -18,7 +18,6 @@ Policy
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import inspect
 import json
@@ -32,13 +31,8 @@ from typing import Any, Literal, TypeAlias
 from customtools._error_results import LoadCode
 from customtools._errors import TrustStoreError
 from customtools._loading._paths import display_path
-from customtools._loading._records import (
-    TRUST_POLICIES,
-    Diagnostic,
-    LoadError,
-    MetadataFile,
-    ScanResult,
-)
+from customtools._loading._records import Diagnostic, LoadError, MetadataFile, ScanResult
+from customtools._loading._reviewed import register_root, write_private
 from customtools._loading._trust import (
     PendingSource,
     ProjectSource,
@@ -50,7 +44,6 @@ from customtools._loading._trust import (
 )
 
 __all__ = [
-    "TRUST_POLICIES",
     "GateOutcome",
     "TrustCallback",
     "TrustGrant",
@@ -204,11 +197,6 @@ class TrustStore:
                 # Trust comes from a regular file the user owns, never through a link that
                 # could point into a project.
                 raise self._fail("is a symbolic link")
-        except FileNotFoundError:
-            return {}
-        except OSError as exc:
-            raise self._fail(f"cannot be read ({exc.strerror or type(exc).__name__})") from None
-        try:
             with open(self._path, "rb") as handle:
                 st = os.fstat(handle.fileno())
                 raw = handle.read()
@@ -441,24 +429,9 @@ class TrustStore:
         }
         # Compact: the store is parsed on every load that meets project code.
         text = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
-        directory = os.path.dirname(self._path)
         try:
-            os.makedirs(directory, mode=0o700, exist_ok=True)
-            import tempfile  # only when a grant is written
-
-            fd, temp = tempfile.mkstemp(prefix=".trust-", suffix=".tmp", dir=directory)
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(text.encode("utf-8", "surrogateescape"))
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                if os.name == "posix":
-                    os.chmod(temp, 0o600)
-                os.replace(temp, self._path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(temp)
-                raise
+            encoded = text.encode("utf-8", "surrogateescape")
+            write_private(self._path, encoded, prefix=".trust-", sync=True)
         except OSError as exc:
             raise self._fail(f"cannot be written ({exc.strerror or type(exc).__name__})") from None
 
@@ -595,8 +568,6 @@ async def apply_trust(
 def _register_trusted(sources: Iterable[ProjectSource], pending: Iterable[PendingSource]) -> None:
     """Hand the hashes of the sources about to load to the import machinery, so their code
     is compiled from exactly the bytes that were trusted (``_reviewed``)."""
-    from customtools._loading._reviewed import register_root
-
     held = {id(item.source) for item in pending}
     for source in sources:
         if id(source) not in held and source.candidates:

@@ -385,20 +385,10 @@ class _Gate:
         wider, narrower = _permission_changes(
             old if isinstance(old, Mapping) else {}, new if isinstance(new, Mapping) else {}
         )
-        if wider:
-            self.add(
-                "permissions-widened",
-                tool,
-                "widened its permissions: " + "; ".join(wider),
-                "/permissions",
-            )
-        if narrower:
-            self.add(
-                "permissions-narrowed",
-                tool,
-                "narrowed its permissions: " + "; ".join(narrower),
-                "/permissions",
-            )
+        for changes, how in ((wider, "widened"), (narrower, "narrowed")):
+            if changes:
+                text = f"{how} its permissions: " + "; ".join(changes)
+                self.add(f"permissions-{how}", tool, text, "/permissions")
 
 
 def compare_contracts(

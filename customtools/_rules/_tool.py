@@ -38,42 +38,18 @@ _SUBSCHEMA_ONE: Final = (
     "else",
     "contentSchema",
 )
-# check_schema bounds a tool's schema far below these; they only stop a schema a factory
-# changed afterwards (even into a cycle of dicts) from making a check run away.
-_MAX_TOKENS: Final = 128
-_MAX_NODES: Final = 20_000
 _MAX_LISTED: Final = 3
 _REMOVE: Final = "a model reads them and a reviewer does not see them: remove them"
 
 Tokens = tuple[str | int, ...]
 
 
-def _children(node: Mapping[str, Any], tokens: Tokens) -> Iterator[tuple[Tokens, Any]]:
-    for keyword in _SUBSCHEMA_MAPS:
-        children = node.get(keyword)
-        if isinstance(children, Mapping):
-            for name, child in children.items():
-                yield (*tokens, keyword, str(name)), child
-    for keyword in _SUBSCHEMA_LISTS:
-        children = node.get(keyword)
-        if isinstance(children, list):
-            for index, child in enumerate(children):
-                yield (*tokens, keyword, index), child
-    for keyword in _SUBSCHEMA_ONE:
-        yield (*tokens, keyword), node.get(keyword)
-
-
 def _subschemas(root: Any) -> Iterator[tuple[Tokens, Mapping[str, Any]]]:
     """Every subschema that is a mapping, with its path of tokens from the root (pre-order)."""
-    stack: list[tuple[Tokens, Any]] = [((), root)]
-    seen = 0
-    while stack and seen < _MAX_NODES:
-        tokens, node = stack.pop()
-        if not isinstance(node, Mapping) or len(tokens) > _MAX_TOKENS:
-            continue
-        seen += 1
+    from customtools._export import subschemas
+
+    for tokens, node, _ in subschemas(root, _SUBSCHEMA_MAPS, _SUBSCHEMA_LISTS, _SUBSCHEMA_ONE):
         yield tokens, node
-        stack.extend(reversed(list(_children(node, tokens))))
 
 
 def _describe_place(tokens: Sequence[str | int]) -> str:

@@ -31,6 +31,7 @@ __all__ = [
     "non_finite_name",
     "non_json_message",
     "parse_arguments",
+    "reject_constant",
 ]
 
 _CONTAINERS = (dict, list, tuple)
@@ -181,7 +182,8 @@ class _NonFiniteConstantError(ValueError):
     pass
 
 
-def _reject_constant(name: str) -> Any:
+def reject_constant(name: str) -> Any:
+    """``json.loads``'s ``parse_constant``: ``NaN`` and ``Infinity`` are not JSON."""
     raise _NonFiniteConstantError(name)
 
 
@@ -236,7 +238,7 @@ def parse_arguments(
     if not text.strip():
         return {}
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=reject_constant)
     except RecursionError:
         raise fail(
             f"the arguments are nested too deeply to parse (the limit is {limits.max_depth} "

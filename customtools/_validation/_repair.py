@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from customtools._validation._guard import find_limit_violation
+from customtools._validation._guard import find_limit_violation, reject_constant
 from customtools._violations import Coercion, ValidationLimits, Violation, json_pointer
 
 __all__ = ["Repairer", "replaced", "without"]
@@ -66,14 +66,6 @@ _JSON_TYPES: dict[type, str] = {
     dict: "object",
     list: "array",
 }
-
-
-class _NonFiniteError(ValueError):
-    pass
-
-
-def _reject_constant(name: str) -> Any:
-    raise _NonFiniteError(name)
 
 
 def without(value: Any, parts: Sequence[str | int]) -> Any:
@@ -149,17 +141,18 @@ class Repairer:
                 return None
         return node
 
-    def _lookup(self, node: Any, key: str) -> Any:
-        """``node[key]``, following local ``$ref``s when the node does not say it itself."""
+    def _lookup(self, node: Any, key: str, absent: Any = None) -> Any:
+        """``node[key]``, following local ``$ref``s when the node does not say it itself;
+        ``absent`` when no node on the way has the key."""
         for _ in range(_MAX_REF_HOPS):
             if not isinstance(node, dict):
-                return None
+                return absent
             if key in node:
                 return node[key]
             if "$ref" not in node:
-                return None
+                return absent
             node = self._target(node["$ref"])
-        return None
+        return absent
 
     def _types(self, node: Any, hops: int = 0) -> frozenset[str] | None:
         key = id(node)
@@ -214,7 +207,7 @@ class Repairer:
         stripped = text.strip(" \t\n\r")
         if ("object" in types or "array" in types) and stripped[:1] in ("{", "["):
             try:
-                parsed = json.loads(stripped, parse_constant=_reject_constant)
+                parsed = json.loads(stripped, parse_constant=reject_constant)
             except (ValueError, RecursionError):
                 return None
             wanted = "object" if isinstance(parsed, dict) else "array"
@@ -354,8 +347,8 @@ class Repairer:
                 item = value[key]
                 new = self._defaults(item, sub, (*parts, key), out, depth + 1)
             elif key not in required:
-                new = self._lookup(sub, "default")
-                if new is None and not _has_key(self, sub, "default"):
+                new = self._lookup(sub, "default", _NOTHING)
+                if new is _NOTHING:
                     continue
                 new = copy.deepcopy(new) if isinstance(new, (dict, list)) else new
                 out.append(
@@ -371,16 +364,3 @@ class Repairer:
                     result = dict(value)
                 result[key] = new
         return result
-
-
-def _has_key(repairer: Repairer, node: Any, key: str) -> bool:
-    # ``_lookup`` returns None both for "absent" and for an explicit ``null`` default.
-    for _ in range(_MAX_REF_HOPS):
-        if not isinstance(node, dict):
-            return False
-        if key in node:
-            return True
-        if "$ref" not in node:
-            return False
-        node = repairer._target(node["$ref"])
-    return False

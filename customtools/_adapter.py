@@ -223,15 +223,7 @@ class _ThreadUpdateSink:
 
 
 def _with_meta(result: ToolResult, key: str, value: Any) -> ToolResult:
-    meta = dict(result.meta) if result.meta else {}
-    meta[key] = value
-    return ToolResult(
-        content=result.content,
-        details=result.details,
-        is_error=result.is_error,
-        structured_content=result.structured_content,
-        meta=meta,
-    )
+    return dataclasses.replace(result, meta={**(result.meta or {}), key: value})
 
 
 def _min_timeout(*values: float | None) -> float | None:
@@ -354,8 +346,7 @@ class CustomToolAdapter:
                     f"policy must be a customtools.policy.Policy, got {type(policy).__name__}"
                 )
             plan = self._plan = ToolPlan(policy, tool, pack, asks=self._asks)
-            # Cached results are shared only by adapters that make the same arguments of the
-            # same input (a hit is not validated again: docs/policy.md).
+            # Hits are shared by adapters that make the same arguments of one input only.
             plan.scope += f"\0{self._coerce:d}{self._apply_defaults:d}"
             if not self._inline:
                 plan.caps = None  # its calls never take the hot path
@@ -873,8 +864,7 @@ class _GovernedAdapter(CustomToolAdapter):
         context = options.get("ctx") or self._context
         key = None
         if plan.cache_ttl is not None:
-            # A repeat is answered first, before validation (docs/policy.md says why that is
-            # sound), and from a cache in this process without an await.
+            # A repeat is answered first, before validation (docs/policy.md says why).
             key = plan.key(params, context.caller)
             if key is not None:
                 memory = plan.memory
@@ -885,9 +875,9 @@ class _GovernedAdapter(CustomToolAdapter):
                 if hit is not None:
                     return hit
         elif (caps := plan.caps) is not None and (not options or _plain(options)):
-            # Only caps in this process apply, of one unit each, and the call would take the
-            # hot path: the same inline call, each gate's counter taken and given back in
-            # place (a call or a loop per gate would cost 4-5 % of the call each).
+            # Only caps in this process apply and the call would take the hot path: the same
+            # inline call, each gate's counter taken and given back in place (a call or a
+            # loop per gate would cost 4-5 % of the call each).
             fast_check = self._fast_check
             try:
                 valid = fast_check is not None and fast_check(params)
@@ -920,7 +910,8 @@ class _GovernedAdapter(CustomToolAdapter):
                                 c.wake()
                 return text_result(raw) if type(raw) is str else self._outcome(raw, None)
             # else someone waits or a cap is full: the line, in plan.run
-        return await plan.run(super().execute, tool_call_id, params, options, context, key)
+        call = functools.partial(super().execute, tool_call_id, params, **options)
+        return await plan.run(call, options.get("signal"), context.caller, key)
 
 
 def _plain(options: dict[str, Any]) -> bool:

@@ -1,9 +1,10 @@
 """The execution policy applied to one tool: :class:`ToolPlan`, built once per adapter.
 
-Every call of a governed tool goes through :meth:`ToolPlan.run`, in this order: the cache
-(a hit returns at once), the rate, the concurrency caps (tool, pack, host: first in, first
-out, one bounded wait for all), the call itself with its retries, the result budget, and the
-cache again (a success is stored). Each decision is written into the result's ``_meta``
+Every call of a governed tool meets, in this order: the cache (asked by the adapter first: a
+hit returns at once), the rate, the concurrency caps (tool, pack, host: first in, first out,
+one bounded wait for all), the call itself with its retries, the result budget, and the cache
+again (a success is stored). The adapter takes uncontended in-process caps inline; everything
+else goes through :meth:`ToolPlan.run`. Each decision is written into the result's ``_meta``
 under :data:`POLICY_META_KEY` (and into the details of the error results the policy builds).
 """
 
@@ -13,7 +14,7 @@ import dataclasses
 import hashlib
 import json
 import time
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
@@ -94,10 +95,9 @@ def _freeze(value: Any) -> Hashable:
 
 
 def cache_key(params: Any) -> Hashable | None:
-    """The canonical, hashable form of JSON arguments, or ``None`` for arguments that are
-    not plain JSON. Key order does not matter; values keep their JSON type (``1``, ``1.0``
-    and ``True`` stay apart, as the tool would see them). A tuple of strings, ints and
-    tagged values, so its ``repr`` is stable across processes."""
+    """The canonical, hashable form of JSON arguments (key order does not matter; ``1``,
+    ``1.0`` and ``True`` stay apart, as the tool sees them; its ``repr`` is the same in every
+    process), or ``None`` for arguments that are not plain JSON."""
     if type(params) is not dict:
         return None
     try:
@@ -117,9 +117,10 @@ def _with_record(result: ToolResult, record: Mapping[str, Any]) -> ToolResult:
     return dataclasses.replace(result, meta=meta)
 
 
-Call = Callable[..., Any]
+Call = Callable[[], Awaitable[ToolResult]]
 
 _OPEN: Final = MemoryGate(1 << 62)  # the inline path's gate of a tool without caps
+Caps = tuple[MemoryGate, MemoryGate | None, MemoryGate | None]
 
 
 class ToolPlan:
@@ -189,44 +190,21 @@ class ToolPlan:
         # Nothing but caps kept in this process, of one unit each: the adapter takes them
         # inline, as three slots (the gates, then None; a gate that never fills if none).
         simple = self.rate is None and self.budget is None and not self.retries and ttl is None
+        slots: Any = (*([gate for gate, _ in gates] or [_OPEN]), None, None)[:3]
         local = all(isinstance(gate, MemoryGate) and units == 1 for gate, units in gates)
-        slots = (
-            (*(gate for gate, _ in gates), None, None, None)[:3] if gates else (_OPEN, None, None)
-        )
-        self.caps: tuple[MemoryGate | None, ...] | None = slots if simple and local else None
+        self.caps: Caps | None = slots if simple and local else None
 
     def key(self, params: Any, caller: str | None) -> Hashable | None:
-        """The cache key of a call of a cached tool, or ``None``: the call has no caller,
-        or its arguments are not plain JSON."""
-        key = None if caller is None else cache_key(params)
-        return None if key is None else (caller, key)
-
-    def describe(self) -> dict[str, Any]:
-        """What applies to this tool (JSON form, for ``customtools run`` and docs)."""
-        out: dict[str, Any] = {}
-        out.update(self.limits)
-        if self.rate is not None:
-            out["rate"] = list(self.rate)
-        if self.budget is not None:
-            out["maxResultBytes"] = self.budget
-        out["retries"] = self.retries
-        out["cacheTtl"] = self.cache_ttl
-        return out
+        """The cache key of a call (of a cached tool), or ``None``: no caller, or not JSON."""
+        args = None if caller is None else cache_key(params)
+        return None if args is None else (caller, args)
 
     async def run(
-        self,
-        call: Call,
-        tool_call_id: str,
-        params: Any,
-        options: dict[str, Any],
-        context: Any,
-        key: Hashable | None,
+        self, call: Call, signal: AbortSignal | None, caller: str | None, key: Hashable | None
     ) -> ToolResult:
-        """One call of the tool (``call`` is the adapter's execute) under the policy, once
-        the cache was asked (``key``: the call's cache key, which missed, or ``None``)."""
+        """One call of the tool (``call()``: the adapter's execute of it) under the policy,
+        once the cache was asked (``key``: the call's cache key, which missed, or ``None``)."""
         record: dict[str, Any] = {}
-        caller = context.caller
-        signal: AbortSignal | None = options.get("signal")
         held: list[tuple[Gate, int]] = []
         gates = self.gates
         try:
@@ -239,12 +217,16 @@ class ToolPlan:
                 refusal = await self._admit(signal, held, record)
                 if refusal is not None:
                     return refusal
-            result: ToolResult = await call(tool_call_id, params, **options)
+            result = await call()
             if self.retries and result.is_error:
-                result = await self._retry(call, tool_call_id, params, options, result, record)
+                result = await self._retry(call, signal, result, record)
         finally:
             if held:
-                await _release(held)
+                import anyio
+
+                with anyio.CancelScope(shield=True):  # given back even when cancelled
+                    for gate, units in held:
+                        await gate.release(units)
         if self.budget is not None:
             result = await self._budget(result, caller, record)
         if key is not None and not result.is_error:
@@ -261,23 +243,16 @@ class ToolPlan:
         return _with_record(result, record) if record else result
 
     async def _retry(
-        self,
-        call: Call,
-        tool_call_id: str,
-        params: Any,
-        options: dict[str, Any],
-        result: ToolResult,
-        record: dict[str, Any],
+        self, call: Call, signal: AbortSignal | None, result: ToolResult, record: dict[str, Any]
     ) -> ToolResult:
         """Run the call again while it fails transiently, backing off; stop when aborted."""
-        signal: AbortSignal | None = options.get("signal")
         attempt = 0
         while attempt < self.retries and result.is_error and self._transient(result):
             if await self._pause(self.retry_backoff * (2**attempt), signal):
                 record["retriesStopped"] = "aborted"
                 break
             attempt += 1
-            result = await call(tool_call_id, params, **options)
+            result = await call()
         if attempt:
             record["retries"] = attempt
         return result
@@ -444,15 +419,6 @@ class ToolPlan:
             "cut": cut,
         }
         return trimmed
-
-
-async def _release(held: list[tuple[Gate, int]]) -> None:
-    """Give back the units ``held`` (even when the call was cancelled)."""
-    import anyio
-
-    with anyio.CancelScope(shield=True):
-        for gate, units in held:
-            await gate.release(units)
 
 
 # -- read_result --------------------------------------------------------------------------------

@@ -125,16 +125,12 @@ class _Waiter:
         self.event = anyio.Event()
 
 
-_SHUT = 1 << 48
-"""Taken off a :class:`MemoryGate`'s ``free`` while calls wait in line, so that one
-comparison tells a newcomer to queue behind them."""
+_SHUT = 1 << 48  # off a gate's free units while calls wait in line: newcomers queue too
 
 
 class MemoryGate:
-    """:class:`Gate` in this process: ``limit`` units, the ``waiters`` in line, and ``free``:
-    what a newcomer may take at once (the units not in use, less :data:`_SHUT` while calls
-    wait). The adapter takes and gives back an uncontended gate's units inline, on ``free``
-    alone."""
+    """:class:`Gate` in this process: ``limit`` units, the ``waiters`` in line, and ``free``,
+    what a newcomer may take at once (the adapter takes an uncontended one inline)."""
 
     __slots__ = ("free", "limit", "waiters")
 
@@ -298,16 +294,15 @@ class _ReadOnlyDict(dict):  # type: ignore[type-arg]
     ``dict(d)`` or ``copy.deepcopy(d)``, is an ordinary dict; its arrays are tuples)."""
 
     __slots__ = ()
-    __setitem__ = __delitem__ = __ior__ = _refuse  # type: ignore[assignment]
-    clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    clear = pop = popitem = setdefault = update = _refuse
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (dict, (dict(self),))
 
 
 def _frozen(value: Any) -> Any:
-    """A read-only copy of a result (of its JSON values and its frozen dataclasses: the
-    result, its content blocks); ``TypeError`` for anything else, which might change."""
+    """A read-only copy of a result: JSON values, frozen dataclasses; else ``TypeError``."""
     kind = type(value)
     if kind is dict or kind is _ReadOnlyDict:
         return _ReadOnlyDict({name: _frozen(item) for name, item in value.items()})
@@ -315,18 +310,15 @@ def _frozen(value: Any) -> Any:
         return tuple(map(_frozen, value))
     if value is None or kind in (str, int, float, bool, bytes):
         return value
-    if dataclasses.is_dataclass(value) and kind.__dataclass_params__.frozen:  # type: ignore[attr-defined]
-        fields = dataclasses.fields(value)
-        return dataclasses.replace(
-            value, **{f.name: _frozen(getattr(value, f.name)) for f in fields}
-        )  # type: ignore[type-var]
+    if dataclasses.is_dataclass(value) and kind.__dataclass_params__.frozen:
+        changes = {f.name: _frozen(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return dataclasses.replace(value, **changes)  # type: ignore[type-var]
     raise TypeError(kind.__name__)
 
 
 class MemoryCache:
     """:class:`ResultCache` in this process, at most ``max_bytes`` (least recently used
-    out). A result is kept as a read-only copy that every hit shares, so that no caller can
-    change what the next one gets; one that is not plain JSON is not kept."""
+    out). Every hit shares one read-only copy of a result (one that is not JSON is not kept)."""
 
     __slots__ = ("_bytes", "_digests", "_entries", "_slots", "max_bytes")
 
@@ -342,8 +334,7 @@ class MemoryCache:
         self._bytes = 0
 
     def _current(self, scope: str, digest: str) -> None:
-        held = self._digests.get(scope)
-        if held == digest:
+        if self._digests.get(scope) == digest:
             return
         self._digests[scope] = digest
         for slot in self._slots.pop(scope, ()):  # the pack changed: its entries go
@@ -353,9 +344,7 @@ class MemoryCache:
         entry = self._entries.pop(slot, None)
         if entry is not None:
             self._bytes -= entry[2]
-            slots = self._slots.get(entry[0][0])
-            if slots is not None:
-                slots.discard(slot)
+            self._slots.get(entry[0][0], set()).discard(slot)
 
     async def get(self, scope: str, digest: str, key: Hashable) -> ToolResult | None:
         return self.lookup(scope, digest, key)

@@ -372,8 +372,8 @@ class MemoryCache:
             return  # one result may not push out most of the cache
         try:
             kept = _frozen(result)
-        except TypeError:
-            return  # not plain JSON: it could change under the hits
+        except Exception:  # not JSON (it could change under the hits), or a tool's dataclass
+            return
         self._current(scope, digest)
         full = (scope, key)
         slot = hash(full)

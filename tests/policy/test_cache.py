@@ -336,3 +336,19 @@ async def test_the_memory_cache_keeps_to_its_size_dropping_the_least_recently_us
     assert await cache.get("tool", "digest", "big") is None
     assert await cache.get("tool", "the next digest", "a") is None  # the pack changed
     assert len(cache) == 0
+
+
+async def test_a_result_holding_more_than_json_is_answered_but_not_cached() -> None:
+    calls: list[int] = []
+
+    async def execute(call_id: str, params: Any, on_update: Any, ctx: Any, sig: Any) -> Any:
+        calls.append(1)
+        return ToolResult(content=(TextContent(text="ok"),), details={"tags": {"a"}})
+
+    tool = CustomTool(name="tags", execute=execute, annotations=READ_ONLY)
+    adapter = CustomToolAdapter(tool, policy=Policy(), context=as_caller("alice"))
+    first = await adapter.execute("1", {})
+    second = await adapter.execute("2", {})
+    assert (first.text, second.text) == ("ok", "ok")
+    assert second.details == {"tags": {"a"}}
+    assert len(calls) == 2  # a set could change under every hit

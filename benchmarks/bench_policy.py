@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import functools
 import os
 import subprocess
 import sys
@@ -115,7 +114,7 @@ async def in_process(repeats: int) -> dict[str, Case]:
         hit = await ns["cached"].execute("c", args)
         assert hit.meta["customtools/policy"] == {"cache": "hit"}, hit.meta
     plan = ns["cached"]._plan
-    ns["lookup"] = functools.partial(plan.memory.lookup, plan.scope, plan.digest)
+    ns.update(memory=plan.memory, scope=plan.scope, digest=plan.digest)
     ns["key"] = plan.key(dict(VALID), "bench")  # an equal key, not the stored one
     statements = {
         "baseline: await fn(**params)": "await bare(**VALID)",
@@ -131,7 +130,7 @@ async def in_process(repeats: int) -> dict[str, Case]:
         "adapter, cache hit, no array in the arguments": 'await cached.execute("c", FLAT)',
         "floor: the arguments' cache key alone": "cache_key(VALID)",
         "floor: the key without the array": "cache_key(FLAT)",
-        "floor: the cache's lookup of a key": "lookup(key)",
+        "floor: the cache's lookup of a key": "memory.lookup(scope, digest, key)",
     }
     # CPU time of this process: the machine's other processes do not count.
     cases = [Case(name, compile_case(s, ns, time.process_time)) for name, s in statements.items()]

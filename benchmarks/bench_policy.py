@@ -2,9 +2,14 @@
 
 - policy off: this tree's valid call against the same call in an older tree (``main`` by
   default), child processes taking turns (target <= 1.02x);
-- caps on, uncontended: a valid call under one cap, and under a tool and a host cap, against
-  the same call without a policy, in one process (target <= 1.1x);
+- caps on, uncontended: a valid call under one cap, under a tool and a host cap, and under
+  a tool, a pack and a host cap, against the same call without a policy, in one process
+  (target <= 1.1x);
 - a cache hit against a bare ``await fn(**params)``, in one process (target <= 2x).
+
+The "floor" rows time what no implementation of a row can skip: a cap's counter taken and
+given back (two attribute updates per cap), the canonical key of the arguments, and the
+cache's lookup of a key (one hash, one comparison, the clock, the LRU order).
 
     python benchmarks/bench_policy.py                          # against `git archive main`
     python benchmarks/bench_policy.py --baseline-rev v0.9.0    # against another revision
@@ -72,7 +77,7 @@ async def execute(tool_call_id: str, params: Any, on_update: Any, ctx: Any, sign
 async def in_process(repeats: int) -> dict[str, Case]:
     from customtools import CustomTool, CustomToolAdapter, ToolContext
     from customtools._policy._apply import cache_key
-    from customtools.policy import Policy
+    from customtools.policy import MemoryGate, Policy
 
     def adapter(**options: Any) -> CustomToolAdapter:
         annotations = options.pop("annotations", None)
@@ -81,31 +86,51 @@ async def in_process(repeats: int) -> dict[str, Case]:
         )
         return CustomToolAdapter(tool, **options)
 
+    flat = {name: value for name, value in VALID.items() if name != "tags"}  # no array
     ns: dict[str, Any] = {
         "cache_key": cache_key,
         "bare": bare,
         "VALID": VALID,
+        "FLAT": flat,
         "plain": adapter(),
         "cap": adapter(policy=Policy(max_concurrent=8)),
         "caps": adapter(policy=Policy(max_concurrent=8, max_concurrent_host=64)),
+        "caps3": adapter(
+            policy=Policy(max_concurrent=8, max_concurrent_pack=16, max_concurrent_host=64)
+        ),
         "cached": adapter(
             policy=Policy(),
             annotations={"readOnlyHint": True, "idempotentHint": True},
             context=ToolContext(caller="bench"),
         ),
+        "a": MemoryGate(8),
+        "b": MemoryGate(64),
     }
-    for name in ("plain", "cap", "caps", "cached"):
+    for name in ("plain", "cap", "caps", "caps3", "cached"):
         result = await ns[name].execute("c", VALID)
         assert result.text == "ok", result
-    hit = await ns["cached"].execute("c", VALID)
-    assert hit.meta["customtools/policy"] == {"cache": "hit"}, hit.meta
+    await ns["cached"].execute("c", flat)
+    for args in (VALID, flat):
+        hit = await ns["cached"].execute("c", args)
+        assert hit.meta["customtools/policy"] == {"cache": "hit"}, hit.meta
+    plan = ns["cached"]._plan
+    ns.update(memory=plan.memory, scope=plan.scope, digest=plan.digest)
+    ns["key"] = plan.key(dict(VALID), "bench")  # an equal key, not the stored one
     statements = {
         "baseline: await fn(**params)": "await bare(**VALID)",
         "adapter, no policy (valid)": 'await plain.execute("c", VALID)',
         "adapter, one cap, uncontended": 'await cap.execute("c", VALID)',
         "adapter, tool + host caps": 'await caps.execute("c", VALID)',
+        "adapter, tool + pack + host caps": 'await caps3.execute("c", VALID)',
+        "floor: two caps' counters taken and given back": (
+            "a.free > 0 and b.free > 0; a.free -= 1; b.free -= 1; a.free += 1;"
+            " a.waiters and a.wake(); b.free += 1; b.waiters and b.wake()"
+        ),
         "adapter, cache hit": 'await cached.execute("c", VALID)',
+        "adapter, cache hit, no array in the arguments": 'await cached.execute("c", FLAT)',
         "floor: the arguments' cache key alone": "cache_key(VALID)",
+        "floor: the key without the array": "cache_key(FLAT)",
+        "floor: the cache's lookup of a key": "memory.lookup(scope, digest, key)",
     }
     # CPU time of this process: the machine's other processes do not count.
     cases = [Case(name, compile_case(s, ns, time.process_time)) for name, s in statements.items()]
@@ -175,12 +200,15 @@ def main() -> None:
     for label, name in (
         ("one cap", "adapter, one cap, uncontended"),
         ("tool and host caps", "adapter, tool + host caps"),
+        ("tool, pack and host caps", "adapter, tool + pack + host caps"),
     ):
         value = cases[name].best / plain
         table.target(f"{label}, uncontended ≤ 1.1× no policy", f"{value:.3f}×", value <= 1.1)
     hit = cases["adapter, cache hit"].best
     table.target("a cache hit ≤ 2× a bare await", ratio(hit / bare_await), hit / bare_await <= 2)
     table.target("a cache hit / a valid call without policy", ratio(hit / plain), None)
+    flat = cases["adapter, cache hit, no array in the arguments"].best
+    table.target("a cache hit, no array / a bare await", ratio(flat / bare_await), None)
     emit(table)
 
     with tempfile.TemporaryDirectory(prefix="bench-policy-") as scratch:

@@ -1,9 +1,10 @@
 """The execution policy applied to one tool: :class:`ToolPlan`, built once per adapter.
 
-Every call of a governed tool goes through :meth:`ToolPlan.run`, in this order: the cache
-(a hit returns at once), the rate, the concurrency caps (tool, pack, host: first in, first
-out, one bounded wait for all), the call itself with its retries, the result budget, and the
-cache again (a success is stored). Each decision is written into the result's ``_meta``
+Every call of a governed tool meets, in this order: the cache (asked by the adapter first: a
+hit returns at once), the rate, the concurrency caps (tool, pack, host: first in, first out,
+one bounded wait for all), the call itself with its retries, the result budget, and the cache
+again (a success is stored). The adapter takes uncontended in-process caps inline; everything
+else goes through :meth:`ToolPlan.run`. Each decision is written into the result's ``_meta``
 under :data:`POLICY_META_KEY` (and into the details of the error results the policy builds).
 """
 
@@ -13,13 +14,13 @@ import dataclasses
 import hashlib
 import json
 import time
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from customtools._content import TextContent, ToolResult
 from customtools._error_results import Code, Kind, error_result
-from customtools._policy._backends import Gate, MemoryGate
+from customtools._policy._backends import Gate, MemoryCache, MemoryGate
 from customtools._policy._settings import Policy, effects
 from customtools._policy._trim import document, result_size, trim_content
 
@@ -74,35 +75,36 @@ def tool_facts(tool: CustomTool) -> PackFacts:
     return PackFacts(key=f"tool:{tool.name}", digest=digest)
 
 
-_SCALARS: Final = frozenset((str, int))  # kept as they are (bool and float are tagged)
+_PLAIN: Final = frozenset((str, int, type(None)))  # kept as they are: bool, float are tagged
 
 
 def _freeze(value: Any) -> Hashable:
     kind = type(value)
-    if kind is str or kind is int or value is None:
-        scalar: Hashable = value
-        return scalar
-    if kind is list or kind is tuple:
-        if _SCALARS.issuperset(map(type, value)):
+    if kind in _PLAIN:
+        plain: Hashable = value
+        return plain
+    if kind is list:
+        if _PLAIN.issuperset(map(type, value)):
             return ("[", tuple(value))
         return ("[", tuple(map(_freeze, value)))
     if kind is dict:
         return ("{", tuple(sorted((k, _freeze(v)) for k, v in value.items())))
     if kind is bool or kind is float:
         return (kind.__name__, value)
-    raise TypeError(kind.__name__)
+    raise TypeError(kind.__name__)  # not JSON (a tuple, say: the tool would see a tuple)
 
 
 def cache_key(params: Any) -> Hashable | None:
     """The canonical, hashable form of JSON arguments (key order does not matter; ``1``,
-    ``1.0`` and ``True`` stay apart), or ``None`` for arguments that are not plain JSON."""
+    ``1.0`` and ``True`` stay apart, as the tool sees them; its ``repr`` is the same in every
+    process), or ``None`` for arguments that are not plain JSON."""
     if type(params) is not dict:
         return None
     try:
         items = sorted(params.items())  # the keys are unique: values are never compared
-        if not _SCALARS.issuperset(map(type, params.values())):
+        if not _PLAIN.issuperset(map(type, params.values())):
             for index, (name, value) in enumerate(items):
-                if type(value) not in _SCALARS:
+                if type(value) not in _PLAIN:
                     items[index] = (name, _freeze(value))
         return tuple(items)
     except TypeError:  # a value JSON cannot carry, or keys that are not all strings
@@ -115,9 +117,10 @@ def _with_record(result: ToolResult, record: Mapping[str, Any]) -> ToolResult:
     return dataclasses.replace(result, meta=meta)
 
 
-Call = Callable[..., Any]
+Call = Callable[[], Awaitable[ToolResult]]
 
-_LOOK_UP: Final[Any] = object()  # ToolPlan.run's key when the caller did not look it up
+_OPEN: Final = MemoryGate(1 << 62)  # the inline path's gate of a tool without caps
+Caps = tuple[MemoryGate, MemoryGate | None, MemoryGate | None]
 
 
 class ToolPlan:
@@ -128,13 +131,12 @@ class ToolPlan:
         "backend",
         "budget",
         "cache_ttl",
+        "caps",
         "digest",
-        "fast",
         "gates",
         "limits",
-        "local",
+        "memory",
         "name",
-        "one",
         "queue_timeout",
         "rate",
         "rate_key",
@@ -156,12 +158,12 @@ class ToolPlan:
         self.name = tool.name
         self.backend = policy.backend
         self.limits: dict[str, int] = {}
-        self.scope = f"{facts.key}\0{tool.name}"
+        self.scope = scope = f"{facts.key}\0{tool.name}"  # the cache's (see the adapter)
         self.digest = facts.digest
         gates = []
         weight = settings["weight"]
         for setting, key, units in (
-            ("max_concurrent", f"tool\0{self.scope}", 1),
+            ("max_concurrent", f"tool\0{scope}", 1),
             ("max_concurrent_pack", f"pack\0{facts.key}", 1),
             ("max_concurrent_host", "host", weight),
         ):
@@ -170,16 +172,9 @@ class ToolPlan:
                 gates.append((policy.backend.slots.gate(key, limit), min(units, limit)))
                 self.limits[setting] = limit
         self.gates: tuple[tuple[Gate, int], ...] = tuple(gates)
-        # Caps kept in this process are taken and given back inline when uncontended, the
-        # common case of one cap of one unit by the adapter itself.
-        local = tuple((g, n) for g, n in gates if isinstance(g, MemoryGate))
-        self.local: tuple[tuple[MemoryGate, int], ...] = local if len(local) == len(gates) else ()
-        self.one: MemoryGate | None = (
-            local[0][0] if len(gates) == len(local) == 1 == gates[0][1] else None
-        )
         self.queue_timeout: float = settings["queue_timeout"]
         self.rate: tuple[int, float] | None = settings["rate"]
-        self.rate_key = f"rate\0{self.scope}"
+        self.rate_key = f"rate\0{scope}"
         self.budget: int | None = settings["max_result_bytes"]
         self.result_ttl: float = settings["result_ttl"]
         # A call a person approves runs once, and is never answered from a cache.
@@ -188,75 +183,28 @@ class ToolPlan:
         self.transient: tuple[str, ...] = settings["transient"]
         ttl = settings["cache_ttl"] if allowed.cacheable and not asks else None
         self.cache_ttl: float | None = ttl
+        cache = policy.backend.cache
+        self.memory = cache if ttl is not None and isinstance(cache, MemoryCache) else None
         self.schema = tool.output_schema
         self._output_validator: Any = None
-        # Only caps in this process apply: the adapter may run the call inline around
-        # take() and give().
-        self.fast = (
-            self.rate is None
-            and self.budget is None
-            and not self.retries
-            and ttl is None
-            and len(self.local) == len(gates)
-        )
+        # Nothing but caps kept in this process, of one unit each: the adapter takes them
+        # inline, as three slots (the gates, then None; a gate that never fills if none).
+        simple = self.rate is None and self.budget is None and not self.retries and ttl is None
+        slots: Any = (*([gate for gate, _ in gates] or [_OPEN]), None, None)[:3]
+        local = all(isinstance(gate, MemoryGate) and units == 1 for gate, units in gates)
+        self.caps: Caps | None = slots if simple and local else None
 
     def key(self, params: Any, caller: str | None) -> Hashable | None:
-        """The cache key of a call, or ``None``: the tool is not cached, the call has no
-        caller, or its arguments are not plain JSON."""
-        if self.cache_ttl is None or caller is None:
-            return None
-        key = cache_key(params)
-        return None if key is None else (caller, key)
-
-    def take(self) -> bool:
-        """Take every cap's units now, or none (someone waits, or a cap is full). Only for
-        a tool whose caps are all in this process (:attr:`fast`)."""
-        for gate, units in self.local:
-            if gate.waiters or gate.used + units > gate.limit:
-                return False
-        for gate, units in self.local:
-            gate.used += units
-        return True
-
-    def give(self) -> None:
-        """Give back what :meth:`take` took."""
-        for gate, units in self.local:
-            gate.used -= units  # MemoryGate.give, without a call per gate
-            if gate.waiters:
-                gate.wake()
-
-    def describe(self) -> dict[str, Any]:
-        """What applies to this tool (JSON form, for ``customtools run`` and docs)."""
-        out: dict[str, Any] = {}
-        out.update(self.limits)
-        if self.rate is not None:
-            out["rate"] = list(self.rate)
-        if self.budget is not None:
-            out["maxResultBytes"] = self.budget
-        out["retries"] = self.retries
-        out["cacheTtl"] = self.cache_ttl
-        return out
+        """The cache key of a call (of a cached tool), or ``None``: no caller, or not JSON."""
+        args = None if caller is None else cache_key(params)
+        return None if args is None else (caller, args)
 
     async def run(
-        self,
-        call: Call,
-        tool_call_id: str,
-        params: Any,
-        options: dict[str, Any],
-        context: Any,
-        key: Hashable | None = _LOOK_UP,
+        self, call: Call, signal: AbortSignal | None, caller: str | None, key: Hashable | None
     ) -> ToolResult:
-        """One call of the tool (``call`` is the adapter's execute) under the policy
-        (``key``: the cache key when the caller already looked it up and missed)."""
+        """One call of the tool (``call()``: the adapter's execute of it) under the policy,
+        once the cache was asked (``key``: the call's cache key, which missed, or ``None``)."""
         record: dict[str, Any] = {}
-        caller = context.caller
-        if key is _LOOK_UP:
-            key = self.key(params, caller)
-            if key is not None:
-                hit = await self.backend.cache.get(self.scope, self.digest, key)
-                if hit is not None:
-                    return hit
-        signal: AbortSignal | None = options.get("signal")
         held: list[tuple[Gate, int]] = []
         gates = self.gates
         try:
@@ -269,12 +217,16 @@ class ToolPlan:
                 refusal = await self._admit(signal, held, record)
                 if refusal is not None:
                     return refusal
-            result: ToolResult = await call(tool_call_id, params, **options)
+            result = await call()
             if self.retries and result.is_error:
-                result = await self._retry(call, tool_call_id, params, options, result, record)
+                result = await self._retry(call, signal, result, record)
         finally:
             if held:
-                await _release(held)
+                import anyio
+
+                with anyio.CancelScope(shield=True):  # given back even when cancelled
+                    for gate, units in held:
+                        await gate.release(units)
         if self.budget is not None:
             result = await self._budget(result, caller, record)
         if key is not None and not result.is_error:
@@ -291,23 +243,16 @@ class ToolPlan:
         return _with_record(result, record) if record else result
 
     async def _retry(
-        self,
-        call: Call,
-        tool_call_id: str,
-        params: Any,
-        options: dict[str, Any],
-        result: ToolResult,
-        record: dict[str, Any],
+        self, call: Call, signal: AbortSignal | None, result: ToolResult, record: dict[str, Any]
     ) -> ToolResult:
         """Run the call again while it fails transiently, backing off; stop when aborted."""
-        signal: AbortSignal | None = options.get("signal")
         attempt = 0
         while attempt < self.retries and result.is_error and self._transient(result):
             if await self._pause(self.retry_backoff * (2**attempt), signal):
                 record["retriesStopped"] = "aborted"
                 break
             attempt += 1
-            result = await call(tool_call_id, params, **options)
+            result = await call()
         if attempt:
             record["retries"] = attempt
         return result
@@ -474,18 +419,6 @@ class ToolPlan:
             "cut": cut,
         }
         return trimmed
-
-
-async def _release(held: list[tuple[Gate, int]]) -> None:
-    """Give back the units ``held`` (even when the call was cancelled)."""
-    import anyio
-
-    with anyio.CancelScope(shield=True):
-        for gate, units in held:
-            if isinstance(gate, MemoryGate):
-                gate.give(units)
-            else:
-                await gate.release(units)
 
 
 # -- read_result --------------------------------------------------------------------------------

@@ -14,10 +14,11 @@ in-memory ones serve one process. :class:`MemoryBackend` bundles the four, and a
 from __future__ import annotations
 
 import collections
+import dataclasses
 import hashlib
 import time
 from collections.abc import Hashable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 if TYPE_CHECKING:
     from customtools._content import ToolResult
@@ -124,27 +125,32 @@ class _Waiter:
         self.event = anyio.Event()
 
 
-class MemoryGate:
-    """:class:`Gate` in this process (``limit``, ``used`` units, the ``waiters`` in line);
-    the adapter takes an uncontended one inline."""
+_SHUT = 1 << 48  # off a gate's free units while calls wait in line: newcomers queue too
 
-    __slots__ = ("limit", "used", "waiters")
+
+class MemoryGate:
+    """:class:`Gate` in this process: ``limit`` units, the ``waiters`` in line, and ``free``,
+    what a newcomer may take at once (the adapter takes an uncontended one inline)."""
+
+    __slots__ = ("free", "limit", "waiters")
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self.used = 0
+        self.free = limit
         self.waiters: collections.deque[_Waiter] = collections.deque()
 
     def try_acquire(self, weight: int) -> bool:
-        if self.waiters or self.used + weight > self.limit:
+        if self.free < weight:
             return False
-        self.used += weight
+        self.free -= weight
         return True
 
     async def acquire(self, weight: int) -> None:
         if self.try_acquire(weight):
             return
         waiter = _Waiter(weight)
+        if not self.waiters:
+            self.free -= _SHUT
         self.waiters.append(waiter)
         try:
             await waiter.event.wait()
@@ -153,6 +159,8 @@ class MemoryGate:
                 self.give(weight)
             else:
                 self.waiters.remove(waiter)
+                if not self.waiters:
+                    self.free += _SHUT
                 self.wake()  # it may have held up smaller calls behind it
             raise
 
@@ -160,19 +168,26 @@ class MemoryGate:
         self.give(weight)
 
     def give(self, weight: int) -> None:
-        """:meth:`release` without awaiting (the in-process hot path)."""
-        self.used -= weight
+        """:meth:`release` without awaiting (the in-process path)."""
+        self.free += weight
         if self.waiters:
             self.wake()
 
     def wake(self) -> None:
         """Grant the units now free to the calls in line, first in, first out."""
         waiters = self.waiters
-        while waiters and self.used + waiters[0].weight <= self.limit:
+        while waiters and waiters[0].weight <= self.free + _SHUT:
             waiter = waiters.popleft()
-            self.used += waiter.weight
+            self.free -= waiter.weight
+            if not waiters:
+                self.free += _SHUT
             waiter.granted = True
             waiter.event.set()
+
+    @property
+    def used(self) -> int:
+        """Units in use (a diagnostic)."""
+        return self.limit - self.free - (_SHUT if self.waiters else 0)
 
     @property
     def waiting(self) -> int:
@@ -192,8 +207,9 @@ class MemorySlots:
         gate = self._gates.get(key)
         if gate is None:
             gate = self._gates[key] = MemoryGate(limit)
-        elif gate.limit != limit:
-            gate.limit = limit  # the host changed its policy: the newest limit holds
+        elif gate.limit != limit:  # the host changed its policy: the newest limit holds
+            gate.free += limit - gate.limit
+            gate.limit = limit
             gate.wake()
         return gate
 
@@ -266,62 +282,104 @@ class MemoryStore:
         return entry.text
 
 
+def _refuse(self: Any, *args: Any, **kwargs: Any) -> NoReturn:
+    raise TypeError(
+        "this tool result came from the execution policy's cache and is shared by every hit:"
+        " change a copy of it (dict(...) or copy.deepcopy(...))"
+    )
+
+
+class _ReadOnlyDict(dict):  # type: ignore[type-arg]
+    """An object of a cached result: every hit shares it, so it refuses changes (a copy,
+    ``dict(d)`` or ``copy.deepcopy(d)``, is an ordinary dict; its arrays are tuples)."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    clear = pop = popitem = setdefault = update = _refuse
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (dict, (dict(self),))
+
+
+def _frozen(value: Any) -> Any:
+    """A read-only copy of a result: JSON values, frozen dataclasses; else ``TypeError``."""
+    kind = type(value)
+    if kind is dict or kind is _ReadOnlyDict:
+        return _ReadOnlyDict({name: _frozen(item) for name, item in value.items()})
+    if kind is list or kind is tuple:
+        return tuple(map(_frozen, value))
+    if value is None or kind in (str, int, float, bool, bytes):
+        return value
+    if dataclasses.is_dataclass(value) and kind.__dataclass_params__.frozen:
+        changes = {f.name: _frozen(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return dataclasses.replace(value, **changes)  # type: ignore[type-var]
+    raise TypeError(kind.__name__)
+
+
 class MemoryCache:
     """:class:`ResultCache` in this process, at most ``max_bytes`` (least recently used
-    out)."""
+    out). Every hit shares one read-only copy of a result (one that is not JSON is not kept)."""
 
-    __slots__ = ("_bytes", "_digests", "_entries", "_keys", "max_bytes")
+    __slots__ = ("_bytes", "_digests", "_entries", "_slots", "max_bytes")
 
     def __init__(self, max_bytes: int = 32 << 20) -> None:
         self.max_bytes = max_bytes
-        self._entries: collections.OrderedDict[Hashable, tuple[Any, int, float, str]] = (
+        # hash((scope, key)) -> ((scope, key), result, size, expiry), least recently used
+        # first: the key is hashed once per lookup (a key of the same hash is a miss)
+        self._entries: collections.OrderedDict[int, tuple[Any, ToolResult, int, float]] = (
             collections.OrderedDict()
         )
         self._digests: dict[str, str] = {}
-        self._keys: dict[str, set[Hashable]] = {}
+        self._slots: dict[str, set[int]] = {}
         self._bytes = 0
 
     def _current(self, scope: str, digest: str) -> None:
-        held = self._digests.get(scope)
-        if held == digest:
+        if self._digests.get(scope) == digest:
             return
         self._digests[scope] = digest
-        for key in self._keys.pop(scope, ()):  # the pack changed: its entries go
-            self._drop((scope, key))
+        for slot in self._slots.pop(scope, ()):  # the pack changed: its entries go
+            self._drop(slot)
 
-    def _drop(self, full: Hashable) -> None:
-        entry = self._entries.pop(full, None)
+    def _drop(self, slot: int) -> None:
+        entry = self._entries.pop(slot, None)
         if entry is not None:
-            self._bytes -= entry[1]
-            keys = self._keys.get(entry[3])
-            if keys is not None:
-                keys.discard(full[1])  # type: ignore[index]
+            self._bytes -= entry[2]
+            self._slots.get(entry[0][0], set()).discard(slot)
 
     async def get(self, scope: str, digest: str, key: Hashable) -> ToolResult | None:
+        return self.lookup(scope, digest, key)
+
+    def lookup(self, scope: str, digest: str, key: Hashable) -> ToolResult | None:
+        """:meth:`get` without awaiting (the adapter's hot path)."""
         if self._digests.get(scope) != digest:
             self._current(scope, digest)
             return None
         full = (scope, key)
-        entry = self._entries.get(full)
-        if entry is None:
+        slot = hash(full)
+        entry = self._entries.get(slot)
+        if entry is None or entry[0] != full:
             return None
-        if entry[2] <= time.monotonic():
-            self._drop(full)
+        if entry[3] <= time.monotonic():
+            self._drop(slot)
             return None
-        self._entries.move_to_end(full)
-        result: ToolResult = entry[0]
-        return result
+        self._entries.move_to_end(slot)
+        return entry[1]
 
     async def put(
         self, scope: str, digest: str, key: Hashable, result: ToolResult, size: int, ttl: float
     ) -> None:
         if size > self.max_bytes // 4:
             return  # one result may not push out most of the cache
+        try:
+            kept = _frozen(result)
+        except Exception:  # not JSON (it could change under the hits), or a tool's dataclass
+            return
         self._current(scope, digest)
         full = (scope, key)
-        self._drop(full)
-        self._entries[full] = (result, size, time.monotonic() + ttl, scope)
-        self._keys.setdefault(scope, set()).add(key)
+        slot = hash(full)
+        self._drop(slot)
+        self._entries[slot] = (full, kept, size, time.monotonic() + ttl)
+        self._slots.setdefault(scope, set()).add(slot)
         self._bytes += size
         while self._bytes > self.max_bytes:
             self._drop(next(iter(self._entries)))

@@ -3,14 +3,24 @@ to another, entries dropped when the pack changes."""
 
 from __future__ import annotations
 
+import copy
+import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
-from customtools import CustomTool, CustomToolAdapter, ToolContext, ToolRegistry
+from customtools import (
+    CustomTool,
+    CustomToolAdapter,
+    TextContent,
+    ToolContext,
+    ToolRegistry,
+    ToolResult,
+)
 from customtools.loading import Reloader
-from customtools.policy import Policy
+from customtools.policy import MemoryCache, Policy
 
 pytestmark = pytest.mark.anyio
 
@@ -198,3 +208,147 @@ async def test_the_host_toolkit_caches_per_client_and_else_per_chat() -> None:
     assert await call("ahp://chat/a") == "answer 3 for chat:ahp://chat/a"
     assert await call("ahp://chat/a") == "answer 3 for chat:ahp://chat/a"
     assert len(calls) == 3
+
+
+async def test_the_key_is_the_arguments_json_values_whatever_the_order_of_their_keys() -> None:
+    tool, calls = counting_tool(annotations=READ_ONLY)
+    adapter = CustomToolAdapter(tool, policy=Policy(), context=as_caller("alice"))
+    for args in (
+        {"n": 1},
+        {"n": 1.0},
+        {"n": True},
+        {"n": 1},  # a hit
+        {"o": {"x": 1, "y": [1, None]}},
+        {"o": {"y": [1, None], "x": 1}},  # a hit
+        {"o": {"x": 1, "y": [None, 1]}},
+        {"o": {"x": 1, "y": [1.0, None]}},
+    ):
+        await adapter.execute("c", args)
+    assert [repr(params) for _, params in calls] == [
+        "{'n': 1}",
+        "{'n': 1.0}",
+        "{'n': True}",
+        "{'o': {'x': 1, 'y': [1, None]}}",
+        "{'o': {'x': 1, 'y': [None, 1]}}",
+        "{'o': {'x': 1, 'y': [1.0, None]}}",
+    ]
+
+
+async def test_a_tuple_argument_is_not_answered_with_the_result_for_a_list() -> None:
+    tool, calls = counting_tool(annotations=READ_ONLY)
+    adapter = CustomToolAdapter(tool, policy=Policy(), context=as_caller("alice"))
+    await adapter.execute("1", {"ids": [1, 2]})
+    await adapter.execute("2", {"ids": (1, 2)})
+    assert [type(params["ids"]) for _, params in calls] == [list, tuple]
+
+
+async def test_adapters_sharing_a_policy_keep_each_callers_results_apart() -> None:
+    tool, _ = counting_tool(annotations=READ_ONLY)
+    policy = Policy()
+    alice = CustomToolAdapter(tool, policy=policy, context=as_caller("alice"))
+    bob = CustomToolAdapter(tool, policy=policy, context=as_caller("bob"))
+    texts = [
+        (await alice.execute("1", {"q": "x"})).text,
+        (await bob.execute("2", {"q": "x"})).text,
+        (await alice.execute("3", {"q": "x"}, ctx=as_caller("bob"))).text,
+        (await bob.execute("4", {"q": "x"}, ctx=as_caller("carol"))).text,
+        (await alice.execute("5", {"q": "x"})).text,
+    ]
+    assert texts == [
+        "answer 1 for alice",
+        "answer 2 for bob",
+        "answer 2 for bob",
+        "answer 3 for carol",
+        "answer 1 for alice",
+    ]
+
+
+async def test_adapters_that_make_other_arguments_of_the_same_input_share_no_result() -> None:
+    async def execute(call_id: str, params: Any, on_update: Any, ctx: Any, sig: Any) -> str:
+        return f"n is {params['n']!r}"
+
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    tool = CustomTool(name="count", execute=execute, parameters=schema, annotations=READ_ONLY)
+    policy = Policy()
+    coercing = CustomToolAdapter(tool, policy=policy, context=as_caller("alice"))
+    strict = CustomToolAdapter(tool, policy=policy, context=as_caller("alice"), coerce_args=False)
+    assert (await coercing.execute("1", {"n": "5"})).text == "n is 5"
+    refused = await strict.execute("2", {"n": "5"})  # never answered with the coerced call's
+    assert refused.details["code"] == "invalid-arguments"
+
+
+async def test_a_cached_result_is_read_only_and_no_caller_can_change_it_for_the_next() -> None:
+    calls: list[int] = []
+
+    async def execute(call_id: str, params: Any, on_update: Any, ctx: Any, sig: Any) -> Any:
+        calls.append(1)
+        return ToolResult(
+            content=(TextContent(text="ok", annotations={"audience": ["user"]}),),
+            structured_content={"items": [1, 2], "page": {"n": 1}},
+            details={"seen": ["a"]},
+        )
+
+    tool = CustomTool(name="listing", execute=execute, annotations=READ_ONLY)
+    adapter = CustomToolAdapter(tool, policy=Policy(), context=as_caller("alice"))
+    first = await adapter.execute("1", {})
+    first.structured_content["items"].append(3)  # type: ignore[index]  # its own result
+    first.details["seen"].append("b")
+    first.content[0].annotations["audience"].append("assistant")  # type: ignore[union-attr]
+    hit = await adapter.execute("2", {})
+    assert hit.meta["customtools/policy"] == {"cache": "hit"}  # type: ignore[index]
+    assert hit.structured_content == {"items": (1, 2), "page": {"n": 1}}
+    assert hit.details == {"seen": ("a",)}
+    assert hit.content[0].annotations == {"audience": ("user",)}  # type: ignore[union-attr]
+    with pytest.raises(TypeError, match="shared by every hit: change a copy of it"):
+        hit.structured_content["page"]["n"] = 2  # type: ignore[index]
+    with pytest.raises(TypeError, match="shared by every hit"):
+        hit.meta.clear()  # type: ignore[union-attr]
+    mine = copy.deepcopy(hit.structured_content)
+    mine["page"]["n"] = 2  # type: ignore[index]  # a copy is the caller's own
+    wire = json.loads(json.dumps(hit.to_dict()))
+    assert wire["structuredContent"] == {"items": [1, 2], "page": {"n": 1}}
+    again = await adapter.execute("3", {})
+    assert again.structured_content == {"items": (1, 2), "page": {"n": 1}}
+    assert len(calls) == 1
+
+
+async def test_an_entry_past_its_ttl_is_not_a_hit() -> None:
+    tool, calls = counting_tool(annotations=READ_ONLY)
+    adapter = CustomToolAdapter(tool, policy=Policy(cache_ttl=0.001), context=as_caller("al"))
+    await adapter.execute("1", {"q": "x"})
+    await anyio.sleep(0.01)
+    again = await adapter.execute("2", {"q": "x"})
+    assert again.meta["customtools/policy"] == {"cache": "stored"}  # type: ignore[index]
+    assert len(calls) == 2
+
+
+async def test_the_memory_cache_keeps_to_its_size_dropping_the_least_recently_used() -> None:
+    cache = MemoryCache(max_bytes=400)
+    result = ToolResult.from_text("x")
+    for key in "abcd":
+        await cache.put("tool", "digest", key, result, 100, 60)
+    assert await cache.get("tool", "digest", "a") is not None  # now the most recently used
+    await cache.put("tool", "digest", "e", result, 100, 60)
+    assert len(cache) == 4
+    assert await cache.get("tool", "digest", "b") is None
+    assert await cache.get("tool", "digest", "a") is not None
+    await cache.put("tool", "digest", "big", result, 101, 60)  # over a quarter: not kept
+    assert await cache.get("tool", "digest", "big") is None
+    assert await cache.get("tool", "the next digest", "a") is None  # the pack changed
+    assert len(cache) == 0
+
+
+async def test_a_result_holding_more_than_json_is_answered_but_not_cached() -> None:
+    calls: list[int] = []
+
+    async def execute(call_id: str, params: Any, on_update: Any, ctx: Any, sig: Any) -> Any:
+        calls.append(1)
+        return ToolResult(content=(TextContent(text="ok"),), details={"tags": {"a"}})
+
+    tool = CustomTool(name="tags", execute=execute, annotations=READ_ONLY)
+    adapter = CustomToolAdapter(tool, policy=Policy(), context=as_caller("alice"))
+    first = await adapter.execute("1", {})
+    second = await adapter.execute("2", {})
+    assert (first.text, second.text) == ("ok", "ok")
+    assert second.details == {"tags": {"a"}}
+    assert len(calls) == 2  # a set could change under every hit

@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from customtools import AbortController, CustomTool, CustomToolAdapter, ToolRegistry
-from customtools.policy import Policy
+from customtools.policy import MemorySlots, Policy
 
 pytestmark = pytest.mark.anyio
 
@@ -199,3 +199,103 @@ async def test_a_rate_waits_when_the_next_start_comes_within_the_queue_timeout()
     waited = await adapter.execute("2", {})
     assert waited.text == "ok"
     assert waited.meta["customtools/policy"]["queued"] > 0
+
+
+async def test_calls_of_two_tools_under_three_caps_all_run_and_give_every_unit_back() -> None:
+    # Each cap is first in, first out; a call takes them one after the other (tool, pack,
+    # host), so the order calls start in across caps is not the order they came in.
+    probe = Probe()
+    policy = Policy(
+        max_concurrent=2, max_concurrent_pack=2, max_concurrent_host=1, queue_timeout=60
+    )
+    registry = ToolRegistry([probe.tool("a"), probe.tool("b")], policy=policy)
+    async with anyio.create_task_group() as group:
+        for i in range(40):
+            group.start_soon(registry.call, "a" if i % 2 else "b", f"c{i}", {"i": i})
+        for done in range(40):
+            await wait_for(lambda d=done: len(probe.started) == d + 1)
+            probe.release.setdefault(probe.started[done], anyio.Event()).set()
+    assert probe.most == 1  # the host cap, the smallest, holds
+    assert sorted(probe.started) == list(range(40))
+    plans = [registry.adapter(name)._plan for name in "ab"]
+    gates = [gate for plan in plans for gate, _ in plan.gates]  # type: ignore[union-attr]
+    assert {gate.used for gate in gates} == {0}
+    assert {gate.waiting for gate in gates} == {0}
+
+
+async def test_a_call_queues_behind_a_waiting_one_though_its_own_caps_are_free() -> None:
+    probe = Probe()
+    policy = Policy(max_concurrent=5, max_concurrent_host=1, queue_timeout=60)
+    registry = ToolRegistry([probe.tool("a"), probe.tool("b")], policy=policy)
+    async with anyio.create_task_group() as group:
+        group.start_soon(registry.call, "a", "first", {"i": 0})
+        await wait_for(lambda: probe.started == [0])
+        group.start_soon(registry.call, "b", "second", {"i": 1})  # waits for the host cap
+        host = registry.adapter("a")._plan.gates[1][0]  # type: ignore[union-attr]
+        await wait_for(lambda: host.waiting == 1)
+        group.start_soon(registry.call, "a", "third", {"i": 2})  # its tool cap has room
+        await wait_for(lambda: host.waiting == 2)
+        for i in range(3):
+            probe.release.setdefault(i, anyio.Event()).set()
+            await wait_for(lambda i=i: len(probe.started) == min(i + 2, 3))
+    assert probe.started == [0, 1, 2]
+    assert host.used == 0
+
+
+async def test_a_queued_call_that_is_aborted_gives_back_the_caps_it_already_held() -> None:
+    probe = Probe()
+    adapter = CustomToolAdapter(
+        probe.tool(), policy=Policy(max_concurrent=5, max_concurrent_host=1, queue_timeout=60)
+    )
+    (tool, _), (host, _) = adapter._plan.gates  # type: ignore[union-attr]
+    controller = AbortController()
+    async with anyio.create_task_group() as group:
+        group.start_soon(adapter.execute, "first", {"i": 0})
+        await wait_for(lambda: probe.started == [0])
+        outcome: list[Any] = []
+
+        async def queued() -> None:
+            outcome.append(await adapter.execute("second", {"i": 1}, signal=controller.signal))
+
+        group.start_soon(queued)
+        await wait_for(lambda: host.waiting == 1)
+        assert tool.used == 2  # the tool cap is held while the host cap is awaited
+        controller.abort("no longer needed")
+        await wait_for(lambda: bool(outcome))
+        assert (tool.used, host.used, host.waiting) == (1, 1, 0)
+        probe.release.setdefault(0, anyio.Event()).set()
+    assert outcome[0].details["code"] == "aborted"
+    assert (tool.used, host.used) == (0, 0)
+
+
+async def test_a_full_host_cap_is_the_one_a_queue_timeout_names() -> None:
+    probe = Probe()
+    registry = ToolRegistry(
+        [probe.tool("a"), probe.tool("b")],
+        policy=Policy(max_concurrent=5, max_concurrent_host=1, queue_timeout=0.05),
+    )
+    async with anyio.create_task_group() as group:
+        group.start_soon(registry.call, "a", "first", {"i": 0})
+        await wait_for(lambda: probe.started == [0])
+        refused = await registry.call("b", "second", {"i": 1})
+        probe.release.setdefault(0, anyio.Event()).set()
+    assert refused.details["code"] == "queue-timeout"
+    assert refused.details["limit"] == "max_concurrent_host"
+    assert "at most 1 in all" in refused.text
+
+
+async def test_a_gate_follows_the_newest_limit_the_host_sets() -> None:
+    slots = MemorySlots()
+    gate = slots.gate("host", 2)
+    assert gate.try_acquire(1)
+    assert gate.try_acquire(1)
+    assert slots.gate("host", 1) is gate  # the host's new policy
+    assert not gate.try_acquire(1)
+    gate.give(1)
+    assert not gate.try_acquire(1)  # one still runs, and one is the limit now
+    async with anyio.create_task_group() as group:
+        group.start_soon(gate.acquire, 1)
+        await wait_for(lambda: gate.waiting == 1)
+        slots.gate("host", 3)  # room for it now
+        await wait_for(lambda: gate.waiting == 0)
+    assert gate.used == 2

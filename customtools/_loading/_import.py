@@ -85,7 +85,10 @@ def _stem(candidate: Candidate) -> str:
         value = candidate.entry_point or candidate.path
         return value.partition(":")[0].rpartition(".")[2]
     name = os.path.basename(candidate.path.rstrip("/\\"))
-    return name if candidate.kind == "package" else os.path.splitext(name)[0]
+    if candidate.kind == "package":
+        return name
+    # os.path.splitext, without its generic code for the usual "<name>.py" (once per module)
+    return name[:-3] if name.endswith(".py") and name[0] != "." else os.path.splitext(name)[0]
 
 
 def module_name_for(candidate: Candidate, generation: int, *, stem: str | None = None) -> str:
@@ -200,7 +203,7 @@ class StdFds:
     when the load is done.
     """
 
-    __slots__ = ("_entries", "_state", "_threads")
+    __slots__ = ("_entries", "_fds", "_identities", "_state", "_threads")
 
     def __init__(self) -> None:
         self._state: _StateGuard | None = None
@@ -214,9 +217,16 @@ class StdFds:
                     saved = os.dup(fd)
             entries.append((fd, name, identity, saved))
         self._entries = entries
+        self._fds = [fd for fd, _name, identity, _saved in entries if identity is not None]
+        self._identities = [entry[2] for entry in entries if entry[2] is not None]
 
     def restore(self) -> list[str]:
         """Put back every descriptor that now names another file; return their names."""
+        try:  # the common case, all unchanged, in one pass
+            if [(st.st_dev, st.st_ino) for st in map(os.fstat, self._fds)] == self._identities:
+                return []
+        except OSError:
+            pass
         changed = []
         for fd, name, identity, saved in self._entries:
             if identity is not None and _fd_identity(fd) != identity:
@@ -286,6 +296,10 @@ def _same(now: tuple[Any, ...], before: tuple[Any, ...]) -> bool:
     return all(map(operator.is_, now, before))
 
 
+# The objects a tool module must leave in place (compared by identity, in one C call).
+_sys_objects = operator.attrgetter("path", "argv", "stdin", "stdout", "stderr")
+
+
 def _environ_snapshot() -> dict[Any, Any]:
     # os.environ keeps the encoded strings in ``_data``; copying and comparing that is ~30x
     # cheaper than decoding every variable, and only a difference needs decoding.
@@ -305,8 +319,8 @@ class _StateGuard:
     """
 
     __slots__ = (
-        "_argv", "_argv_list", "_cwd", "_environ_raw", "_handlers", "_path", "_path_list",
-        "_stderr", "_stdin", "_stdout", "dirty",
+        "_argv", "_argv_list", "_cwd", "_environ_raw", "_handlers", "_objects", "_path",
+        "_path_list", "_stderr", "_stdin", "_stdout", "dirty",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -314,10 +328,10 @@ class _StateGuard:
         self._cwd = _getcwd()
         # The list objects themselves (a module may rebind sys.path: the host and importlib
         # must keep the one they hold) and their contents.
-        self._path_list, self._argv_list = sys.path, sys.argv
+        self._objects = _sys_objects(sys)
+        self._path_list, self._argv_list, self._stdin, self._stdout, self._stderr = self._objects
         self._path = list(sys.path)
         self._argv = list(sys.argv)
-        self._stdin, self._stdout, self._stderr = sys.stdin, sys.stdout, sys.stderr
         self._environ_raw = _environ_snapshot()
         self._handlers = _handlers_snapshot()
 
@@ -326,15 +340,11 @@ class _StateGuard:
         valid afterwards (a candidate's import and factory share one guard)."""
         data = getattr(os.environ, "_data", None)  # compared in place: no copy when unchanged
         if (
-            sys.path is self._path_list
-            and sys.argv is self._argv_list
-            and sys.stdin is self._stdin
-            and sys.stdout is self._stdout
-            and sys.stderr is self._stderr
+            all(map(operator.is_, _sys_objects(sys), self._objects))
             and sys.path == self._path
             and sys.argv == self._argv
             and (data if isinstance(data, dict) else _environ_snapshot()) == self._environ_raw
-            and _same(_handlers_snapshot(), self._handlers)
+            and all(map(operator.is_, map(_getsignal, _GUARDED_SIGNALS), self._handlers))
             and (_getcwd() == self._cwd or self._cwd is None)
         ):
             return []  # the common case, in one pass
@@ -627,6 +637,9 @@ def module_level_tools(module: ModuleType) -> Any:
     return factory
 
 
+_NOT_AWAITABLE = frozenset({CustomTool, list, tuple, dict})
+"""What factories return, known not to be awaitable (``inspect.isawaitable`` is slower)."""
+
 LOAD_TIMEOUT_GRACE = 1.0
 """Seconds after the load timeout at which a factory still running is logged as a warning."""
 
@@ -667,7 +680,7 @@ async def _call_factory(factory: Any, api: Any, limit: float | None, path: str) 
     result is never a success.
     """
     result = factory(api)
-    if not inspect.isawaitable(result):
+    if type(result) in _NOT_AWAITABLE or not inspect.isawaitable(result):
         return result
     if limit is None:
         return await result

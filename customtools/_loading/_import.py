@@ -85,10 +85,9 @@ def _stem(candidate: Candidate) -> str:
         value = candidate.entry_point or candidate.path
         return value.partition(":")[0].rpartition(".")[2]
     name = os.path.basename(candidate.path.rstrip("/\\"))
-    if candidate.kind == "package":
-        return name
-    # os.path.splitext, without its generic code for the usual "<name>.py" (once per module)
-    return name[:-3] if name.endswith(".py") and name[0] != "." else os.path.splitext(name)[0]
+    if candidate.kind == "package" or not name.endswith(".py") or name[0] == ".":
+        return name if candidate.kind == "package" else os.path.splitext(name)[0]
+    return name[:-3]  # splitext's answer, without its generic code (once per module)
 
 
 def module_name_for(candidate: Candidate, generation: int, *, stem: str | None = None) -> str:
@@ -291,12 +290,6 @@ def _handlers_snapshot() -> tuple[Any, ...]:
     return tuple(map(_getsignal, _GUARDED_SIGNALS))
 
 
-def _same(now: tuple[Any, ...], before: tuple[Any, ...]) -> bool:
-    # By identity: a handler object's own __eq__ (tool code) must not decide, or raise.
-    return all(map(operator.is_, now, before))
-
-
-# The objects a tool module must leave in place (compared by identity, in one C call).
 _sys_objects = operator.attrgetter("path", "argv", "stdin", "stdout", "stderr")
 
 
@@ -340,6 +333,7 @@ class _StateGuard:
         valid afterwards (a candidate's import and factory share one guard)."""
         data = getattr(os.environ, "_data", None)  # compared in place: no copy when unchanged
         if (
+            # By identity: an object's own __eq__ (tool code) must not decide, or raise.
             all(map(operator.is_, _sys_objects(sys), self._objects))
             and sys.path == self._path
             and sys.argv == self._argv
@@ -374,7 +368,7 @@ class _StateGuard:
             environ = self._restore_environ()
             if environ:
                 changed.append(f"os.environ ({environ}; pass env= to api.exec instead)")
-        if not _same(_handlers_snapshot(), self._handlers):
+        if not all(map(operator.is_, _handlers_snapshot(), self._handlers)):
             changed.append(f"signal handlers ({self._restore_handlers()}; leave them to the host)")
         if changed:
             self.dirty = True
@@ -637,8 +631,7 @@ def module_level_tools(module: ModuleType) -> Any:
     return factory
 
 
-_NOT_AWAITABLE = frozenset({CustomTool, list, tuple, dict})
-"""What factories return, known not to be awaitable (``inspect.isawaitable`` is slower)."""
+_NOT_AWAITABLE = frozenset({CustomTool, list, tuple, dict})  # no inspect.isawaitable needed
 
 LOAD_TIMEOUT_GRACE = 1.0
 """Seconds after the load timeout at which a factory still running is logged as a warning."""

@@ -286,10 +286,6 @@ _GUARDED_SIGNALS: tuple[int, ...] = tuple(
 _getsignal: Any = getattr(getattr(signal, "_signal", None), "getsignal", signal.getsignal)
 
 
-def _handlers_snapshot() -> tuple[Any, ...]:
-    return tuple(map(_getsignal, _GUARDED_SIGNALS))
-
-
 _sys_objects = operator.attrgetter("path", "argv", "stdin", "stdout", "stderr")
 
 
@@ -313,7 +309,7 @@ class _StateGuard:
 
     __slots__ = (
         "_argv", "_argv_list", "_cwd", "_environ_raw", "_handlers", "_objects", "_path",
-        "_path_list", "_stderr", "_stdin", "_stdout", "dirty",
+        "_path_list", "dirty",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -322,11 +318,11 @@ class _StateGuard:
         # The list objects themselves (a module may rebind sys.path: the host and importlib
         # must keep the one they hold) and their contents.
         self._objects = _sys_objects(sys)
-        self._path_list, self._argv_list, self._stdin, self._stdout, self._stderr = self._objects
+        self._path_list, self._argv_list = self._objects[:2]
         self._path = list(sys.path)
         self._argv = list(sys.argv)
         self._environ_raw = _environ_snapshot()
-        self._handlers = _handlers_snapshot()
+        self._handlers = tuple(map(_getsignal, _GUARDED_SIGNALS))
 
     def restore(self) -> list[str]:
         """Undo changes; return one phrase per thing that had changed. The snapshot stays
@@ -359,8 +355,7 @@ class _StateGuard:
             sys.argv = self._argv_list
             sys.argv[:] = self._argv
             changed.append("sys.argv")
-        streams = (("stdin", self._stdin), ("stdout", self._stdout), ("stderr", self._stderr))
-        for name, original in streams:
+        for name, original in zip(("stdin", "stdout", "stderr"), self._objects[2:], strict=True):
             if getattr(sys, name) is not original:
                 setattr(sys, name, original)
                 changed.append(f"sys.{name}")
@@ -368,7 +363,7 @@ class _StateGuard:
             environ = self._restore_environ()
             if environ:
                 changed.append(f"os.environ ({environ}; pass env= to api.exec instead)")
-        if not all(map(operator.is_, _handlers_snapshot(), self._handlers)):
+        if not all(map(operator.is_, map(_getsignal, _GUARDED_SIGNALS), self._handlers)):
             changed.append(f"signal handlers ({self._restore_handlers()}; leave them to the host)")
         if changed:
             self.dirty = True

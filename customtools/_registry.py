@@ -177,8 +177,8 @@ class NameRule:
     def claim(self, name: str, origin: str | None = None) -> ToolConflict | None:
         """Claim ``name`` for a tool from ``origin``: ``None`` when it is kept silently, else
         the record (a ``"similar-name"`` is kept, a ``"name-conflict"`` is not)."""
-        left = _the(origin, "this tool")
         if name in self._reserved:
+            left = _the(origin, "this tool")
             error = f"tool name {name!r} is a built-in tool name and cannot be taken; {left}"
             return ToolConflict(
                 tool_name=name, origin=origin, error=f"{error} was left out: rename the tool"
@@ -194,7 +194,8 @@ class NameRule:
                 tool_name=name,
                 origin=origin,
                 taken_by=first,
-                error=f"tool name {name!r} is already taken by {taken}; {left} was left out:"
+                error=f"tool name {name!r} is already taken by {taken};"
+                f" {_the(origin, 'this tool')} was left out:"
                 " rename one of them",
             )
         self._claims[name] = origin
@@ -302,7 +303,7 @@ class ToolRegistry:
         if not isinstance(tool, CustomTool):
             raise TypeError(f"ToolRegistry.add needs a CustomTool, got {type(tool).__name__}")
         conflict = self._add(tool, origin, record, None)
-        if conflict is None:
+        if conflict is None and tool.former_names:
             for alias in tool.deprecated_aliases():
                 self._add(alias, origin, record, tool.name)
         return conflict

@@ -333,36 +333,34 @@ class CustomTool:
         if not _is_mapping(data) or not isinstance(data.get("name"), str):
             raise ToolDefinitionError("tool wire form: a mapping with a string 'name' is needed")
         get = data.get
-        fields = {
-            "name": data["name"],
-            "execute": execute,
-            "label": get("label") or "",
-            "description": get("description") or "",
-            "parameters": get("parameters") or _empty_object_schema(),
-            "on_session": on_session,
-            "render_call": render_call,
-            "render_result": render_result,
-            "timeout": get("timeout"),
-            "coerce_args": get("coerceArgs"),
-            "apply_defaults": get("applyDefaults"),
-            "lenient_args": bool(get("lenientArgs")),
-            "hidden": bool(get("hidden")),
-            "deferrable": bool(get("deferrable")),
-            "strict": bool(get("strict")),
-            "concurrency": get("concurrency") or "shared",
-            "annotations": get("annotations"),
-            "meta": get("_meta"),
-            "output_schema": get("outputSchema"),
-            "requires_approval": get("requiresApproval"),
-            "former_names": tuple(get("formerNames") or ()),
-        }
-        if not checked:
-            return cls(**fields)
-        token = _SCHEMAS_CHECKED.set(True)
+        token = _SCHEMAS_CHECKED.set(True) if checked else None
         try:
-            return cls(**fields)
+            return cls(
+                name=data["name"],
+                execute=execute,
+                label=get("label") or "",
+                description=get("description") or "",
+                parameters=get("parameters") or _empty_object_schema(),
+                on_session=on_session,
+                render_call=render_call,
+                render_result=render_result,
+                timeout=get("timeout"),
+                coerce_args=get("coerceArgs"),
+                apply_defaults=get("applyDefaults"),
+                lenient_args=bool(get("lenientArgs")),
+                hidden=bool(get("hidden")),
+                deferrable=bool(get("deferrable")),
+                strict=bool(get("strict")),
+                concurrency=get("concurrency") or "shared",
+                annotations=get("annotations"),
+                meta=get("_meta"),
+                output_schema=get("outputSchema"),
+                requires_approval=get("requiresApproval"),
+                former_names=tuple(get("formerNames") or ()),
+            )
         finally:
-            _SCHEMAS_CHECKED.reset(token)
+            if token is not None:
+                _SCHEMAS_CHECKED.reset(token)
 
     def deprecated_aliases(self) -> tuple[CustomTool, ...]:
         """One tool per former name: this tool under its old name, marked deprecated.

@@ -85,7 +85,9 @@ def _stem(candidate: Candidate) -> str:
         value = candidate.entry_point or candidate.path
         return value.partition(":")[0].rpartition(".")[2]
     name = os.path.basename(candidate.path.rstrip("/\\"))
-    return name if candidate.kind == "package" else os.path.splitext(name)[0]
+    if candidate.kind == "package" or not name.endswith(".py") or name[0] == ".":
+        return name if candidate.kind == "package" else os.path.splitext(name)[0]
+    return name[:-3]  # splitext's answer, without its generic code (once per module)
 
 
 def module_name_for(candidate: Candidate, generation: int, *, stem: str | None = None) -> str:
@@ -200,7 +202,7 @@ class StdFds:
     when the load is done.
     """
 
-    __slots__ = ("_entries", "_state", "_threads")
+    __slots__ = ("_entries", "_fds", "_identities", "_state", "_threads")
 
     def __init__(self) -> None:
         self._state: _StateGuard | None = None
@@ -214,9 +216,16 @@ class StdFds:
                     saved = os.dup(fd)
             entries.append((fd, name, identity, saved))
         self._entries = entries
+        self._fds = [fd for fd, _name, identity, _saved in entries if identity is not None]
+        self._identities = [entry[2] for entry in entries if entry[2] is not None]
 
     def restore(self) -> list[str]:
         """Put back every descriptor that now names another file; return their names."""
+        try:  # the common case, all unchanged, in one pass
+            if [(st.st_dev, st.st_ino) for st in map(os.fstat, self._fds)] == self._identities:
+                return []
+        except OSError:
+            pass
         changed = []
         for fd, name, identity, saved in self._entries:
             if identity is not None and _fd_identity(fd) != identity:
@@ -277,13 +286,7 @@ _GUARDED_SIGNALS: tuple[int, ...] = tuple(
 _getsignal: Any = getattr(getattr(signal, "_signal", None), "getsignal", signal.getsignal)
 
 
-def _handlers_snapshot() -> tuple[Any, ...]:
-    return tuple(map(_getsignal, _GUARDED_SIGNALS))
-
-
-def _same(now: tuple[Any, ...], before: tuple[Any, ...]) -> bool:
-    # By identity: a handler object's own __eq__ (tool code) must not decide, or raise.
-    return all(map(operator.is_, now, before))
+_sys_objects = operator.attrgetter("path", "argv", "stdin", "stdout", "stderr")
 
 
 def _environ_snapshot() -> dict[Any, Any]:
@@ -305,8 +308,8 @@ class _StateGuard:
     """
 
     __slots__ = (
-        "_argv", "_argv_list", "_cwd", "_environ_raw", "_handlers", "_path", "_path_list",
-        "_stderr", "_stdin", "_stdout", "dirty",
+        "_argv", "_argv_list", "_cwd", "_environ_raw", "_handlers", "_objects", "_path",
+        "_path_list", "dirty",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -314,27 +317,24 @@ class _StateGuard:
         self._cwd = _getcwd()
         # The list objects themselves (a module may rebind sys.path: the host and importlib
         # must keep the one they hold) and their contents.
-        self._path_list, self._argv_list = sys.path, sys.argv
+        self._objects = _sys_objects(sys)
+        self._path_list, self._argv_list = self._objects[:2]
         self._path = list(sys.path)
         self._argv = list(sys.argv)
-        self._stdin, self._stdout, self._stderr = sys.stdin, sys.stdout, sys.stderr
         self._environ_raw = _environ_snapshot()
-        self._handlers = _handlers_snapshot()
+        self._handlers = tuple(map(_getsignal, _GUARDED_SIGNALS))
 
     def restore(self) -> list[str]:
         """Undo changes; return one phrase per thing that had changed. The snapshot stays
         valid afterwards (a candidate's import and factory share one guard)."""
         data = getattr(os.environ, "_data", None)  # compared in place: no copy when unchanged
         if (
-            sys.path is self._path_list
-            and sys.argv is self._argv_list
-            and sys.stdin is self._stdin
-            and sys.stdout is self._stdout
-            and sys.stderr is self._stderr
+            # By identity: an object's own __eq__ (tool code) must not decide, or raise.
+            all(map(operator.is_, _sys_objects(sys), self._objects))
             and sys.path == self._path
             and sys.argv == self._argv
             and (data if isinstance(data, dict) else _environ_snapshot()) == self._environ_raw
-            and _same(_handlers_snapshot(), self._handlers)
+            and all(map(operator.is_, map(_getsignal, _GUARDED_SIGNALS), self._handlers))
             and (_getcwd() == self._cwd or self._cwd is None)
         ):
             return []  # the common case, in one pass
@@ -355,8 +355,7 @@ class _StateGuard:
             sys.argv = self._argv_list
             sys.argv[:] = self._argv
             changed.append("sys.argv")
-        streams = (("stdin", self._stdin), ("stdout", self._stdout), ("stderr", self._stderr))
-        for name, original in streams:
+        for name, original in zip(("stdin", "stdout", "stderr"), self._objects[2:], strict=True):
             if getattr(sys, name) is not original:
                 setattr(sys, name, original)
                 changed.append(f"sys.{name}")
@@ -364,7 +363,7 @@ class _StateGuard:
             environ = self._restore_environ()
             if environ:
                 changed.append(f"os.environ ({environ}; pass env= to api.exec instead)")
-        if not _same(_handlers_snapshot(), self._handlers):
+        if not all(map(operator.is_, map(_getsignal, _GUARDED_SIGNALS), self._handlers)):
             changed.append(f"signal handlers ({self._restore_handlers()}; leave them to the host)")
         if changed:
             self.dirty = True
@@ -627,6 +626,8 @@ def module_level_tools(module: ModuleType) -> Any:
     return factory
 
 
+_NOT_AWAITABLE = frozenset({CustomTool, list, tuple, dict})  # no inspect.isawaitable needed
+
 LOAD_TIMEOUT_GRACE = 1.0
 """Seconds after the load timeout at which a factory still running is logged as a warning."""
 
@@ -667,7 +668,7 @@ async def _call_factory(factory: Any, api: Any, limit: float | None, path: str) 
     result is never a success.
     """
     result = factory(api)
-    if not inspect.isawaitable(result):
+    if type(result) in _NOT_AWAITABLE or not inspect.isawaitable(result):
         return result
     if limit is None:
         return await result

@@ -147,11 +147,11 @@ class LazyLoad:
         return ImportOutcome(tools=tools, cleanup=[module.release], lazy=True)
 
     def _digest(self, candidate: Candidate, entry: dict[str, Any] | None) -> str | None:
-        """The digest the entry must carry (``None``: the files cannot all be read).
-
-        A module file whose stat key is the one recorded with its hash has that hash (the
-        trust store's stat cache rule, ``docs/trust.md``); anything else is read and hashed.
-        """
+        """The digest the entry must carry (``None``: the files cannot all be read). A module
+        file whose stat key (device, inode, size, mtime, ctime) is the one recorded with its
+        hash has that hash, like git's index: a warm load hashes nothing (the trust store's
+        stat cache rule, ``docs/trust.md``: a file changed within 2 s of its hashing, the
+        "racy" case, gets no key); anything else is read and hashed."""
         key = candidate.resolved_path
         gated = self.digests.get(key)
         if gated is not None:

@@ -421,20 +421,20 @@ async def _outcomes(
     """One outcome per candidate: reused from ``previous``, served from the manifest cache
     (``lazy``), or imported (here or isolated)."""
     reused = [previous.reuse(c) if previous is not None else None for c in candidates]
-    fresh = [c for c, outcome in zip(candidates, reused, strict=True) if outcome is None]
-    cached = {id(c): lazy.serve(c) for c in fresh} if lazy is not None else {}
-    wanted = [c for c in fresh if cached.get(id(c)) is None]
+    served = [
+        outcome if outcome is not None or lazy is None else lazy.serve(c)
+        for c, outcome in zip(candidates, reused, strict=True)
+    ]
+    wanted = [c for c, outcome in zip(candidates, served, strict=True) if outcome is None]
     imported = iter(await _import(wanted, state, load))
     outcomes = []
-    for candidate, outcome in zip(candidates, reused, strict=True):
+    for candidate, old, outcome in zip(candidates, reused, served, strict=True):
         if outcome is None:
-            outcome = cached.get(id(candidate))
-            if outcome is None:
-                outcome = next(imported)
-                if lazy is not None:
-                    lazy.keep(candidate, outcome)
-            if previous is not None:
-                outcome = previous.served(candidate, outcome)
+            outcome = next(imported)
+            if lazy is not None:
+                lazy.keep(candidate, outcome)
+        if old is None and previous is not None:
+            outcome = previous.served(candidate, outcome)
         outcomes.append(outcome)
     return outcomes
 

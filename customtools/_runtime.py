@@ -607,17 +607,8 @@ def resume(
                     closed = True
                     yielded = stopped
                     continue
-            try:
-                yielded = coro.throw(exc)
-            except StopIteration as stop:
-                if not closed:
-                    return stop.value
-                return (yield from _until_cancelled(guard))  # a late result is discarded
-            except BaseException as end:
-                if not closed:
-                    raise
-                _closed_raised(tool_name, end)
-                return (yield from _until_cancelled(guard))
+            step: Callable[[Any], Any] = coro.throw
+            value = exc
         else:
             # trio resumes a cancelled task with an outcome that raises inside the tool: if
             # it is the call's cancellation, the signal fires first (not at the next probe).
@@ -638,17 +629,18 @@ def resume(
                     closed = True
                     yielded = stopped
                     continue
-            try:
-                yielded = coro.send(value)
-            except StopIteration as stop:
-                if not closed:
-                    return stop.value
-                return (yield from _until_cancelled(guard))  # a late result is discarded
-            except BaseException as end:
-                if not closed:
-                    raise
-                _closed_raised(tool_name, end)
-                return (yield from _until_cancelled(guard))
+            step = coro.send
+        try:
+            yielded = step(value)
+        except StopIteration as stop:
+            if not closed:
+                return stop.value
+            return (yield from _until_cancelled(guard))  # a late result is discarded
+        except BaseException as end:
+            if not closed:
+                raise
+            _closed_raised(tool_name, end)
+            return (yield from _until_cancelled(guard))
 
 
 def _delivers_error(value: Any) -> bool:

@@ -145,6 +145,15 @@ class _Node:
     problem: str | None = None  # why it could not be combined (then ``schema`` is raw)
     never: bool = False  # ``false``: allows nothing
 
+    def child(self, schema: Any, relative: str) -> _Node:
+        """The node of ``schema``, found at ``relative`` below this one."""
+        if self.pointer is not None:
+            pointer = f"{self.pointer}/{relative}"
+            found = self.side._walk(pointer)
+            if found is not None and found[0] is schema:
+                return self.side.at(pointer)
+        return self.side.detached(schema, f"{self.key}/{relative}")
+
 
 _FALSE_TYPE: Final = "__never__"
 
@@ -265,15 +274,6 @@ class _Side:
         except Exception:  # an unresolvable reference, a pattern the engine refuses
             return None
 
-    def child(self, parent: _Node, schema: Any, relative: str) -> _Node:
-        """The node of ``schema``, found at ``relative`` below ``parent``."""
-        if parent.pointer is not None:
-            pointer = f"{parent.pointer}/{relative}"
-            found = self._walk(pointer)
-            if found is not None and found[0] is schema:
-                return self.at(pointer)
-        return self.detached(schema, f"{parent.key}/{relative}")
-
 
 def _types(schema: Mapping[str, Any]) -> list[str] | None:
     value = schema.get("type")
@@ -369,7 +369,7 @@ def _branches(side: _Side, node: _Node, depth: int = 0) -> list[_Branch] | None:
         base = {k: v for k, v in schema.items() if k != key}
         out: list[_Branch] = []
         for index, item in enumerate(items):
-            part = side.child(node, item, f"{key}/{index}")
+            part = node.child(item, f"{key}/{index}")
             if part.problem is not None or depth > 8:
                 return None
             if part.never:
@@ -641,17 +641,15 @@ class _Differ:
         kind = old.type
         for key in sorted((set(a) | set(b)) - _MODELLED - _IGNORED):
             self._keyword(key, a.get(key, _ABSENT), b.get(key, _ABSENT), path, where)
+        # Each type keeps only its own bounds (see _branches), so one call compares them all.
+        self._bounds(a, b, path, where, integer=new.type == "integer")
         if kind in ("number", "integer"):
-            self._bounds(a, b, path, where, integer=new.type == "integer")
             self._multiple(a, b, path, where, integer=new.type == "integer")
         elif kind == "string":
-            self._bounds(a, b, path, where)
             self._pattern(a, b, path, where)
         elif kind == "array":
-            self._bounds(a, b, path, where)
             self._array(a, b, old_node, new_node, path, where)
         elif kind == "object":
-            self._bounds(a, b, path, where)
             self._object(a, b, old_node, new_node, path, where)
 
     def _keyword(self, key: str, a: Any, b: Any, path: tuple[str, ...], where: Any) -> None:
@@ -777,14 +775,14 @@ class _Differ:
                 self.add("unknown", "keyword", path, where, "prefixItems changed length")
             for index, (x, y) in enumerate(zip(before, after, strict=False)):
                 self.compare(
-                    self._child(old, x, f"prefixItems/{index}"),
-                    self._child(new, y, f"prefixItems/{index}"),
+                    old.child(x, f"prefixItems/{index}"),
+                    new.child(y, f"prefixItems/{index}"),
                     (*path, f"[{index}]"),
                 )
         if a.get("items", True) != b.get("items", True) or _has_ref(a.get("items")):
             self.compare(
-                self._child(old, a.get("items", True), "items"),
-                self._child(new, b.get("items", True), "items"),
+                old.child(a.get("items", True), "items"),
+                new.child(b.get("items", True), "items"),
                 (*path, "[]"),
             )
 
@@ -811,14 +809,14 @@ class _Differ:
             here = (*path, name)
             relative = f"properties/{escape_token(name)}"
             if name in after:
-                child = self._child(new, after[name], relative)
-                self.compare(self._child(old, before[name], relative), child, here)
+                child = new.child(after[name], relative)
+                self.compare(old.child(before[name], relative), child, here)
                 if name in required_after and name not in required_before:
                     self.add("narrowed", "required", here, child.pointer, "is required now")
                 elif name in required_before and name not in required_after:
                     self.add("widened", "optional", here, child.pointer, "is optional now")
                 continue
-            gone = self._child(old, before[name], relative).pointer
+            gone = old.child(before[name], relative).pointer
             renamed = [other for other in added if _strip(after[other]) == _strip(before[name])]
             hint = f" (renamed to {renamed[0]!r}?)" if len(removed) == 1 == len(renamed) else ""
             if extra_after is False or patterns_after:
@@ -833,13 +831,13 @@ class _Differ:
             )
             if extra_after is not True and extra_after != {}:
                 self.compare(
-                    self._child(old, before[name], relative),
-                    self._child(new, extra_after, "additionalProperties"),
+                    old.child(before[name], relative),
+                    new.child(extra_after, "additionalProperties"),
                     here,
                 )
         for name in added:
             here = (*path, name)
-            child = self._child(new, after[name], f"properties/{escape_token(name)}")
+            child = new.child(after[name], f"properties/{escape_token(name)}")
             if name in required_after:
                 text = "was added as a required property"
                 self.add("narrowed", "added", here, child.pointer, text)
@@ -860,13 +858,10 @@ class _Differ:
             self.add("widened", "closed", path, where, "allows undeclared properties now")
         elif open_before and (extra_before != extra_after or _has_ref(extra_before)):
             self.compare(
-                self._child(old, extra_before, "additionalProperties"),
-                self._child(new, extra_after, "additionalProperties"),
+                old.child(extra_before, "additionalProperties"),
+                new.child(extra_after, "additionalProperties"),
                 (*path, "*"),
             )
-
-    def _child(self, parent: _Node, schema: Any, relative: str) -> _Node:
-        return parent.side.child(parent, schema, relative)
 
 
 _ABSENT: Final[Any] = object()

@@ -35,6 +35,8 @@ from customtools._jsonpointer import escape_token, unescape_token
 __all__ = ["SchemaChange", "diff_schemas"]
 
 Effect = Literal["narrowed", "widened", "unknown", "annotation"]
+Schema = Mapping[str, Any]
+Path = tuple[str, ...]  # where in an instance (SchemaChange.path)
 
 
 def _words(text: str) -> tuple[str, ...]:
@@ -438,16 +440,9 @@ class _Differ:
         self.new = new
         self.changes: list[SchemaChange] = []
         self._seen: set[tuple[str, str]] = set()
-        self._keys: set[tuple[str, str, tuple[str, ...], str]] = set()
+        self._keys: set[tuple[str, str, Path, str]] = set()
 
-    def add(
-        self,
-        effect: Effect,
-        what: str,
-        path: tuple[str, ...],
-        pointer: str | None,
-        text: str,
-    ) -> None:
+    def add(self, effect: Effect, what: str, path: Path, pointer: str | None, text: str) -> None:
         key = (effect, what, path, text)
         if key not in self._keys:
             self._keys.add(key)
@@ -455,7 +450,7 @@ class _Differ:
 
     # -- nodes ----------------------------------------------------------------------------------
 
-    def compare(self, old: _Node, new: _Node, path: tuple[str, ...]) -> None:
+    def compare(self, old: _Node, new: _Node, path: Path) -> None:
         key = (old.key, new.key)
         if key in self._seen:
             return  # met again: a recursive schema, or a subschema shared by several places
@@ -491,9 +486,7 @@ class _Differ:
         self._values(old, new, old_branches, new_branches, path, where)
         self._typed(old, new, old_branches, new_branches, path, where)
 
-    def _annotations(
-        self, old: Mapping[str, Any], new: Mapping[str, Any], path: tuple[str, ...], where: Any
-    ) -> None:
+    def _annotations(self, old: Schema, new: Schema, path: Path, where: Any) -> None:
         for key in _ANNOTATIONS:
             if old.get(key, _ABSENT) == new.get(key, _ABSENT):
                 continue
@@ -522,7 +515,7 @@ class _Differ:
         new: _Node,
         old_branches: list[_Branch],
         new_branches: list[_Branch],
-        path: tuple[str, ...],
+        path: Path,
         where: Any,
     ) -> None:
         """Finite alternatives, checked value by value against the other side."""
@@ -552,7 +545,7 @@ class _Differ:
         new: _Node,
         old_branches: list[_Branch],
         new_branches: list[_Branch],
-        path: tuple[str, ...],
+        path: Path,
         where: Any,
     ) -> None:
         """Typed alternatives, matched by type (and discriminator), then keyword by keyword."""
@@ -612,7 +605,7 @@ class _Differ:
             self.add("widened", "type", path, where, f"now allows {_kind(branch.type)}")
 
     def _pick(
-        self, branch: _Branch, matches: list[_Branch], old: _Node, new: _Node, path: tuple[str, ...]
+        self, branch: _Branch, matches: list[_Branch], old: _Node, new: _Node, path: Path
     ) -> list[_Branch]:
         """The one alternative an old one corresponds to: by discriminator, else the only one
         that compares without narrowing (for ``anyOf``)."""
@@ -634,7 +627,7 @@ class _Differ:
 
     # -- one type --------------------------------------------------------------------------------
 
-    def _branch(self, old: _Branch, new: _Branch, path: tuple[str, ...]) -> None:
+    def _branch(self, old: _Branch, new: _Branch, path: Path) -> None:
         old_node, new_node = old.node, new.node
         where = new_node.pointer if new_node.pointer is not None else old_node.pointer
         a, b = old.schema, new.schema
@@ -652,7 +645,7 @@ class _Differ:
         elif kind == "object":
             self._object(a, b, old_node, new_node, path, where)
 
-    def _keyword(self, key: str, a: Any, b: Any, path: tuple[str, ...], where: Any) -> None:
+    def _keyword(self, key: str, a: Any, b: Any, path: Path, where: Any) -> None:
         if a == b and not _has_ref(a):
             return
         if b is _ABSENT:
@@ -679,9 +672,9 @@ class _Differ:
 
     def _bounds(
         self,
-        a: Mapping[str, Any],
-        b: Mapping[str, Any],
-        path: tuple[str, ...],
+        a: Schema,
+        b: Schema,
+        path: Path,
         where: Any,
         *,
         integer: bool = False,
@@ -699,15 +692,7 @@ class _Differ:
                     text = f"{key} {_show_bound(before)} -> {_show_bound(after)}"
                 self.add(effect, "bound", path, where, text)
 
-    def _multiple(
-        self,
-        a: Mapping[str, Any],
-        b: Mapping[str, Any],
-        path: tuple[str, ...],
-        where: Any,
-        *,
-        integer: bool,
-    ) -> None:
+    def _multiple(self, a: Schema, b: Schema, path: Path, where: Any, *, integer: bool) -> None:
         before, after = a.get("multipleOf"), b.get("multipleOf")
         if (
             before == after
@@ -730,9 +715,7 @@ class _Differ:
         else:
             self.add("narrowed", "bound", path, where, f"multipleOf {before} -> {after}")
 
-    def _pattern(
-        self, a: Mapping[str, Any], b: Mapping[str, Any], path: tuple[str, ...], where: Any
-    ) -> None:
+    def _pattern(self, a: Schema, b: Schema, path: Path, where: Any) -> None:
         before, after = a.get("pattern"), b.get("pattern")
         if before in _ANY_PATTERNS:
             before = None
@@ -756,15 +739,7 @@ class _Differ:
                 " whether every string the old one allowed still matches",
             )
 
-    def _array(
-        self,
-        a: Mapping[str, Any],
-        b: Mapping[str, Any],
-        old: _Node,
-        new: _Node,
-        path: tuple[str, ...],
-        where: Any,
-    ) -> None:
+    def _array(self, a: Schema, b: Schema, old: _Node, new: _Node, path: Path, where: Any) -> None:
         if a.get("uniqueItems") is True and b.get("uniqueItems") is not True:
             self.add("widened", "bound", path, where, "items need not be unique now")
         elif b.get("uniqueItems") is True and a.get("uniqueItems") is not True:
@@ -786,15 +761,7 @@ class _Differ:
                 (*path, "[]"),
             )
 
-    def _object(
-        self,
-        a: Mapping[str, Any],
-        b: Mapping[str, Any],
-        old: _Node,
-        new: _Node,
-        path: tuple[str, ...],
-        where: Any,
-    ) -> None:
+    def _object(self, a: Schema, b: Schema, old: _Node, new: _Node, path: Path, where: Any) -> None:
         before = a.get("properties") or {}
         after = b.get("properties") or {}
         required_before = set(a.get("required") or ())
@@ -895,9 +862,7 @@ def _has_ref(value: Any) -> bool:
 Bound = tuple[float, bool] | None  # (value, exclusive)
 
 
-def _bound(
-    schema: Mapping[str, Any], key: str, exclusive: str | None, *, lower: bool, integer: bool
-) -> Bound:
+def _bound(schema: Schema, key: str, exclusive: str | None, *, lower: bool, integer: bool) -> Bound:
     found: Bound = None
     value: Any = schema.get(key)
     if _number(value):

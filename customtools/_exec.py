@@ -347,18 +347,8 @@ class _Run:
                     break
             tg.cancel_scope.cancel()
 
-        return self._result(argv, out, err, aborted or timed_out, timed_out, started)
-
-    def _result(
-        self,
-        argv: tuple[str, ...],
-        out: _Capture,
-        err: _Capture,
-        killed: bool,
-        timed_out: bool,
-        started: float,
-    ) -> ExecResult:
-        returncode = self.process.returncode
+        killed = aborted or timed_out
+        returncode = process.returncode
         code: int | None = None
         sig: int | None = None
         if returncode is not None and returncode < 0:

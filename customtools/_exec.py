@@ -30,8 +30,8 @@ import signal as _signals
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import anyio
 import anyio.lowlevel
@@ -111,19 +111,8 @@ class ExecResult:
             "timedOut": False, "stdout": "...", "stderr": "", "stdoutTruncated": False,
             "stderrTruncated": False, "duration": 0.004}``
         """
-        return {
-            "command": self.command,
-            "args": list(self.args),
-            "code": self.code,
-            "signal": self.signal,
-            "killed": self.killed,
-            "timedOut": self.timed_out,
-            "stdout": self.stdout,
-            "stderr": self.stderr,
-            "stdoutTruncated": self.stdout_truncated,
-            "stderrTruncated": self.stderr_truncated,
-            "duration": self.duration,
-        }
+        out = {_WIRE_KEYS.get(f.name, f.name): getattr(self, f.name) for f in fields(self)}
+        return {**out, "args": list(self.args)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ExecResult:
@@ -141,6 +130,12 @@ class ExecResult:
             stderr_truncated=bool(data.get("stderrTruncated", False)),
             duration=float(data.get("duration", 0.0)),
         )
+
+
+# The keys of to_dict() that are not the field's own name.
+_WIRE_KEYS: Final = {"timed_out": "timedOut"} | {
+    f"{stream}_truncated": f"{stream}Truncated" for stream in ("stdout", "stderr")
+}
 
 
 async def exec_command(
@@ -352,18 +347,8 @@ class _Run:
                     break
             tg.cancel_scope.cancel()
 
-        return self._result(argv, out, err, aborted or timed_out, timed_out, started)
-
-    def _result(
-        self,
-        argv: tuple[str, ...],
-        out: _Capture,
-        err: _Capture,
-        killed: bool,
-        timed_out: bool,
-        started: float,
-    ) -> ExecResult:
-        returncode = self.process.returncode
+        killed = aborted or timed_out
+        returncode = process.returncode
         code: int | None = None
         sig: int | None = None
         if returncode is not None and returncode < 0:

@@ -97,8 +97,7 @@ while that many are, a new call of that tool gets an error result
 
 _threads_lock = threading.Lock()
 _abandoned: dict[str, int] = {}
-_limiter_var: Any = None  # anyio RunVars, made on first use: `import customtools` stays cheap
-_unbounded_var: Any = None
+_limiter_var: Any = None  # an anyio RunVar, made on first use: `import customtools` stays cheap
 
 
 def abandoned_threads(tool: str | None = None) -> int:
@@ -119,21 +118,18 @@ def abandoned_threads(tool: str | None = None) -> int:
 
 
 def _limiters() -> tuple[anyio.CapacityLimiter, anyio.CapacityLimiter]:
-    global _limiter_var, _unbounded_var
+    """This event loop's sync-tool limiter, and the unbounded one the threads run on."""
+    global _limiter_var
     import anyio.lowlevel
 
     if _limiter_var is None:
-        _limiter_var = anyio.lowlevel.RunVar("customtools_sync_tool_limiter")
-        _unbounded_var = anyio.lowlevel.RunVar("customtools_sync_tool_threads")
+        _limiter_var = anyio.lowlevel.RunVar("customtools_sync_tool_limiters")
     try:
-        limiter: anyio.CapacityLimiter = _limiter_var.get()
-        unbounded: anyio.CapacityLimiter = _unbounded_var.get()
+        pair: tuple[anyio.CapacityLimiter, anyio.CapacityLimiter] = _limiter_var.get()
     except LookupError:
-        limiter = anyio.CapacityLimiter(SYNC_TOOL_THREADS)
-        unbounded = anyio.CapacityLimiter(math.inf)
-        _limiter_var.set(limiter)
-        _unbounded_var.set(unbounded)
-    return limiter, unbounded
+        pair = (anyio.CapacityLimiter(SYNC_TOOL_THREADS), anyio.CapacityLimiter(math.inf))
+        _limiter_var.set(pair)
+    return pair
 
 
 class _ThreadJob:
@@ -607,17 +603,8 @@ def resume(
                     closed = True
                     yielded = stopped
                     continue
-            try:
-                yielded = coro.throw(exc)
-            except StopIteration as stop:
-                if not closed:
-                    return stop.value
-                return (yield from _until_cancelled(guard))  # a late result is discarded
-            except BaseException as end:
-                if not closed:
-                    raise
-                _closed_raised(tool_name, end)
-                return (yield from _until_cancelled(guard))
+            step: Callable[[Any], Any] = coro.throw
+            value = exc
         else:
             # trio resumes a cancelled task with an outcome that raises inside the tool: if
             # it is the call's cancellation, the signal fires first (not at the next probe).
@@ -638,17 +625,18 @@ def resume(
                     closed = True
                     yielded = stopped
                     continue
-            try:
-                yielded = coro.send(value)
-            except StopIteration as stop:
-                if not closed:
-                    return stop.value
-                return (yield from _until_cancelled(guard))  # a late result is discarded
-            except BaseException as end:
-                if not closed:
-                    raise
-                _closed_raised(tool_name, end)
-                return (yield from _until_cancelled(guard))
+            step = coro.send
+        try:
+            yielded = step(value)
+        except StopIteration as stop:
+            if not closed:
+                return stop.value
+            return (yield from _until_cancelled(guard))  # a late result is discarded
+        except BaseException as end:
+            if not closed:
+                raise
+            _closed_raised(tool_name, end)
+            return (yield from _until_cancelled(guard))
 
 
 def _delivers_error(value: Any) -> bool:

@@ -35,6 +35,8 @@ from customtools._jsonpointer import escape_token, unescape_token
 __all__ = ["SchemaChange", "diff_schemas"]
 
 Effect = Literal["narrowed", "widened", "unknown", "annotation"]
+Schema = Mapping[str, Any]
+Path = tuple[str, ...]  # where in an instance (SchemaChange.path)
 
 
 def _words(text: str) -> tuple[str, ...]:
@@ -144,6 +146,15 @@ class _Node:
     key: str
     problem: str | None = None  # why it could not be combined (then ``schema`` is raw)
     never: bool = False  # ``false``: allows nothing
+
+    def child(self, schema: Any, relative: str) -> _Node:
+        """The node of ``schema``, found at ``relative`` below this one."""
+        if self.pointer is not None:
+            pointer = f"{self.pointer}/{relative}"
+            found = self.side._walk(pointer)
+            if found is not None and found[0] is schema:
+                return self.side.at(pointer)
+        return self.side.detached(schema, f"{self.key}/{relative}")
 
 
 _FALSE_TYPE: Final = "__never__"
@@ -265,15 +276,6 @@ class _Side:
         except Exception:  # an unresolvable reference, a pattern the engine refuses
             return None
 
-    def child(self, parent: _Node, schema: Any, relative: str) -> _Node:
-        """The node of ``schema``, found at ``relative`` below ``parent``."""
-        if parent.pointer is not None:
-            pointer = f"{parent.pointer}/{relative}"
-            found = self._walk(pointer)
-            if found is not None and found[0] is schema:
-                return self.at(pointer)
-        return self.detached(schema, f"{parent.key}/{relative}")
-
 
 def _types(schema: Mapping[str, Any]) -> list[str] | None:
     value = schema.get("type")
@@ -369,7 +371,7 @@ def _branches(side: _Side, node: _Node, depth: int = 0) -> list[_Branch] | None:
         base = {k: v for k, v in schema.items() if k != key}
         out: list[_Branch] = []
         for index, item in enumerate(items):
-            part = side.child(node, item, f"{key}/{index}")
+            part = node.child(item, f"{key}/{index}")
             if part.problem is not None or depth > 8:
                 return None
             if part.never:
@@ -438,16 +440,9 @@ class _Differ:
         self.new = new
         self.changes: list[SchemaChange] = []
         self._seen: set[tuple[str, str]] = set()
-        self._keys: set[tuple[str, str, tuple[str, ...], str]] = set()
+        self._keys: set[tuple[str, str, Path, str]] = set()
 
-    def add(
-        self,
-        effect: Effect,
-        what: str,
-        path: tuple[str, ...],
-        pointer: str | None,
-        text: str,
-    ) -> None:
+    def add(self, effect: Effect, what: str, path: Path, pointer: str | None, text: str) -> None:
         key = (effect, what, path, text)
         if key not in self._keys:
             self._keys.add(key)
@@ -455,7 +450,7 @@ class _Differ:
 
     # -- nodes ----------------------------------------------------------------------------------
 
-    def compare(self, old: _Node, new: _Node, path: tuple[str, ...]) -> None:
+    def compare(self, old: _Node, new: _Node, path: Path) -> None:
         key = (old.key, new.key)
         if key in self._seen:
             return  # met again: a recursive schema, or a subschema shared by several places
@@ -491,9 +486,7 @@ class _Differ:
         self._values(old, new, old_branches, new_branches, path, where)
         self._typed(old, new, old_branches, new_branches, path, where)
 
-    def _annotations(
-        self, old: Mapping[str, Any], new: Mapping[str, Any], path: tuple[str, ...], where: Any
-    ) -> None:
+    def _annotations(self, old: Schema, new: Schema, path: Path, where: Any) -> None:
         for key in _ANNOTATIONS:
             if old.get(key, _ABSENT) == new.get(key, _ABSENT):
                 continue
@@ -522,7 +515,7 @@ class _Differ:
         new: _Node,
         old_branches: list[_Branch],
         new_branches: list[_Branch],
-        path: tuple[str, ...],
+        path: Path,
         where: Any,
     ) -> None:
         """Finite alternatives, checked value by value against the other side."""
@@ -552,7 +545,7 @@ class _Differ:
         new: _Node,
         old_branches: list[_Branch],
         new_branches: list[_Branch],
-        path: tuple[str, ...],
+        path: Path,
         where: Any,
     ) -> None:
         """Typed alternatives, matched by type (and discriminator), then keyword by keyword."""
@@ -612,7 +605,7 @@ class _Differ:
             self.add("widened", "type", path, where, f"now allows {_kind(branch.type)}")
 
     def _pick(
-        self, branch: _Branch, matches: list[_Branch], old: _Node, new: _Node, path: tuple[str, ...]
+        self, branch: _Branch, matches: list[_Branch], old: _Node, new: _Node, path: Path
     ) -> list[_Branch]:
         """The one alternative an old one corresponds to: by discriminator, else the only one
         that compares without narrowing (for ``anyOf``)."""
@@ -634,27 +627,25 @@ class _Differ:
 
     # -- one type --------------------------------------------------------------------------------
 
-    def _branch(self, old: _Branch, new: _Branch, path: tuple[str, ...]) -> None:
+    def _branch(self, old: _Branch, new: _Branch, path: Path) -> None:
         old_node, new_node = old.node, new.node
         where = new_node.pointer if new_node.pointer is not None else old_node.pointer
         a, b = old.schema, new.schema
         kind = old.type
         for key in sorted((set(a) | set(b)) - _MODELLED - _IGNORED):
             self._keyword(key, a.get(key, _ABSENT), b.get(key, _ABSENT), path, where)
+        # Each type keeps only its own bounds (see _branches), so one call compares them all.
+        self._bounds(a, b, path, where, integer=new.type == "integer")
         if kind in ("number", "integer"):
-            self._bounds(a, b, path, where, integer=new.type == "integer")
             self._multiple(a, b, path, where, integer=new.type == "integer")
         elif kind == "string":
-            self._bounds(a, b, path, where)
             self._pattern(a, b, path, where)
         elif kind == "array":
-            self._bounds(a, b, path, where)
             self._array(a, b, old_node, new_node, path, where)
         elif kind == "object":
-            self._bounds(a, b, path, where)
             self._object(a, b, old_node, new_node, path, where)
 
-    def _keyword(self, key: str, a: Any, b: Any, path: tuple[str, ...], where: Any) -> None:
+    def _keyword(self, key: str, a: Any, b: Any, path: Path, where: Any) -> None:
         if a == b and not _has_ref(a):
             return
         if b is _ABSENT:
@@ -681,9 +672,9 @@ class _Differ:
 
     def _bounds(
         self,
-        a: Mapping[str, Any],
-        b: Mapping[str, Any],
-        path: tuple[str, ...],
+        a: Schema,
+        b: Schema,
+        path: Path,
         where: Any,
         *,
         integer: bool = False,
@@ -701,15 +692,7 @@ class _Differ:
                     text = f"{key} {_show_bound(before)} -> {_show_bound(after)}"
                 self.add(effect, "bound", path, where, text)
 
-    def _multiple(
-        self,
-        a: Mapping[str, Any],
-        b: Mapping[str, Any],
-        path: tuple[str, ...],
-        where: Any,
-        *,
-        integer: bool,
-    ) -> None:
+    def _multiple(self, a: Schema, b: Schema, path: Path, where: Any, *, integer: bool) -> None:
         before, after = a.get("multipleOf"), b.get("multipleOf")
         if (
             before == after
@@ -732,9 +715,7 @@ class _Differ:
         else:
             self.add("narrowed", "bound", path, where, f"multipleOf {before} -> {after}")
 
-    def _pattern(
-        self, a: Mapping[str, Any], b: Mapping[str, Any], path: tuple[str, ...], where: Any
-    ) -> None:
+    def _pattern(self, a: Schema, b: Schema, path: Path, where: Any) -> None:
         before, after = a.get("pattern"), b.get("pattern")
         if before in _ANY_PATTERNS:
             before = None
@@ -758,15 +739,7 @@ class _Differ:
                 " whether every string the old one allowed still matches",
             )
 
-    def _array(
-        self,
-        a: Mapping[str, Any],
-        b: Mapping[str, Any],
-        old: _Node,
-        new: _Node,
-        path: tuple[str, ...],
-        where: Any,
-    ) -> None:
+    def _array(self, a: Schema, b: Schema, old: _Node, new: _Node, path: Path, where: Any) -> None:
         if a.get("uniqueItems") is True and b.get("uniqueItems") is not True:
             self.add("widened", "bound", path, where, "items need not be unique now")
         elif b.get("uniqueItems") is True and a.get("uniqueItems") is not True:
@@ -777,26 +750,18 @@ class _Differ:
                 self.add("unknown", "keyword", path, where, "prefixItems changed length")
             for index, (x, y) in enumerate(zip(before, after, strict=False)):
                 self.compare(
-                    self._child(old, x, f"prefixItems/{index}"),
-                    self._child(new, y, f"prefixItems/{index}"),
+                    old.child(x, f"prefixItems/{index}"),
+                    new.child(y, f"prefixItems/{index}"),
                     (*path, f"[{index}]"),
                 )
         if a.get("items", True) != b.get("items", True) or _has_ref(a.get("items")):
             self.compare(
-                self._child(old, a.get("items", True), "items"),
-                self._child(new, b.get("items", True), "items"),
+                old.child(a.get("items", True), "items"),
+                new.child(b.get("items", True), "items"),
                 (*path, "[]"),
             )
 
-    def _object(
-        self,
-        a: Mapping[str, Any],
-        b: Mapping[str, Any],
-        old: _Node,
-        new: _Node,
-        path: tuple[str, ...],
-        where: Any,
-    ) -> None:
+    def _object(self, a: Schema, b: Schema, old: _Node, new: _Node, path: Path, where: Any) -> None:
         before = a.get("properties") or {}
         after = b.get("properties") or {}
         required_before = set(a.get("required") or ())
@@ -811,14 +776,14 @@ class _Differ:
             here = (*path, name)
             relative = f"properties/{escape_token(name)}"
             if name in after:
-                child = self._child(new, after[name], relative)
-                self.compare(self._child(old, before[name], relative), child, here)
+                child = new.child(after[name], relative)
+                self.compare(old.child(before[name], relative), child, here)
                 if name in required_after and name not in required_before:
                     self.add("narrowed", "required", here, child.pointer, "is required now")
                 elif name in required_before and name not in required_after:
                     self.add("widened", "optional", here, child.pointer, "is optional now")
                 continue
-            gone = self._child(old, before[name], relative).pointer
+            gone = old.child(before[name], relative).pointer
             renamed = [other for other in added if _strip(after[other]) == _strip(before[name])]
             hint = f" (renamed to {renamed[0]!r}?)" if len(removed) == 1 == len(renamed) else ""
             if extra_after is False or patterns_after:
@@ -833,13 +798,13 @@ class _Differ:
             )
             if extra_after is not True and extra_after != {}:
                 self.compare(
-                    self._child(old, before[name], relative),
-                    self._child(new, extra_after, "additionalProperties"),
+                    old.child(before[name], relative),
+                    new.child(extra_after, "additionalProperties"),
                     here,
                 )
         for name in added:
             here = (*path, name)
-            child = self._child(new, after[name], f"properties/{escape_token(name)}")
+            child = new.child(after[name], f"properties/{escape_token(name)}")
             if name in required_after:
                 text = "was added as a required property"
                 self.add("narrowed", "added", here, child.pointer, text)
@@ -860,13 +825,10 @@ class _Differ:
             self.add("widened", "closed", path, where, "allows undeclared properties now")
         elif open_before and (extra_before != extra_after or _has_ref(extra_before)):
             self.compare(
-                self._child(old, extra_before, "additionalProperties"),
-                self._child(new, extra_after, "additionalProperties"),
+                old.child(extra_before, "additionalProperties"),
+                new.child(extra_after, "additionalProperties"),
                 (*path, "*"),
             )
-
-    def _child(self, parent: _Node, schema: Any, relative: str) -> _Node:
-        return parent.side.child(parent, schema, relative)
 
 
 _ABSENT: Final[Any] = object()
@@ -900,9 +862,7 @@ def _has_ref(value: Any) -> bool:
 Bound = tuple[float, bool] | None  # (value, exclusive)
 
 
-def _bound(
-    schema: Mapping[str, Any], key: str, exclusive: str | None, *, lower: bool, integer: bool
-) -> Bound:
+def _bound(schema: Schema, key: str, exclusive: str | None, *, lower: bool, integer: bool) -> Bound:
     found: Bound = None
     value: Any = schema.get(key)
     if _number(value):

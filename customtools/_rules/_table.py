@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from types import MappingProxyType
 from typing import Any, Final, Literal
 
@@ -331,32 +331,22 @@ class Finding:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form; ``None`` fields are omitted."""
-        out: dict[str, Any] = {
-            "severity": self.severity,
-            "code": self.code,
-            "message": self.message,
-        }
-        for key, value in (
-            ("path", self.path),
-            ("toolName", self.tool_name),
-            ("pointer", self.pointer),
-            ("line", self.line),
-            ("detail", self.detail),
-        ):
-            if value is not None:
-                out[key] = value
+        out: dict[str, Any] = {}
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if value is not None or item.name in _REQUIRED:
+                out[_KEYS.get(item.name, item.name)] = value
         return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Finding:
         """The inverse of :meth:`to_dict`."""
-        return cls(
-            severity=data["severity"],
-            code=data["code"],
-            message=data["message"],
-            path=data.get("path"),
-            tool_name=data.get("toolName"),
-            pointer=data.get("pointer"),
-            line=data.get("line"),
-            detail=data.get("detail"),
-        )
+        values: dict[str, Any] = {
+            item.name: data.get(_KEYS.get(item.name, item.name)) for item in fields(cls)
+        }
+        return cls(**values | {name: data[name] for name in _REQUIRED})
+
+
+# A finding's JSON keys that are not its field's name, and the fields always written.
+_KEYS: Final = {"tool_name": "toolName"}
+_REQUIRED: Final = ("severity", "code", "message")

@@ -123,10 +123,6 @@ class _Customization:
         return cls(**kwargs, **structured, meta=meta_from(data.get("_meta")), extra=extra)
 
 
-def _children_to_dict(children: tuple[ChildCustomization, ...] | None) -> list[Any] | None:
-    return None if children is None else [c.to_dict() for c in children]
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Container(_Customization):
     enabled: bool = True
@@ -140,9 +136,8 @@ class _Container(_Customization):
             out["clientId"] = self.client_id
         if self.load is not None:
             out["load"] = self.load.to_dict()
-        children = _children_to_dict(self.children)
-        if children is not None:
-            out["children"] = children
+        if self.children is not None:
+            out["children"] = [child.to_dict() for child in self.children]
 
     @classmethod
     def _decode_container(cls, data: Mapping[str, Any], where: str, **more: Any) -> Any:

@@ -943,7 +943,7 @@ class RedisPolicyBackend:
         self.rates: Rates = RedisRates(self)
         self.results: ResultStore = RedisResultStore(self)
         self.cache: ResultCache = RedisResultCache(self, cache_max_bytes)
-        self._group: Any = None
+        self._stack: contextlib.AsyncExitStack | None = None
         self._scripts: dict[str, Any] = {}
 
     @property
@@ -959,24 +959,18 @@ class RedisPolicyBackend:
         return await self.state.call(_POLICY, lambda client: script(keys, args, client=client))
 
     async def __aenter__(self) -> RedisPolicyBackend:
-        group = anyio.create_task_group()
-        await group.__aenter__()
-        try:
+        async with contextlib.AsyncExitStack() as stack:
+            group = await stack.enter_async_context(anyio.create_task_group())
+            stack.callback(group.cancel_scope.cancel)
             await group.start(self._listen)
             group.start_soon(self._renew)
-        except BaseException:
-            group.cancel_scope.cancel()
-            await group.__aexit__(None, None, None)
-            raise
-        self._group = group
+            self._stack = stack.pop_all()
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:
-        group, self._group = self._group, None
-        if group is None:
-            return
-        group.cancel_scope.cancel()
-        await group.__aexit__(*exc_info)
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.__aexit__(*exc_info)
 
     def _woken(self, data: Any) -> None:
         gate = self.by_id.get(data.decode() if isinstance(data, bytes) else str(data))

@@ -26,7 +26,7 @@ import re
 import signal
 import sys
 import threading
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any, TextIO
 
 import anyio
@@ -63,6 +63,47 @@ def _oversize_answer(head: bytes, limit: int) -> SessionMessage | Exception:
         return ValueError(text)
     error = types.ErrorData(code=types.INTERNAL_ERROR, message=text)
     return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=ident, error=error))
+
+
+class _Lines:
+    """Cuts a byte stream into lines of at most ``limit`` bytes, holding no more than that of
+    one line: a longer line is reported once, by its first ``head`` bytes, as soon as it goes
+    over, and the rest of it is dropped as it arrives."""
+
+    __slots__ = ("cut", "head", "limit", "pending")
+
+    def __init__(self, limit: int, *, head: int) -> None:
+        self.limit = limit
+        self.head = head
+        self.pending = bytearray()  # the start of the current line
+        self.cut = False  # the current line went over the bound: skip to its newline
+
+    def feed(self, chunk: bytes) -> Iterator[tuple[bytes, bool]]:
+        """What ``chunk`` completes: ``(line, True)`` for each line that ends in it (without
+        its newline), ``(start, False)`` for a line that went over the bound in it."""
+        pending, head = self.pending, self.head
+        start = 0
+        while True:
+            end = chunk.find(b"\n", start)
+            piece = chunk[start:] if end < 0 else chunk[start:end]
+            if end >= 0 and not pending and not self.cut and len(piece) <= self.limit:
+                yield piece, True  # the common case: a whole line in one chunk, no copy
+                start = end + 1
+                continue
+            if not self.cut:
+                if len(pending) + len(piece) > self.limit:
+                    yield bytes(pending[:head]) + piece[: max(0, head - len(pending))], False
+                    pending.clear()
+                    self.cut = True
+                else:
+                    pending += piece
+            if end < 0:
+                return
+            if not self.cut:
+                yield bytes(pending), True
+            pending.clear()
+            self.cut = False
+            start = end + 1
 
 
 def _parse(line: bytes) -> SessionMessage | Exception:
@@ -112,36 +153,15 @@ async def _bounded_stdio(
 
     async def reader() -> None:
         assert process.stdout is not None
-        pending = bytearray()
-        dropping = False  # the current line went over the bound: skip to its newline
+        lines = _Lines(max_message, head=512)
         async with read_writer:
             try:
                 async for chunk in process.stdout:
-                    start = 0
-                    while True:
-                        end = chunk.find(b"\n", start)
-                        piece = chunk[start:] if end < 0 else chunk[start:end]
-                        if end >= 0 and not pending and not dropping and len(piece) <= max_message:
-                            # The common case: a whole line in one chunk, no copy.
-                            if piece.strip():
-                                await read_writer.send(_parse(piece))
-                            start = end + 1
-                            continue
-                        if not dropping:
-                            if len(pending) + len(piece) > max_message:
-                                head = bytes(pending[:512]) + piece[: max(0, 512 - len(pending))]
-                                pending.clear()
-                                dropping = True
-                                await read_writer.send(_oversize_answer(head, max_message))
-                            else:
-                                pending += piece
-                        if end < 0:
-                            break
-                        if not dropping and pending.strip():
-                            await read_writer.send(_parse(bytes(pending)))
-                        pending.clear()
-                        dropping = False
-                        start = end + 1
+                    for line, whole in lines.feed(chunk):
+                        if not whole:
+                            await read_writer.send(_oversize_answer(line, max_message))
+                        elif line.strip():
+                            await read_writer.send(_parse(line))
             except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
                 pass
 
@@ -224,33 +244,16 @@ class StderrPump:
         self._logger.info("%s", text)
 
     def _pump(self) -> None:
-        pending = bytearray()
-        cut = False  # the current line was already logged cut; drop the rest of it
+        lines = _Lines(MAX_STDERR_LINE, head=MAX_STDERR_LINE)
         try:
             while True:
                 chunk = os.read(self._read_fd, _STDERR_CHUNK)
                 if not chunk:
                     break
-                start = 0
-                while True:
-                    end = chunk.find(b"\n", start)
-                    piece = chunk[start:] if end < 0 else chunk[start:end]
-                    if not cut:
-                        room = MAX_STDERR_LINE - len(pending)
-                        pending += piece[:room]
-                        if len(piece) > room:
-                            self._emit(bytes(pending), True)
-                            pending.clear()
-                            cut = True
-                    if end < 0:
-                        break
-                    if not cut:
-                        self._emit(bytes(pending), False)
-                    pending.clear()
-                    cut = False
-                    start = end + 1
-            if pending and not cut:
-                self._emit(bytes(pending), False)
+                for line, whole in lines.feed(chunk):
+                    self._emit(line, not whole)
+            if lines.pending and not lines.cut:
+                self._emit(bytes(lines.pending), False)
         finally:
             os.close(self._read_fd)
 

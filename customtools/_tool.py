@@ -383,26 +383,3 @@ class CustomTool:
             )
             for former in self.former_names
         )
-
-    def definition(self) -> dict[str, Any]:
-        """Deprecated: use :meth:`to_dict`, the one JSON form of a tool.
-
-        The same data in snake case (``output_schema``), without the fields ``to_dict`` adds
-        (``timeout``, ``requiresApproval``, ...); kept for old callers until it is removed.
-        """
-        import warnings
-
-        warnings.warn(
-            "CustomTool.definition() is deprecated: use CustomTool.to_dict(), the one JSON"
-            " form of a tool (its output schema is under 'outputSchema')",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        wire = self.to_dict()
-        kept = ("name", "label", "description", "parameters", "hidden", "deferrable", "strict")
-        out = {
-            key: wire[key] for key in (*kept, "concurrency", "annotations", "_meta") if key in wire
-        }
-        if "outputSchema" in wire:
-            out["output_schema"] = wire["outputSchema"]
-        return out

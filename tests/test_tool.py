@@ -111,20 +111,6 @@ def test_async_detection_reads_markers_on_plain_functions() -> None:
     assert not is_async_callable(functools.partial(lambda *args: None, 1))
 
 
-def test_definition_is_deprecated_and_lists_only_set_flags() -> None:
-    tool = CustomTool(name="grep", execute=run, description="d", hidden=True, meta={"m": 1})
-    with pytest.warns(DeprecationWarning, match=r"use CustomTool\.to_dict\(\)"):
-        definition = tool.definition()
-    assert definition == {
-        "name": "grep",
-        "label": "grep",
-        "description": "d",
-        "parameters": {"type": "object", "properties": {}, "additionalProperties": False},
-        "hidden": True,
-        "_meta": {"m": 1},
-    }
-
-
 def test_tools_are_frozen() -> None:
     tool = CustomTool(name="grep", execute=run)
     with pytest.raises(AttributeError):

@@ -447,15 +447,8 @@ def _error(
     exc: BaseException | None = None,
     tool_name: str | None = None,
 ) -> LoadError:
-    return LoadError(
-        path=candidate.path,
-        error=message,
-        source=candidate.source,
-        resolved_path=candidate.resolved_path,
-        code=code,
-        tool_name=tool_name,
-        traceback=traceback_summary(exc) if exc is not None else None,
-    )
+    summary = traceback_summary(exc) if exc is not None else None
+    return LoadError.of(candidate, message, code, tool_name=tool_name, traceback=summary)
 
 
 def release_modules(module_name: str) -> None:

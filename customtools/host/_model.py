@@ -34,7 +34,6 @@ from customtools.host._parts import (
     Icon,
     McpServerState,
     TextRange,
-    empty_extra,
 )
 
 __all__ = [
@@ -80,7 +79,7 @@ class _Customization:
     icons: tuple[Icon, ...] | None = None
     range: TextRange | None = None
     meta: Mapping[str, Any] | None = None
-    extra: Mapping[str, Any] = field(default_factory=empty_extra)
+    extra: Mapping[str, Any] = field(default_factory=dict)
     type: ClassVar[str] = ""
     _FIELDS: ClassVar[tuple[Field, ...]] = ()
 

@@ -19,11 +19,6 @@ from customtools.host._errors import CustomizationError
 __all__ = ["CustomizationLoadState", "Icon", "McpServerState", "TextRange"]
 
 
-def empty_extra() -> dict[str, Any]:
-    """Default factory of ``extra`` fields."""
-    return {}
-
-
 _LOAD_KINDS = ("loading", "loaded", "degraded", "error")
 _MCP_KINDS = ("starting", "ready", "authRequired", "error", "stopped")
 _MCP_REQUIRED = {"authRequired": ("reason", "resource"), "error": ("error",)}
@@ -75,7 +70,7 @@ class Icon:
     content_type: str | None = None
     sizes: tuple[str, ...] | None = None
     theme: str | None = None
-    extra: Mapping[str, Any] = field(default_factory=empty_extra)
+    extra: Mapping[str, Any] = field(default_factory=dict)
     _FIELDS: ClassVar[tuple[Field, ...]] = (
         Field("src", "src", required=True),
         Field("content_type", "contentType"),
@@ -105,7 +100,7 @@ class CustomizationLoadState:
 
     kind: str
     message: str | None = None
-    extra: Mapping[str, Any] = field(default_factory=empty_extra)
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def loading(cls) -> CustomizationLoadState:
@@ -156,7 +151,7 @@ class McpServerState:
     """
 
     kind: str
-    fields: Mapping[str, Any] = field(default_factory=empty_extra)
+    fields: Mapping[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the wire form."""

@@ -17,7 +17,6 @@ from customtools.host._codec import Field, decode_fields, encode_fields, put_ext
 from customtools.host._errors import CustomizationError
 from customtools.host._meta import meta_from, put_meta
 from customtools.host._model import ClientPluginCustomization, client_plugin_from_dict
-from customtools.host._parts import empty_extra
 
 __all__ = ["SessionActiveClient", "ToolDefinition"]
 
@@ -45,7 +44,7 @@ class ToolDefinition:
     output_schema: Mapping[str, Any] | None = None
     annotations: Mapping[str, Any] | None = None
     meta: Mapping[str, Any] | None = None
-    extra: Mapping[str, Any] = field(default_factory=empty_extra)
+    extra: Mapping[str, Any] = field(default_factory=dict)
     _FIELDS: ClassVar[tuple[Field, ...]] = (
         Field("name", "name", required=True),
         Field("title", "title"),
@@ -93,7 +92,7 @@ class SessionActiveClient:
     tools: tuple[ToolDefinition, ...] = ()
     display_name: str | None = None
     customizations: tuple[ClientPluginCustomization, ...] | None = None
-    extra: Mapping[str, Any] = field(default_factory=empty_extra)
+    extra: Mapping[str, Any] = field(default_factory=dict)
     _FIELDS: ClassVar[tuple[Field, ...]] = (
         Field("client_id", "clientId", required=True),
         Field("display_name", "displayName"),

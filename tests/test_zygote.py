@@ -66,8 +66,12 @@ def test_a_forked_process_sees_what_a_fresh_interpreter_sees(tmp_path: Path, how
     env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(lib), "MARK": "é"}
     plain, forked = both(args, env=env, cwd=work, input="line one\nline two\n")
     assert plain[0] == 0, plain[2]
+    assert forked[0] == 0, forked[2]
+    seen_plain, seen_forked = json.loads(str(plain[1])), json.loads(str(forked[1]))
+    # Key by key, so that a failure names what differs.
+    assert {k: v for k, v in seen_forked.items() if seen_plain.get(k) != v} == {}
     assert forked == plain
-    assert json.loads(forked[1])["stdin"] == "line one\nline two\n"
+    assert seen_forked["stdin"] == "line one\nline two\n"
 
 
 @pytest.mark.parametrize(

@@ -48,13 +48,14 @@ lint: $(TEST_STAMP)
 typecheck: $(TEST_STAMP)
 	$(BIN)/mypy
 
-# The suite runs in parallel processes (pytest-xdist), mypy beside it. Two workers for two
-# cores: three used 12 % more CPU (each worker collects the whole suite) for no faster run;
-# docs/development.md has the measurements and the rules a test follows to be safe in
-# parallel. Bytecode is written even where the
-# environment says not to (PYTHONDONTWRITEBYTECODE): the hundreds of Python subprocesses the
-# suite starts would otherwise each compile the package again.
-PYTEST_WORKERS ?= 2
+# The suite runs in parallel processes (pytest-xdist), mypy beside it. Three workers on two
+# cores: since the tests' servers fork from a preloaded interpreter (tests/zygote.py) the
+# suite waits more than it computes, and a third worker fills those waits (a fresh clone took
+# 321 s with three, 352 s with two); docs/development.md has the measurements and the rules a
+# test follows to be safe in parallel. Bytecode is written even where the environment says
+# not to (PYTHONDONTWRITEBYTECODE): the hundreds of Python subprocesses the suite starts
+# would otherwise each compile the package again.
+PYTEST_WORKERS ?= 3
 PYTEST_ARGS ?= -n $(PYTEST_WORKERS)
 
 pytest: $(TEST_STAMP)

@@ -27,6 +27,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "MAX_JSON_DEPTH",
     "FileRuleError",
+    "file_kind",
     "json_depth",
     "load_json",
     "read_text_file",
@@ -46,7 +47,8 @@ class FileRuleError(ValueError):
     """A data file breaks a reading rule (not regular, too large, not UTF-8, too deep, ...)."""
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular one is, for a message ("a FIFO (named pipe)", ...)."""
     if stat.S_ISDIR(mode):
         return "a directory"
     if stat.S_ISFIFO(mode):
@@ -73,7 +75,7 @@ def read_text_file(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE_BY
             raise FileRuleError("is a broken symlink (its target does not exist)") from None
         raise
     if not stat.S_ISREG(st.st_mode):
-        raise FileRuleError(f"is {_kind(st.st_mode)}, not a regular file")
+        raise FileRuleError(f"is {file_kind(st.st_mode)}, not a regular file")
     # O_NONBLOCK: if the path was swapped for a FIFO after the check, open() must not hang.
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     fd = os.open(path, flags)

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from customtools._format import escape_control, find_invisible
+from customtools._loading._files import file_kind
 from customtools._loading._paths import display_path
 from customtools._loading._plugins import MANIFEST_LOCATIONS
 from customtools._loading._records import Candidate, MetadataFile, ScanResult, ToolSource
@@ -272,7 +273,7 @@ def hash_file(path: str, budget: int = MAX_SOURCE_BYTES) -> tuple[str, int, os.s
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise NotRegularError(errno.EINVAL, _kind(st.st_mode))
+            raise NotRegularError(errno.EINVAL, file_kind(st.st_mode))
         if st.st_size > budget:
             raise TooLargeError(errno.EFBIG, "too large")
         digest = hashlib.sha256()
@@ -292,18 +293,6 @@ def hash_file(path: str, budget: int = MAX_SOURCE_BYTES) -> tuple[str, int, os.s
     finally:
         os.close(fd)
     return digest.hexdigest(), size, st
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    return "not a regular file"
 
 
 def _name_under(path: str, root: str) -> str:

@@ -70,6 +70,20 @@ class Replica:
     def stderr(self) -> str:
         return self.log.read_text(errors="replace")
 
+    async def kill(self) -> None:
+        """SIGKILL the replica and wait (at most 10 s) until its port refuses connections: a
+        server forked by the zygote dies just after the client process the test holds."""
+        self.process.kill()
+        host, port = self.base.split("://", 1)[1].rsplit(":", 1)
+        with anyio.fail_after(10):
+            while True:
+                try:
+                    stream = await anyio.connect_tcp(host, int(port))
+                except OSError:
+                    return
+                await stream.aclose()
+                await anyio.sleep(0.02)
+
 
 @asynccontextmanager
 async def replicas(tmp_path: Path, *argvs: list[str]) -> AsyncIterator[list[Replica]]:
@@ -266,7 +280,7 @@ async def test_with_a_shared_key_a_retry_completes_on_another_replica_and_sessio
                 assert text(await legacy.call_tool("steps", {"n": 1})) == "done 1"
             log = (await proxy_log(endpoint))[before:]
             (home,) = {e["backend"] for e in log if e["method"]}
-            two[home].process.kill()
+            await two[home].kill()
             with anyio.fail_after(30), pytest.raises(MCPError) as lost:
                 await legacy.call_tool("steps", {"n": 1})
             assert lost.value.code == types.INVALID_REQUEST  # the session is unknown
@@ -512,7 +526,7 @@ async def test_calls_go_on_while_redis_restarts_and_after_a_replica_is_killed_mi
                     group.start_soon(long_call)
                     await started.wait()
                     victim = calls(await proxy_log(endpoint))[-1]
-                    two[victim].process.kill()
+                    await two[victim].kill()
                 assert len(outcome) == 1
                 assert isinstance(outcome[0], Exception) or outcome[0].is_error
                 retried = await client.call_tool("steps", {"n": 2})

@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -195,24 +195,16 @@ def _drop(key: str, what: str) -> None:
     )
 
 
-def _caller_data(extra: Mapping[str, Any] | None, owned: Mapping[str, Any]) -> dict[str, Any]:
-    """The caller's data keys that survive: lifecycle keys the builder has no value for pass."""
+def _caller(
+    given: Mapping[str, Any] | None, owned: Callable[[str], bool], what: str
+) -> dict[str, Any]:
+    """The caller's keys that survive; a key the builder owns is dropped with a warning."""
     out: dict[str, Any] = {}
-    for key, value in (extra or {}).items():
-        if key in _ALWAYS_OWNED or owned.get(key) is not None:
-            _drop(key, "context")
-            continue
-        out[key] = value
-    return out
-
-
-def _caller_objects(objects: Mapping[str, Any] | None) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in (objects or {}).items():
-        if key in _OWNED:
-            _drop(key, "context object")
-            continue
-        out[key] = value
+    for key, value in (given or {}).items():
+        if owned(key):
+            _drop(key, what)
+        else:
+            out[key] = value
     return out
 
 
@@ -255,8 +247,9 @@ def context_template(
     }
     if app is not None:
         owned["base_config"] = dict(base_config) if base_config is not None else dict(config)
-    data = _caller_data(extra, owned)
-    live = _caller_objects(objects)
+    # Lifecycle keys the builder has no value for pass from the caller's data.
+    data = _caller(extra, lambda key: key in _ALWAYS_OWNED or owned.get(key) is not None, "context")
+    live = _caller(objects, _OWNED.__contains__, "context object")
     for key in set(data) & set(live):
         raise ContextError(f"context[{key!r}] is given both as data and as an object")
     data.update({k: v for k, v in owned.items() if v is not None})
@@ -315,21 +308,6 @@ def build_context(
     Raises:
         ContextError: when a data key is not JSON-serializable (the message names the path).
     """
-    template = context_template(
-        config=config,
-        trigger_source=trigger_source,
-        lifecycle=lifecycle,
-        core=core,
-        app=app,
-        base_config=base_config,
-        session_asset_store=session_asset_store,
-        request_context=request_context,
-        request_runtime=request_runtime,
-        original_session=original_session,
-        previous_agent_id=previous_agent_id,
-        next_agent_id=next_agent_id,
-        error=error,
-        extra=extra,
-        objects=objects,
-    )
-    return template.render(session)
+    options = dict(locals())
+    del options["session"]
+    return context_template(**options).render(session)

@@ -36,22 +36,23 @@ DISPLAY_PRESENTATIONS: frozenset[str] = frozenset({"inline", "banner", "modal"})
 _URL_SCHEMES = ("https://", "http://", "mailto:")
 
 
+def _invalid(path: str, problem: str) -> DisplayError:
+    return DisplayError(f"display {path}: {problem}", path=path)
+
+
 def _str(data: Mapping[str, Any], key: str, path: str, *, required: bool = True) -> Any:
     value = data.get(key)
     if value is None and not required:
         return None
     if not isinstance(value, str) or (required and not value):
-        raise DisplayError(
-            f"display {path}/{key}: must be a non-empty string, got {value!r}",
-            path=f"{path}/{key}",
-        )
+        raise _invalid(f"{path}/{key}", f"must be a non-empty string, got {value!r}")
     return value
 
 
 def _meta(data: Mapping[str, Any], path: str) -> Mapping[str, Any] | None:
     meta = data.get("_meta")
     if meta is not None and not isinstance(meta, Mapping):
-        raise DisplayError(f"display {path}/_meta: must be a mapping", path=f"{path}/_meta")
+        raise _invalid(f"{path}/_meta", "must be a mapping")
     return dict(meta) if meta is not None else None
 
 
@@ -145,7 +146,7 @@ DisplayAction = OpenUrlAction | CopyTextAction | RunActionAction | ExtensionDisp
 
 def _action_from_dict(data: Any, path: str) -> DisplayAction:
     if not isinstance(data, Mapping):
-        raise DisplayError(f"display {path}: must be a mapping", path=path)
+        raise _invalid(path, "must be a mapping")
     kind = data.get("kind")
     if isinstance(kind, str) and kind.startswith("_"):
         return ExtensionDisplayAction(kind=kind, data=dict(data))
@@ -153,26 +154,20 @@ def _action_from_dict(data: Any, path: str) -> DisplayAction:
     if kind == "open_url":
         url = _str(data, "url", path)
         if not url.startswith(_URL_SCHEMES):
-            raise DisplayError(
-                f"display {path}/url: {url!r} is not an https, http or mailto URL",
-                path=f"{path}/url",
-            )
+            raise _invalid(f"{path}/url", f"{url!r} is not an https, http or mailto URL")
         return OpenUrlAction(id=ident, label=label, url=url, meta=meta)
     if kind == "copy_text":
         text = data.get("text")
         if not isinstance(text, str):
-            raise DisplayError(f"display {path}/text: must be a string", path=f"{path}/text")
+            raise _invalid(f"{path}/text", "must be a string")
         return CopyTextAction(id=ident, label=label, text=text, meta=meta)
     if kind == "run_action":
         params = data.get("params", {})
         preserve = data.get("preserve_display", False)
         if not isinstance(params, Mapping):
-            raise DisplayError(f"display {path}/params: must be a mapping", path=f"{path}/params")
+            raise _invalid(f"{path}/params", "must be a mapping")
         if not isinstance(preserve, bool):
-            raise DisplayError(
-                f"display {path}/preserve_display: must be true or false",
-                path=f"{path}/preserve_display",
-            )
+            raise _invalid(f"{path}/preserve_display", "must be true or false")
         return RunActionAction(
             id=ident,
             label=label,
@@ -182,10 +177,10 @@ def _action_from_dict(data: Any, path: str) -> DisplayAction:
             preserve_display=preserve,
             meta=meta,
         )
-    raise DisplayError(
-        f"display {path}/kind: unknown action kind {kind!r}; use open_url, copy_text,"
-        " run_action, or a '_'-prefixed extension kind",
-        path=f"{path}/kind",
+    raise _invalid(
+        f"{path}/kind",
+        f"unknown action kind {kind!r}; use open_url, copy_text, run_action, or a '_'-prefixed"
+        " extension kind",
     )
 
 
@@ -195,10 +190,9 @@ def _hint(data: Mapping[str, Any], key: str, known: frozenset[str]) -> str | Non
         return None
     if isinstance(value, str) and (value in known or value.startswith("_")):
         return value
-    raise DisplayError(
-        f"display /{key}: {value!r} is not one of {', '.join(sorted(known))}"
-        " (or a '_'-prefixed extension value)",
-        path=f"/{key}",
+    raise _invalid(
+        f"/{key}",
+        f"{value!r} is not one of {', '.join(sorted(known))} (or a '_'-prefixed extension value)",
     )
 
 
@@ -243,24 +237,22 @@ class Display:
             )
         body = data.get("body")
         if not isinstance(body, str):
-            raise DisplayError(f"display /body: required string, got {body!r}", path="/body")
+            raise _invalid("/body", f"required string, got {body!r}")
         fmt = data.get("format", "markdown")
         if fmt not in DISPLAY_FORMATS:
-            raise DisplayError(
-                f"display /format: {fmt!r} is not 'markdown' or 'text'", path="/format"
-            )
+            raise _invalid("/format", f"{fmt!r} is not 'markdown' or 'text'")
         dismissible = data.get("dismissible")
         if dismissible is not None and not isinstance(dismissible, bool):
-            raise DisplayError("display /dismissible: must be true or false", path="/dismissible")
+            raise _invalid("/dismissible", "must be true or false")
         raw_actions = data.get("actions", [])
         if not isinstance(raw_actions, (list, tuple)):
-            raise DisplayError("display /actions: must be a list", path="/actions")
+            raise _invalid("/actions", "must be a list")
         actions = tuple(
             _action_from_dict(item, f"/actions/{i}") for i, item in enumerate(raw_actions)
         )
         ids = [a.id for a in actions if a.id is not None]
         for dup in {i for i in ids if ids.count(i) > 1}:
-            raise DisplayError(f"display /actions: duplicate action id {dup!r}", path="/actions")
+            raise _invalid("/actions", f"duplicate action id {dup!r}")
         return cls(
             body=body,
             format=fmt,

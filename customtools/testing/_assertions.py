@@ -73,6 +73,18 @@ def _who(call: ToolCall | None) -> str:
     return f"tool {call.tool_name!r}" if call is not None else "the tool"
 
 
+def _failed(outcome: ToolCall | ToolResult, message: str) -> AssertionError:
+    return AssertionError(f"{message}\n{describe_outcome(outcome)}")
+
+
+def _check_match(
+    outcome: ToolCall | ToolResult, text: str, match: str | re.Pattern[str] | None, what: str
+) -> None:
+    __tracebackhide__ = True
+    if match is not None and not _search(match, text):
+        raise _failed(outcome, f"{what} does not match {_pattern_text(match)!r}:")
+
+
 def assert_ok(outcome: R) -> R:
     """Assert the call succeeded (``is_error`` is false).
 
@@ -85,10 +97,7 @@ def assert_ok(outcome: R) -> R:
     __tracebackhide__ = True
     result, call = _unpack(outcome, "assert_ok")
     if result.is_error:
-        raise AssertionError(
-            f"{_who(call)} returned an error result, expected success:\n"
-            + describe_outcome(outcome)
-        )
+        raise _failed(outcome, f"{_who(call)} returned an error result, expected success:")
     return outcome
 
 
@@ -116,14 +125,8 @@ def assert_error(outcome: R, match: str | re.Pattern[str] | None = None) -> R:
     __tracebackhide__ = True
     result, call = _unpack(outcome, "assert_error")
     if not result.is_error:
-        raise AssertionError(
-            f"{_who(call)} succeeded, expected an error result:\n" + describe_outcome(outcome)
-        )
-    if match is not None and not _search(match, result.text):
-        raise AssertionError(
-            f"the error text of {_who(call)} does not match"
-            f" {_pattern_text(match)!r}:\n" + describe_outcome(outcome)
-        )
+        raise _failed(outcome, f"{_who(call)} succeeded, expected an error result:")
+    _check_match(outcome, result.text, match, f"the error text of {_who(call)}")
     return outcome
 
 
@@ -159,10 +162,7 @@ def assert_text(
     if match is not None and not _search(match, result.text):
         problems.append(f"it does not match {_pattern_text(match)!r}")
     if problems:
-        raise AssertionError(
-            f"unexpected text from {_who(call)}: {'; '.join(problems)}\n"
-            + describe_outcome(outcome)
-        )
+        raise _failed(outcome, f"unexpected text from {_who(call)}: {'; '.join(problems)}")
     return outcome
 
 
@@ -192,18 +192,12 @@ def assert_cancelled(
     result, call = _unpack(outcome, "assert_cancelled")
     details = result.details if isinstance(result.details, Mapping) else {}
     if not (result.is_error and details.get("cancelled") is True):
-        raise AssertionError(
-            f"{_who(call)} was not cancelled (no error result with"
-            " details['cancelled'] == True):\n" + describe_outcome(outcome)
+        raise _failed(
+            outcome,
+            f"{_who(call)} was not cancelled (no error result with details['cancelled'] == True):",
         )
     if timed_out is not None and bool(details.get("timed_out")) is not timed_out:
         expected = "a timeout" if timed_out else "an abort, not a timeout"
-        raise AssertionError(
-            f"{_who(call)} was cancelled, but expected {expected}:\n" + describe_outcome(outcome)
-        )
-    if match is not None and not _search(match, result.text):
-        raise AssertionError(
-            f"the cancellation text of {_who(call)} does not match"
-            f" {_pattern_text(match)!r}:\n" + describe_outcome(outcome)
-        )
+        raise _failed(outcome, f"{_who(call)} was cancelled, but expected {expected}:")
+    _check_match(outcome, result.text, match, f"the cancellation text of {_who(call)}")
     return outcome

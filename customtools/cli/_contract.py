@@ -387,7 +387,8 @@ def check_command(args: argparse.Namespace) -> int:
     ):
         reported.append(_placed(item, places, here))
     failed_run = any(item.severity == "error" for item in reported)
-    _render(args.format, reported, baseline, current, named, strict=args.strict, failed=failed_run)
+    summary = _summary(reported, baseline, current, named, strict=args.strict, failed=failed_run)
+    _render(args.format, reported, current, summary)
     return EXIT_FINDINGS if failed_run else EXIT_OK
 
 
@@ -456,16 +457,8 @@ def _summary_line(summary: dict[str, Any]) -> str:
 
 
 def _render(
-    fmt: str,
-    findings: list[ReportedFinding],
-    baseline: dict[str, Any],
-    current: dict[str, Any],
-    named: str,
-    *,
-    strict: bool,
-    failed: bool,
+    fmt: str, findings: list[ReportedFinding], current: dict[str, Any], summary: dict[str, Any]
 ) -> None:
-    summary = _summary(findings, baseline, current, named, strict=strict, failed=failed)
     if fmt == "json":
         print_json(
             {

@@ -186,7 +186,7 @@ class ContextTemplate:
 
 
 def _drop(key: str, what: str) -> None:
-    # stacklevel: _drop, _caller_*, context_template, build_context -> the caller's line
+    # stacklevel: _drop, _caller, context_template, build_context -> the caller's line
     warnings.warn(
         f"{what} key {key!r} is owned by the context builder; the caller's value was"
         f" dropped (pass it as the builder argument {key!r} where one exists)",

@@ -180,10 +180,10 @@ class ActionDispatcher:
         template = self._template(
             config,
             source,
-            context,
-            objects,
-            request_context,
-            request_runtime,
+            extra=context,
+            objects=objects,
+            request_context=request_context,
+            request_runtime=request_runtime,
             lifecycle=name,
             original_session=original_session,
             previous_agent_id=previous_agent_id,
@@ -234,7 +234,12 @@ class ActionDispatcher:
         """
         record = self.registry.get(plugin)
         template = self._template(
-            config, trigger_source, context, objects, request_context, request_runtime
+            config,
+            trigger_source,
+            extra=context,
+            objects=objects,
+            request_context=request_context,
+            request_runtime=request_runtime,
         )
         run = RunState(session, template, config=config, raise_on_failure=True)
         state = await self._prepare(run, record) or {}
@@ -257,7 +262,7 @@ class ActionDispatcher:
         A plugin whose ``init`` or ``get_actions`` fails is skipped and logged (or raises
         :class:`ActionFailedError` when ``on_failure="raise"``).
         """
-        template = self._template(config, TRIGGER_MANUAL, None, None, None, None)
+        template = self._template(config, TRIGGER_MANUAL)
         run = RunState(None, template, config=config, raise_on_failure=self.on_failure == "raise")
         out: list[ListedAction] = []
         for record in self._ordered(config):
@@ -271,16 +276,7 @@ class ActionDispatcher:
 
     # -- internals ---------------------------------------------------------------------
 
-    def _template(
-        self,
-        config: Mapping[str, Any],
-        source: str,
-        extra: Mapping[str, Any] | None,
-        objects: Mapping[str, Any] | None,
-        request_context: Mapping[str, Any] | None,
-        request_runtime: Any,
-        **owned: Any,
-    ) -> ContextTemplate:
+    def _template(self, config: Mapping[str, Any], source: str, **given: Any) -> ContextTemplate:
         return context_template(
             config=config,
             trigger_source=source,
@@ -288,11 +284,7 @@ class ActionDispatcher:
             app=self.app,
             base_config=self.app_config,
             session_asset_store=self.session_asset_store,
-            request_context=request_context,
-            request_runtime=request_runtime,
-            extra=extra,
-            objects=objects,
-            **owned,
+            **given,
         )
 
     def _ordered(self, config: Mapping[str, Any]) -> list[RegisteredPlugin]:

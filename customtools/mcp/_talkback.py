@@ -352,6 +352,12 @@ class CallBridge:
             )
             for m in request.messages
         ]
+        options: dict[str, Any] = {
+            "max_tokens": request.max_tokens,
+            "system_prompt": request.system_prompt,
+            "temperature": request.temperature,
+            "stop_sequences": list(request.stop_sequences) or None,
+        }
         if self.modern:
             body = {"messages": [dict(m) for m in request.messages], "max": request.max_tokens}
             raw = self._replay("sample", body)
@@ -359,13 +365,7 @@ class CallBridge:
                 self._need(
                     "sample",
                     types.CreateMessageRequest(
-                        params=types.CreateMessageRequestParams(
-                            messages=messages,
-                            max_tokens=request.max_tokens,
-                            system_prompt=request.system_prompt,
-                            temperature=request.temperature,
-                            stop_sequences=list(request.stop_sequences) or None,
-                        )
+                        params=types.CreateMessageRequestParams(messages=messages, **options)
                     ),
                 )
             if not isinstance(raw, Mapping) or "content" not in raw or "role" not in raw:
@@ -379,12 +379,7 @@ class CallBridge:
             with warnings.catch_warnings():  # the call only: it warns, the await does not
                 warnings.simplefilter("ignore", MCPDeprecationWarning)
                 asked = self._session.create_message(
-                    messages,
-                    max_tokens=request.max_tokens,
-                    system_prompt=request.system_prompt,
-                    temperature=request.temperature,
-                    stop_sequences=list(request.stop_sequences) or None,
-                    related_request_id=self._ctx.request_id,
+                    messages, **options, related_request_id=self._ctx.request_id
                 )
             result = await self._follow(asked)
         except MCPError as exc:

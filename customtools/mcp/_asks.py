@@ -105,14 +105,17 @@ def client_callbacks(
     if log_sink is not None:
         options["log_level"] = "debug"
 
+    def unavailable(what: str, lacking: str) -> types.ErrorData:
+        return types.ErrorData(
+            code=types.INVALID_REQUEST,
+            message=f"{what} is not available: neither the call nor the host of MCP server"
+            f" {server!r} {lacking}",
+        )
+
     async def elicit(_ctx: Any, params: Any) -> Any:
         handler = _caller_input(input_handler)
         if handler is None:
-            return types.ErrorData(
-                code=types.INVALID_REQUEST,
-                message=f"elicitation is not available: neither the call nor the host of MCP"
-                f" server {server!r} can show a form",
-            )
+            return unavailable("elicitation", "can show a form")
         if getattr(params, "mode", "form") != "form":
             return types.ElicitResult(action="decline")  # URL mode: not offered
         request = InputRequest(message=params.message, schema=dict(params.requested_schema))
@@ -134,11 +137,7 @@ def client_callbacks(
     async def sample(_ctx: Any, params: Any) -> Any:
         answerer = _caller_sampler(sampler)
         if answerer is None:
-            return types.ErrorData(
-                code=types.INVALID_REQUEST,
-                message=f"sampling is not available: neither the call nor the host of MCP"
-                f" server {server!r} has a model to ask",
-            )
+            return unavailable("sampling", "has a model to ask")
         request = SampleRequest(
             messages=tuple(
                 {"role": m.role, "content": _text_of(m.content)} for m in params.messages

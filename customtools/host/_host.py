@@ -89,29 +89,25 @@ def deny_unknown_tool(tool_call: Mapping[str, Any], *, turn_id: str) -> dict[str
     return None
 
 
+@dataclasses.dataclass(slots=True, eq=False)
 class _Confirmation:
     """One call waiting for ``chat/toolCallConfirmed``."""
 
-    __slots__ = ("approved", "event")
-
-    def __init__(self, event: Any) -> None:
-        self.event = event
-        self.approved = False
+    event: Any
+    approved: bool = False
 
     def answer(self, approved: bool) -> None:
         self.approved = approved
         self.event.set()
 
 
+@dataclasses.dataclass(slots=True, eq=False)
 class _InputWait:
     """One ``ctx.ask`` waiting for ``chat/inputCompleted``."""
 
-    __slots__ = ("answers", "event", "response")
-
-    def __init__(self, event: Any) -> None:
-        self.event = event
-        self.response: Literal["accept", "decline", "cancel"] = "cancel"
-        self.answers: dict[str, Any] = {}
+    event: Any
+    response: Literal["accept", "decline", "cancel"] = "cancel"
+    answers: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def answer(self, response: Any, answers: Mapping[str, Any]) -> None:
         if response == "accept" or response == "decline":

@@ -134,10 +134,6 @@ def _innermost(exc: BaseException) -> BaseException:
     return exc
 
 
-def _error(text: str, code: str, **details: Any) -> ToolResult:
-    return error_result(Kind.MCP_SERVER, code, text, **details)
-
-
 class MountedServer:
     """One configured MCP server, started on first use and restarted after failures.
 
@@ -491,10 +487,14 @@ class MountedServer:
         """
         meta = getattr(ctx, "meta", None)
         name = self.config.name
+
+        def error(text: str, code: str, **details: Any) -> ToolResult:
+            return error_result(Kind.MCP_SERVER, code, text, server=name, tool=remote, **details)
+
         try:
             client = await self.connect()
         except _UnavailableError as exc:
-            return _error(str(exc), Code.UNAVAILABLE, server=name, tool=remote)
+            return error(str(exc), Code.UNAVAILABLE)
 
         async def relay(progress: float, total: float | None, message: str | None) -> None:
             text = message or (f"{progress:g}/{total:g}" if total else f"{progress:g}")
@@ -511,23 +511,17 @@ class MountedServer:
             )
         except MCPError as exc:
             if exc.error.code == types.CONNECTION_CLOSED:
-                return _error(
-                    self._lost(client, exc), Code.CONNECTION_LOST, server=name, tool=remote
-                )
+                return error(self._lost(client, exc), Code.CONNECTION_LOST)
             if exc.error.code == types.REQUEST_TIMEOUT:
-                return _error(
+                return error(
                     f"MCP server {name!r} did not answer the call of {remote!r} in time"
                     f"{self._what_it_sent()}",
                     Code.TIMEOUT,
-                    server=name,
-                    tool=remote,
                     rpc_code=exc.error.code,
                 )
-            return _error(
+            return error(
                 f"MCP server {name!r} refused the call of {remote!r}: {exc.error.message}",
                 Code.REFUSED,
-                server=name,
-                tool=remote,
                 rpc_code=exc.error.code,
             )
         except (pydantic.ValidationError, RuntimeError) as exc:
@@ -535,20 +529,16 @@ class MountedServer:
             # tool's outputSchema, or it breaks the protocol's result shape): that call failed,
             # the connection is fine.
             if isinstance(exc, RuntimeError) and not is_result_check(exc):
-                return _error(
-                    self._lost(client, exc), Code.CONNECTION_LOST, server=name, tool=remote
-                )
-            return _error(
+                return error(self._lost(client, exc), Code.CONNECTION_LOST)
+            return error(
                 f"MCP server {name!r} answered the call of {remote!r} with an invalid result:"
                 f" {describe_exception(exc)[:500]}",
                 Code.INVALID_RESULT,
-                server=name,
-                tool=remote,
             )
         except Exception as exc:
             # Anything else is the transport failing (a closed stream, an HTTP error, an
             # unreadable answer): drop the connection; the next call reconnects.
-            return _error(self._lost(client, exc), Code.CONNECTION_LOST, server=name, tool=remote)
+            return error(self._lost(client, exc), Code.CONNECTION_LOST)
         finally:
             CALLER.reset(caller)
         return from_call_result(result, where=f"MCP server {name!r}, tool {remote!r}")

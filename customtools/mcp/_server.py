@@ -753,11 +753,9 @@ class ToolServer:
         return app
 
 
+@dataclass(slots=True, eq=False)
 class _InputClosed:
-    __slots__ = ("closed",)
-
-    def __init__(self) -> None:
-        self.closed = False
+    closed: bool = False
 
 
 class _Wrapped:

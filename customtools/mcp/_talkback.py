@@ -31,6 +31,7 @@ import warnings
 import weakref
 from collections import deque
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 import anyio
@@ -93,16 +94,14 @@ def _connection(session: Any) -> Any:
     return getattr(session, "_connection", session)
 
 
+@dataclass(slots=True, eq=False)
 class _NeedInput:
     """What a re-run call still needs: the question to send in ``input_required``, and its
     key there (``None``: the bridge names it)."""
 
-    __slots__ = ("digest", "key", "request")
-
-    def __init__(self, digest: str, request: Any, key: str | None) -> None:
-        self.digest = digest
-        self.request = request
-        self.key = key
+    digest: str
+    request: Any
+    key: str | None
 
 
 class _LogPump:

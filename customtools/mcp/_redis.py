@@ -962,7 +962,10 @@ class RedisPolicyBackend:
         async with contextlib.AsyncExitStack() as stack:
             group = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(group.cancel_scope.cancel)
-            await group.start(self._listen)
+            wakeups = "execution policy wake-ups"
+            await group.start(
+                _listen, self.state, self.channel, wakeups, self._woken, self._wake_all
+            )
             group.start_soon(self._renew)
             self._stack = stack.pop_all()
         return self
@@ -980,12 +983,6 @@ class RedisPolicyBackend:
     def _wake_all(self) -> None:
         for gate in list(self.by_id.values()):
             gate.wake()
-
-    async def _listen(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
-        await _listen(
-            self.state, self.channel, "execution policy wake-ups", self._woken, self._wake_all,
-            task_status,
-        )  # fmt: skip
 
     async def _renew(self) -> None:
         while True:

@@ -96,14 +96,11 @@ class DevLog:
         """Log ``tool``'s calls."""
         return _Tool(self, tool.name)
 
+    @contextlib.contextmanager
     def load_step(
         self, name: str, attributes: Mapping[str, str | int | float | bool]
-    ) -> AbstractContextManager[_Step]:
+    ) -> Iterator[_Step]:
         """Log module imports with their time and outcome; other steps are silent."""
-        return self._step(name, attributes)
-
-    @contextlib.contextmanager
-    def _step(self, name: str, attributes: Mapping[str, Any]) -> Iterator[_Step]:
         step = _Step()
         started = time.perf_counter()
         yield step

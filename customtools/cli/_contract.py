@@ -177,7 +177,8 @@ def _contract(
     for pack, label in zip(packs, labels, strict=True):
         tools: dict[str, Any] = {}
         for report in pack.reports:
-            module = f"{_posix(label).rstrip('/')}/{_module(pack, report.candidate)}"
+            where = _module(pack, report.candidate)
+            module = f"{_posix(label).rstrip('/')}/{where}"
             if report.errors:
                 failed.add(module)
             findings.load_errors(report, pack, detail=False)
@@ -191,18 +192,15 @@ def _contract(
                 except PolicyError:
                     settings = None  # `validate` reports it; the contract shows none
                 if settings is not None:
-                    where = _module(pack, report.candidate)
                     policies.setdefault(_posix(label), {})[where] = settings
             for tool in report.tools:
                 name = tool["name"]
-                permissions = None
-                if declared is not None:
-                    permissions = declared.tools.get(name) or declared.module
+                permissions = declared and (declared.tools.get(name) or declared.module)
                 tools.setdefault(
                     name,
                     tool_entry(
                         tool["wire"],
-                        module=_module(pack, report.candidate),
+                        module=where,
                         permissions=permissions.to_dict() if permissions else None,
                     ),
                 )

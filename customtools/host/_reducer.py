@@ -163,8 +163,7 @@ def _client_removed(state: State, action: Mapping[str, Any]) -> State:
     client_id = action.get("clientId")
     if not isinstance(client_id, str):
         return _ignore(state, action, "needs a string 'clientId'")
-    removed = _remove_top(state, "activeClients", "clientId", client_id)
-    return state if removed is None else removed
+    return _remove_top(state, "activeClients", "clientId", client_id) or state
 
 
 def _legacy_client_tools(state: State, action: Mapping[str, Any]) -> State:

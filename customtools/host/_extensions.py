@@ -177,9 +177,7 @@ class ExtensionRegistry:
         """
         method = message.get("method")
         is_request = "id" in message
-        params = message.get("params")
-        if params is None:
-            params = {}
+        params = {} if message.get("params") is None else message["params"]
         handlers = self._requests if is_request else self._notifications
         handler = handlers.get(method) if isinstance(method, str) else None
         if not is_request:

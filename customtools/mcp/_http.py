@@ -276,11 +276,8 @@ class BearerMiddleware:
         await self.app(scope, receive, send)
 
     def _accepts(self, scope: Any) -> bool:
-        given = b""
-        for name, value in scope.get("headers", ()):
-            if name == b"authorization":
-                given = value
-                break
+        headers = scope.get("headers", ())
+        given = next((value for name, value in headers if name == b"authorization"), b"")
         scheme, _, token = given.partition(b" ")
         # Compare even when the scheme is wrong, so the time taken says nothing either way.
         matches = hmac.compare_digest(token.strip(), self._token)

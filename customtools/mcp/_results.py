@@ -44,6 +44,13 @@ MESSAGE_CHARS = 200
 """Progress messages are cut to this many characters."""
 
 _SCALARS = (str, int, float, bool, type(None))
+_MODELS: dict[type, Any] = {
+    TextContent: types.TextContent,
+    ImageContent: types.ImageContent,
+    AudioContent: types.AudioContent,
+    ResourceLink: types.ResourceLink,
+    EmbeddedResource: types.EmbeddedResource,
+}
 
 
 def _jsonable(value: Any, depth: int = 0) -> bool:
@@ -62,16 +69,9 @@ def _block(block: ContentBlock) -> Any:
     cls = type(block)
     if cls is TextContent and block.annotations is None and block.meta is None:  # type: ignore[union-attr]
         return types.TextContent(text=block.text)  # type: ignore[union-attr]
-    if cls in (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource):
-        wire = block.to_dict()
-        model: Any = {
-            TextContent: types.TextContent,
-            ImageContent: types.ImageContent,
-            AudioContent: types.AudioContent,
-            ResourceLink: types.ResourceLink,
-            EmbeddedResource: types.EmbeddedResource,
-        }[cls]
-        return model.model_validate(wire)
+    model = _MODELS.get(cls)
+    if model is not None:
+        return model.model_validate(block.to_dict())
     # An extension block (`_`-prefixed type): MCP clients know no such type, so the model
     # gets a text rendering and the block itself rides along in the text block's _meta.
     assert isinstance(block, ExtensionContent)
@@ -94,9 +94,7 @@ def to_call_result(result: ToolResult, *, structured: bool = False) -> types.Cal
     meta: dict[str, Any] | None = dict(result.meta) if result.meta else None
     details = result.details
     if details is not None:
-        if meta is None:
-            meta = {}
-        meta[DETAILS_META_KEY] = details if _jsonable(details) else repr(details)
+        meta = {**(meta or {}), DETAILS_META_KEY: details if _jsonable(details) else repr(details)}
     if meta is not None and not _jsonable(meta):
         meta = {k: (v if _jsonable(v) else repr(v)) for k, v in meta.items()}
     structured_content = None

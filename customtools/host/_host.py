@@ -197,24 +197,9 @@ class HostSession:
                 or completes / streams content for a tool call the client does not own.
         """
         kind = str(action.get("type"))
-        if not is_client_dispatchable(kind):
-            self._reject(action, client_id, f"{kind} is dispatched by the host only")
-        if kind == "session/activeClientSet":
-            claimed = (action.get("activeClient") or {}).get("clientId")
-            if claimed != client_id:
-                self._reject(
-                    action,
-                    client_id,
-                    f"client {client_id!r} cannot publish an active-client entry for {claimed!r}",
-                )
-        if kind == "session/activeClientRemoved" and action.get("clientId") != client_id:
-            self._reject(
-                action,
-                client_id,
-                f"client {client_id!r} cannot remove another client ({action.get('clientId')!r})",
-            )
-        if kind in ("chat/toolCallComplete", "chat/toolCallContentChanged"):
-            self._check_owner(action, client_id, chat)
+        refused = self._refusal(action, kind, client_id, chat)
+        if refused is not None:
+            raise ActionRejectedError(refused, action=action, client_id=client_id)
         if kind == "session/activeClientSet":
             self._revisions[client_id] = self._revisions.get(client_id, 0) + 1
         if kind == "session/activeClientRemoved":
@@ -224,31 +209,32 @@ class HostSession:
             return
         self.dispatch(action, chat=chat)
 
-    def _reject(self, action: Mapping[str, Any], client_id: str, reason: str) -> None:
-        raise ActionRejectedError(reason, action=action, client_id=client_id)
-
-    def _check_owner(self, action: Mapping[str, Any], client_id: str, chat: str | None) -> None:
+    def _refusal(
+        self, action: Mapping[str, Any], kind: str, client_id: str, chat: str | None
+    ) -> str | None:
+        """Why ``client_id`` may not dispatch ``action`` (``None``: it may)."""
+        if not is_client_dispatchable(kind):
+            return f"{kind} is dispatched by the host only"
+        if kind == "session/activeClientSet":
+            claimed = (action.get("activeClient") or {}).get("clientId")
+            if claimed != client_id:
+                return f"client {client_id!r} cannot publish an active-client entry for {claimed!r}"
+        if kind == "session/activeClientRemoved" and action.get("clientId") != client_id:
+            return f"client {client_id!r} cannot remove another client ({action.get('clientId')!r})"
+        if kind not in ("chat/toolCallComplete", "chat/toolCallContentChanged"):
+            return None
         call_id = action.get("toolCallId")
         calls = [] if chat is None else tool_calls(self.chats.get(chat, {}))
         call = next((c for c in calls if c.get("toolCallId") == call_id), None)
-        verb = "complete" if action.get("type") == "chat/toolCallComplete" else "stream content for"
+        verb = "complete" if kind == "chat/toolCallComplete" else "stream content for"
+        cannot = f"client {client_id!r} cannot {verb} tool call {call_id!r}"
         if call is None:
-            self._reject(
-                action,
-                client_id,
-                f"client {client_id!r} cannot {verb} tool call "
-                f"{call_id!r}: no such call in the active turn of {chat!r}",
-            )
-            return
+            return f"{cannot}: no such call in the active turn of {chat!r}"
         owner = _owner(call)
         if owner != client_id:
             whose = f"it belongs to client {owner!r}" if owner else "it is not a client tool call"
-            self._reject(
-                action,
-                client_id,
-                f"client {client_id!r} cannot {verb} tool call "
-                f"{call_id!r} ({call.get('toolName')}): {whose}",
-            )
+            return f"{cannot} ({call.get('toolName')}): {whose}"
+        return None
 
     def _sync_tools(self, action: Mapping[str, Any]) -> None:
         kind = action.get("type")

@@ -127,14 +127,11 @@ class ActiveClientToolSet:
 
         Duplicates inside one client's own list are dropped the same way.
         """
-        seen: set[str] = set()
-        out: list[ToolDefinition] = []
+        first: dict[str, ToolDefinition] = {}
         for tools in self._clients.values():
             for tool in tools:
-                if tool.name not in seen:
-                    seen.add(tool.name)
-                    out.append(tool)
-        return tuple(out)
+                first.setdefault(tool.name, tool)
+        return tuple(first.values())
 
     def owner_of(self, tool_name: str, preferred: str | None = None) -> str | None:
         """Return the client that runs ``tool_name``.

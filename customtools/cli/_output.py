@@ -98,10 +98,8 @@ def is_terminal(stream: TextIO) -> bool:
 def use_color(stream: TextIO, choice: str) -> bool:
     """Whether to colour ``stream``: ``--color always|never|auto`` (auto: a terminal, and
     neither ``NO_COLOR`` set nor ``TERM=dumb``)."""
-    if choice == "always":
-        return True
-    if choice == "never":
-        return False
+    if choice != "auto":
+        return choice == "always"
     return not os.environ.get("NO_COLOR") and is_terminal(stream)
 
 

@@ -234,9 +234,8 @@ class MountedServer:
         try:
             with scope:
                 transport, resource = self._transport()
-                async with Client(
-                    transport, message_handler=self._on_message, **self._mount._asks(self)
-                ) as client:
+                asks = client_callbacks(self.config.name, **self._mount._talkback)
+                async with Client(transport, message_handler=self._on_message, **asks) as client:
                     box["client"] = client
                     self._client = client
                     ready.set()
@@ -679,9 +678,6 @@ class McpMount:
     def _report(self, diagnostic: MountDiagnostic) -> None:
         _log.warning("%s", diagnostic.message)
         self._diagnostics.append(diagnostic)
-
-    def _asks(self, server: MountedServer) -> dict[str, Any]:
-        return client_callbacks(server.config.name, **self._talkback)
 
     def _task_group(self) -> Any:
         if self._tg is None:

@@ -56,10 +56,6 @@ State = Mapping[str, Any]
 Clock = Callable[[], float]
 
 
-def _wall_ms() -> float:
-    return time.time() * 1000
-
-
 def _iso(ms: float) -> str:
     stamp = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
     return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -418,7 +414,7 @@ def reduce_chat(state: State, action: Mapping[str, Any], *, clock: Clock | None 
     Returns:
         The next state, or ``state`` itself when the action changes nothing.
     """
-    now = clock or _wall_ms
+    now = clock or (lambda: time.time() * 1000)
     kind = action.get("type") if isinstance(action, Mapping) else None
     if not isinstance(kind, str):
         logger.warning("ignoring a chat action without a string 'type': %r", action)

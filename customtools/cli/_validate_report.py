@@ -184,21 +184,22 @@ def _summary_line(summary: dict[str, Any]) -> str:
     )
 
 
-def _location(item: Finding) -> str:
-    if item.path is None:
-        return ""
-    return f"{item.path}:{item.line}: " if item.line is not None else f"{item.path}: "
+def _line(item: Finding, kind: str) -> str:
+    """One finding as text: where, ``kind``, its code and its message (controls escaped)."""
+    where = ""
+    if item.path is not None:
+        where = f"{item.path}:{item.line}: " if item.line is not None else f"{item.path}: "
+    return escape_control(f"{where}{kind} [{item.code}] {item.message}")
 
 
 def text_lines(findings: Sequence[ReportedFinding]) -> list[str]:
     """Each finding as a line of text, errors first: where, its kind (the contract gate's
     class, else its severity), its code and its message."""
-    lines = []
-    for reported in sorted(findings, key=lambda item: _SEVERITY_ORDER[item.severity]):
-        item = reported.finding
-        kind = (reported.kind or item.severity) + (" (accepted)" if reported.accepted else "")
-        lines.append(escape_control(f"{_location(item)}{kind} [{item.code}] {item.message}"))
-    return lines
+    ordered = sorted(findings, key=lambda item: _SEVERITY_ORDER[item.severity])
+    return [
+        _line(item.finding, (item.kind or item.severity) + (" (accepted)" if item.accepted else ""))
+        for item in ordered
+    ]
 
 
 def _text(
@@ -355,13 +356,7 @@ def junit(suites: Mapping[str, Mapping[str, Sequence[ReportedFinding]]]) -> str:
                 },
             )
             errors = [item.finding for item in items if item.severity == "error"]
-            text = [
-                escape_control(
-                    f"{_location(item.finding)}{item.severity} [{item.finding.code}]"
-                    f" {item.finding.message}"
-                )
-                for item in items
-            ]
+            text = [_line(item.finding, item.severity) for item in items]
             lines += text
             if errors:
                 failure = ET.SubElement(

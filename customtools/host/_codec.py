@@ -116,9 +116,7 @@ def decode_fields(
                 extra[spec.key] = None
             continue
         kwargs[spec.attr] = convert(data[spec.key], spec.kind, f"{where}.{spec.key}")
-    for key, value in data.items():
-        if key not in known:
-            extra[key] = value
+    extra.update((key, value) for key, value in data.items() if key not in known)
     return kwargs, extra
 
 

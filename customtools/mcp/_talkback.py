@@ -269,10 +269,14 @@ class CallBridge:
                 code="no-input-handler",
             )
         if self.modern:
-            raw = self._replay("elicit", _elicit_body(request.message, request.schema, request.key))
+            body = {"message": request.message, "schema": request.schema}
+            if request.key is not None:
+                body["key"] = request.key
+            digest = question_digest("elicit", body)
+            raw = self._replay(digest)
             if raw is None:
                 self._need(
-                    "elicit",
+                    digest,
                     types.ElicitRequest(
                         params=types.ElicitRequestFormParams(
                             message=request.message, requested_schema=dict(request.schema)
@@ -345,11 +349,13 @@ class CallBridge:
                 " model provider from the tool",
                 code="no-sampler",
             )
+        # What is sent; a re-run's question digest is taken from it too, so both runs agree.
+        sent = [{"role": m["role"], "content": str(m["content"])} for m in request.messages]
         messages = [
             types.SamplingMessage(
-                role=m["role"], content=types.TextContent(type="text", text=str(m["content"]))
+                role=m["role"], content=types.TextContent(type="text", text=m["content"])
             )
-            for m in request.messages
+            for m in sent
         ]
         options: dict[str, Any] = {
             "max_tokens": request.max_tokens,
@@ -358,11 +364,11 @@ class CallBridge:
             "stop_sequences": list(request.stop_sequences) or None,
         }
         if self.modern:
-            body = {"messages": [dict(m) for m in request.messages], "max": request.max_tokens}
-            raw = self._replay("sample", body)
+            digest = question_digest("sample", {"messages": sent, "max": request.max_tokens})
+            raw = self._replay(digest)
             if raw is None:
                 self._need(
-                    "sample",
+                    digest,
                     types.CreateMessageRequest(
                         params=types.CreateMessageRequestParams(messages=messages, **options)
                     ),
@@ -433,10 +439,9 @@ class CallBridge:
 
     # -- re-run mode (2026-07-28) -----------------------------------------------------------
 
-    def _replay(self, kind: str, body: Any) -> Any:
+    def _replay(self, digest: str) -> Any:
         index = self._asked
         self._asked += 1
-        digest = question_digest(kind, body)
         if index < len(self.answers):
             entry = self.answers[index]
             if not isinstance(entry, Mapping) or entry.get("q") != digest:
@@ -468,15 +473,14 @@ class CallBridge:
         self._abort(reason)
         raise QuestionPending(reason)
 
-    def _need(self, kind: str, request: Any, *, key: str | None = None) -> NoReturn:
+    def _need(self, digest: str, request: Any, *, key: str | None = None) -> NoReturn:
         if self._asked > MAX_ROUNDS:
             raise TalkBackError(
                 f"tool {self.tool!r} asked more than {MAX_ROUNDS} questions in one call",
                 code="talkback-failed",
             )
         if self.pending is None:  # a tool that swallowed the first one asks again: keep it
-            body = _body_of(kind, request, key)
-            self.pending = _NeedInput(question_digest(kind, body), request, key)
+            self.pending = _NeedInput(digest, request, key)
         reason = "waiting for the client's answer (input_required)"
         self._abort(reason)
         # The run is over, and no `except Exception` fallback may act before the answer.
@@ -513,24 +517,6 @@ def approval_text(tool: str, request: ApprovalRequest) -> str:
 def _visible(text: str) -> str:
     # JSON escapes C0 controls; these are the characters that still hide or reorder text.
     return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
-def _elicit_body(message: str, schema: Any, key: str | None) -> dict[str, Any]:
-    body = {"message": message, "schema": schema}
-    return body if key is None else {**body, "key": key}
-
-
-def _body_of(kind: str, request: Any, key: str | None) -> Any:
-    params = request.params
-    if kind == "elicit":
-        return _elicit_body(params.message, params.requested_schema, key)
-    return {
-        "messages": [
-            {"role": m.role, "content": m.content.text if hasattr(m.content, "text") else ""}
-            for m in params.messages
-        ],
-        "max": params.max_tokens,
-    }
 
 
 def _sample_result(raw: Mapping[str, Any]) -> SampleResult:

@@ -66,6 +66,16 @@ async def capital(ctx: ToolContext) -> str:
 
 
 @tool
+async def capital_of(ctx: ToolContext) -> str:
+    """Ask the client's model with a message whose content is not a string and that carries a
+    key of its own (the re-run must recognise the same question)."""
+    result = await ctx.sample(
+        [{"role": "user", "content": 75001, "name": "postcode"}], max_tokens=100
+    )
+    return f"LLM response: {result.text}"
+
+
+@tool
 async def chatty(ctx: ToolContext) -> str:
     """Log at each level."""
     for level in ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"):
@@ -102,7 +112,17 @@ WIPE = CustomTool(
 
 
 def server(**options: Any) -> ToolServer:
-    tools = [sign_up, confirm_delete, two_questions, capital, chatty, waits, unhandled, WIPE]
+    tools = [
+        sign_up,
+        confirm_delete,
+        two_questions,
+        capital,
+        capital_of,
+        chatty,
+        waits,
+        unhandled,
+        WIPE,
+    ]
     return ToolServer(tools, **options)
 
 
@@ -181,7 +201,8 @@ async def test_an_answer_that_breaks_the_form_is_an_error_result(mode: str) -> N
     assert "does not match the form" in text(result)
 
 
-async def test_sampling_reaches_the_clients_model(mode: str) -> None:
+@pytest.mark.parametrize("name", ["capital", "capital_of"])
+async def test_sampling_reaches_the_clients_model(mode: str, name: str) -> None:
     seen: list[types.CreateMessageRequestParams] = []
 
     async def sampling(_ctx: Any, params: types.CreateMessageRequestParams) -> Any:
@@ -195,9 +216,10 @@ async def test_sampling_reaches_the_clients_model(mode: str) -> None:
 
     async with Client(server().server, mode=mode, sampling_callback=sampling) as client:
         with anyio.fail_after(10):
-            result = await client.call_tool("capital", {})
+            result = await client.call_tool(name, {})
     assert text(result) == "LLM response: Paris"
     assert seen[0].max_tokens == 100
+    assert len(seen) == 1
 
 
 async def test_a_handshake_client_without_sampling_gets_a_typed_outcome() -> None:

@@ -297,7 +297,7 @@ class Collected:
         """Register ``loaded`` (a ``name-conflict`` is an error, a ``similar-name`` a note)."""
         origin = f"{display_path(loaded.path)} ({_describe_source(loaded.source)})"
         similar = len(self.registry.similar_names)
-        conflict = self.registry.add(loaded.tool, origin=origin, record=loaded)
+        conflict = self.registry.add(loaded, origin=origin)
         if conflict is not None:
             self.errors.append(
                 LoadError(

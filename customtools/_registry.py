@@ -144,7 +144,7 @@ class RegisteredTool:
     @property
     def tool(self) -> CustomTool:
         """The tool (a lazily loaded one is built from its load record on first read)."""
-        return self._tool if self._tool is not None else self.record.tool  # type: ignore[no-any-return]
+        return self._tool if self._tool is not None else self.record.tool
 
     @property
     def adapter(self) -> CustomToolAdapter:
@@ -315,8 +315,9 @@ class ToolRegistry:
         if built is None:
             if not _is_record(tool):
                 raise TypeError(f"ToolRegistry.add needs a CustomTool, got {type(tool).__name__}")
-            record, origin = tool, tool.path if origin is None else origin
-            built = None if hasattr(type(tool), "former_names") else tool.tool  # a LoadedTool's
+            held: Any = tool
+            record, origin = held, held.path if origin is None else origin
+            built = None if hasattr(type(held), "former_names") else held.tool  # a LoadedTool's
         names: Any = built if built is not None else tool
         conflict = self._add(names.name, built, origin, record, None)
         if conflict is None and names.former_names:

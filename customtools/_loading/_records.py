@@ -215,6 +215,7 @@ class LoadedTool:
     source: ToolSource
     lazy: bool
     pack: PackInfo | None
+    _tool: CustomTool | Any
 
     def __init__(
         self,
@@ -257,7 +258,7 @@ class LoadedTool:
     @property
     def name(self) -> str:
         """The tool's name."""
-        return self._tool.name  # type: ignore[no-any-return]
+        return self._tool.name
 
     @property
     def former_names(self) -> tuple[str, ...]:

@@ -159,14 +159,6 @@ class RegisteredTool:
         return adapter
 
 
-def _is_record(item: Any) -> bool:
-    # A LoadedTool (told by its class: reading its tool would build a lazy one), or any
-    # load record holding a tool.
-    return hasattr(type(item), "former_names") or (
-        isinstance(item, LoadedToolLike) and isinstance(item.tool, CustomTool)
-    )
-
-
 def _the(origin: str | None, otherwise: str) -> str:
     return f"the tool from {origin}" if origin else otherwise
 
@@ -280,17 +272,17 @@ class ToolRegistry:
         items: Iterable[Any] = tools.tools if isinstance(tools, ToolsLike) else tools
         found: list[ToolConflict] = []
         for item in items:
-            if isinstance(item, CustomTool) or _is_record(item):
-                conflict = self.add(item)
-            elif callable(item):
+            if callable(item):  # (a tool or a load record is not)
                 from customtools._function import tool
 
-                conflict = self.add(tool(item))
-            else:
+                item = tool(item)
+            try:
+                conflict = self.add(item)
+            except TypeError:
                 raise TypeError(
                     "ToolRegistry takes CustomTool objects, load records or functions,"
                     f" got {type(item).__name__}"
-                )
+                ) from None
             if conflict is not None:
                 found.append(conflict)
         return found
@@ -311,14 +303,18 @@ class ToolRegistry:
                 default.
             record: the load record it came from, kept as :attr:`RegisteredTool.record`.
         """
-        built: CustomTool | None = tool if isinstance(tool, CustomTool) else None
-        if built is None:
-            if not _is_record(tool):
-                raise TypeError(f"ToolRegistry.add needs a CustomTool, got {type(tool).__name__}")
-            held: Any = tool
-            record, origin = held, held.path if origin is None else origin
-            built = None if hasattr(type(held), "former_names") else held.tool  # a LoadedTool's
-        names: Any = built if built is not None else tool
+        held: Any = tool
+        if isinstance(held, CustomTool):
+            built: CustomTool | None = held
+        elif hasattr(type(held), "former_names"):  # a LoadedTool: its tool is read when needed
+            built, record = None, held
+        elif isinstance(held, LoadedToolLike) and isinstance(held.tool, CustomTool):
+            built, record = held.tool, held
+        else:
+            raise TypeError(f"ToolRegistry.add needs a CustomTool, got {type(tool).__name__}")
+        if record is held:
+            origin = held.path if origin is None else origin
+        names: Any = built if built is not None else held
         conflict = self._add(names.name, built, origin, record, None)
         if conflict is None and names.former_names:
             for alias in (built or record.tool).deprecated_aliases():

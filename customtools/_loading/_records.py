@@ -263,7 +263,7 @@ class LoadedTool:
     @property
     def former_names(self) -> tuple[str, ...]:
         """The tool's former names (:attr:`CustomTool.former_names`)."""
-        return self._tool.former_names  # type: ignore[no-any-return]
+        return self._tool.former_names
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form: the tool's definition plus its origin (``lazy`` only when true)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import FrozenInstanceError, dataclass, field, fields
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from customtools._error_results import LoadCode
@@ -245,6 +246,10 @@ class LoadedTool:
         return all(getattr(self, key) == getattr(other, key) for key in keys)
 
     __hash__ = None  # type: ignore[assignment]  # a tool holds mappings
+
+    def __reduce__(self) -> tuple[Any, ...]:  # copy and pickle build it again
+        keys = ("path", "resolved_path", "source", "lazy", "pack")
+        return partial(LoadedTool, tool=self._tool, **{k: getattr(self, k) for k in keys}), ()
 
     def __repr__(self) -> str:
         return f"LoadedTool(name={self.name!r}, path={self.path!r}, lazy={self.lazy!r})"

@@ -3,6 +3,7 @@ call, and a cache that is never used stale, poisoned or half written."""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import subprocess
@@ -284,6 +285,14 @@ async def test_a_lazy_load_builds_no_tool_until_one_is_read(tmp_path: Path, home
     assert result.tools[1].tool is tool is registry["echo1"]
     assert _built_tools() == before + 1
     assert imports(mark) == 3  # the first load's imports only
+    record = result.tools[2]
+    with pytest.raises(AttributeError, match="cannot assign to field 'path'"):
+        record.path = "elsewhere"  # type: ignore[misc]
+    twin = copy.copy(record)
+    assert twin == record
+    assert twin.tool is record.tool  # one tool, built once
+    assert twin.lazy
+    assert twin != result.tools[1]
 
 
 RICH = """

@@ -23,8 +23,15 @@ Eager all the same
     A module is imported at load, with an ``"eager-import"`` diagnostic saying why, when a
     tool needs its live object before a call (session hooks, render hooks, a
     ``requires_approval`` rule), when it is an installed entry point, when its files cannot
-    be hashed or its definition is not plain JSON. Modules that fail or return no tools are
-    never cached (their load report says why).
+    be hashed or its definition is not plain JSON (or would fail the check of an entry at
+    load, see `Lazy tools`). Modules that fail or return no tools are never cached (their
+    load report says why).
+
+Lazy tools
+    A load builds none: each entry's definitions are checked as read
+    (:func:`~customtools._tool.check_wire_form`: what building them would check) and kept;
+    :class:`LazyTool` builds the tool on its record's first read. A bad entry is ignored
+    with a ``"manifest-cache-ignored"`` diagnostic and its module imported at load.
 
 The cache
     ``<home>/.<app_name>/cache/manifests/``, one checksummed file per directory of tool
@@ -233,11 +240,15 @@ class LazyLoad:
                 return f"tool {tool.name!r} has {', '.join(hooks)}, which needs the live tool"
             wire = tool.to_dict()
             try:
-                plain = json.loads(json.dumps(wire)) == wire and bool(check_wire_form(wire))
-            except (TypeError, ValueError):  # (a ToolDefinitionError is a ValueError)
+                plain = json.loads(json.dumps(wire)) == wire
+            except (TypeError, ValueError):
                 plain = False
             if not plain:
                 return f"tool {tool.name!r} has a definition that is not plain JSON"
+            try:
+                check_wire_form(wire)  # what a later load checks the entry with
+            except ValueError as exc:
+                return f"{exc}; the manifest cannot keep it"
         return None
 
     def failed(self, candidate: Candidate, code: str, message: str) -> None:

@@ -131,7 +131,7 @@ class RegisteredTool:
         name: str = "",
     ) -> None:
         self._tool = tool
-        self.name = tool.name if tool is not None else name
+        self.name = name or tool.name  # type: ignore[union-attr]
         self.origin = origin
         self.record = record
         self.alias_of = alias_of
@@ -306,15 +306,16 @@ class ToolRegistry:
         held: Any = tool
         if isinstance(held, CustomTool):
             built: CustomTool | None = held
+            names: Any = held
         elif hasattr(type(held), "former_names"):  # a LoadedTool: its tool is read when needed
-            built, record = None, held
+            built, names, record = None, held, held
         elif isinstance(held, LoadedToolLike) and isinstance(held.tool, CustomTool):
-            built, record = held.tool, held
+            built = names = held.tool
+            record = held
         else:
             raise TypeError(f"ToolRegistry.add needs a CustomTool, got {type(tool).__name__}")
-        if record is held:
-            origin = held.path if origin is None else origin
-        names: Any = built if built is not None else held
+        if origin is None and record is held:
+            origin = held.path
         conflict = self._add(names.name, built, origin, record, None)
         if conflict is None and names.former_names:
             for alias in (built or record.tool).deprecated_aliases():

@@ -283,15 +283,19 @@ class LazyTool:
     """One tool of a module served from its manifest: its definition checked at load
     (:func:`~customtools._tool.check_wire_form`), the tool built on first read, once."""
 
-    __slots__ = ("_tool", "data", "former_names", "is_async", "module", "name")
+    __slots__ = ("_tool", "data", "is_async", "module", "name")
 
     def __init__(self, module: LazyModule, data: Any, is_async: Any) -> None:
         self.name = check_wire_form(data)
         if not module.lazy.isolated and type(is_async) is not bool:
             raise TypeError(f"tool {self.name!r} does not say how it runs")
-        self.former_names: tuple[str, ...] = tuple(data.get("formerNames", ()))
         self.module, self.data, self.is_async = module, data, is_async
         self._tool: CustomTool | None = None
+
+    @property
+    def former_names(self) -> tuple[str, ...]:
+        """The tool's former names (checked at load)."""
+        return tuple(self.data.get("formerNames", ()))
 
     def build(self) -> CustomTool:
         """The tool, whose ``execute`` calls the live tool's ``execute``. The adapter imports

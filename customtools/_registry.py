@@ -113,23 +113,25 @@ class RegisteredTool:
     """One registry entry: the tool, where it came from and its kept adapter.
 
     Attributes:
-        tool: the tool.
+        name: the tool's name.
         origin: its path or other origin, when known.
         record: the load record it was registered from (a :class:`~customtools.LoadedTool`),
             if any.
     """
 
-    __slots__ = ("_adapter", "_options", "alias_of", "origin", "record", "tool")
+    __slots__ = ("_adapter", "_options", "_tool", "alias_of", "name", "origin", "record")
 
     def __init__(
         self,
-        tool: CustomTool,
+        tool: CustomTool | None,
         origin: str | None,
         options: Mapping[str, Any],
         record: Any = None,
         alias_of: str | None = None,
+        name: str = "",
     ) -> None:
-        self.tool = tool
+        self._tool = tool
+        self.name = name or tool.name  # type: ignore[union-attr]
         self.origin = origin
         self.record = record
         self.alias_of = alias_of
@@ -137,12 +139,12 @@ class RegisteredTool:
         self._adapter: CustomToolAdapter | None = None
 
     def __repr__(self) -> str:
-        return f"<RegisteredTool {self.tool.name!r}>"
+        return f"<RegisteredTool {self.name!r}>"
 
     @property
-    def name(self) -> str:
-        """The tool's name."""
-        return self.tool.name
+    def tool(self) -> CustomTool:
+        """The tool (a lazily loaded one is built from its load record on first read)."""
+        return self._tool if self._tool is not None else self.record.tool
 
     @property
     def adapter(self) -> CustomToolAdapter:
@@ -270,25 +272,23 @@ class ToolRegistry:
         items: Iterable[Any] = tools.tools if isinstance(tools, ToolsLike) else tools
         found: list[ToolConflict] = []
         for item in items:
-            if isinstance(item, CustomTool):
-                conflict = self.add(item)
-            elif isinstance(item, LoadedToolLike) and isinstance(item.tool, CustomTool):
-                conflict = self.add(item.tool, origin=item.path, record=item)
-            elif callable(item):
+            if callable(item):  # (a tool or a load record is not)
                 from customtools._function import tool
 
-                conflict = self.add(tool(item))
-            else:
+                item = tool(item)
+            try:
+                conflict = self.add(item)
+            except TypeError:
                 raise TypeError(
                     "ToolRegistry takes CustomTool objects, load records or functions,"
                     f" got {type(item).__name__}"
-                )
+                ) from None
             if conflict is not None:
                 found.append(conflict)
         return found
 
     def add(
-        self, tool: CustomTool, *, origin: str | None = None, record: Any = None
+        self, tool: CustomTool | LoadedToolLike, *, origin: str | None = None, record: Any = None
     ) -> ToolConflict | None:
         """Register ``tool`` unless the name rule leaves it out; returns that conflict.
 
@@ -296,22 +296,40 @@ class ToolRegistry:
         :attr:`similar_names`.
 
         Args:
-            tool: the tool.
-            origin: where it came from (a path), for conflict messages.
+            tool: the tool; or a load record, registered by its name (a
+                :class:`~customtools.LoadedTool`'s lazily loaded tool is built when read,
+                not here).
+            origin: where it came from (a path), for conflict messages; a record's path by
+                default.
             record: the load record it came from, kept as :attr:`RegisteredTool.record`.
         """
-        if not isinstance(tool, CustomTool):
+        held: Any = tool
+        if isinstance(held, CustomTool):
+            built: CustomTool | None = held
+            names: Any = held
+        elif hasattr(type(held), "former_names"):  # a LoadedTool: its tool is read when needed
+            built, names, record = None, held, held
+        elif isinstance(held, LoadedToolLike) and isinstance(held.tool, CustomTool):
+            built = names = held.tool
+            record = held
+        else:
             raise TypeError(f"ToolRegistry.add needs a CustomTool, got {type(tool).__name__}")
-        conflict = self._add(tool, origin, record, None)
-        if conflict is None and tool.former_names:
-            for alias in tool.deprecated_aliases():
-                self._add(alias, origin, record, tool.name)
+        if origin is None and record is held:
+            origin = held.path
+        conflict = self._add(names.name, built, origin, record, None)
+        if conflict is None and names.former_names:
+            for alias in (built or record.tool).deprecated_aliases():
+                self._add(alias.name, alias, origin, record, names.name)
         return conflict
 
     def _add(
-        self, tool: CustomTool, origin: str | None, record: Any, alias_of: str | None
+        self,
+        name: str,
+        tool: CustomTool | None,
+        origin: str | None,
+        record: Any,
+        alias_of: str | None,
     ) -> ToolConflict | None:
-        name = tool.name
         held = self._entries.get(name)
         if held is not None and held.alias_of is not None and alias_of is None:
             del self._entries[name]  # a deprecated alias yields to the tool that has the name
@@ -332,7 +350,7 @@ class ToolRegistry:
             return found
         if found is not None:
             self._similar.append(found)
-        self._entries[name] = RegisteredTool(tool, origin, self._options, record, alias_of)
+        self._entries[name] = RegisteredTool(tool, origin, self._options, record, alias_of, name)
         self._index = None
         return None
 

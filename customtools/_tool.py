@@ -25,6 +25,7 @@ __all__ = [
     "TOOL_NAME_PATTERN",
     "CustomTool",
     "check_tool_name",
+    "check_wire_form",
     "is_async_callable",
     "json_copy",
 ]
@@ -78,6 +79,45 @@ def check_tool_name(name: object) -> str:
             " a-z, A-Z, 0-9, '_' and '-'"
         )
     return name
+
+
+def check_wire_form(data: Any) -> str:
+    """Return the name of the tool whose parsed JSON wire form (:meth:`CustomTool.to_dict`)
+    is ``data``, or raise: then ``CustomTool.from_dict(data, ...)`` builds it, later, without
+    failing (the manifest cache checks its entries at load this way, building none).
+
+    Raises:
+        ToolDefinitionError: a field is not as :meth:`CustomTool.to_dict` writes it.
+    """
+    if type(data) is not dict:
+        raise ToolDefinitionError("a tool definition is not a JSON object")
+    get = data.get
+    name = check_tool_name(get("name"))
+    if (
+        len(data) == 4
+        and type(get("label")) is type(get("description")) is str
+        and (type(get("parameters")) is dict)
+    ):
+        return name  # what most tools write: nothing else to check
+    bad = [key for key, kind in _WIRE_TYPES.items() if type(get(key, kind())) is not kind]
+    timeout, formers, output = get("timeout", 1), get("formerNames", []), get("outputSchema")
+    if type(timeout) not in (int, float) or not 0 < timeout < math.inf:
+        bad.append("timeout")
+    if get("concurrency", "shared") not in ("shared", "exclusive"):
+        bad.append("concurrency")
+    if type(output) is dict and output.get("type") != "object":
+        bad.append("outputSchema")
+    if type(formers) is not list or len({name, *map(check_tool_name, formers)}) <= len(formers):
+        bad.append("formerNames")
+    if bad or "label" not in data or "parameters" not in data:
+        raise ToolDefinitionError(f"tool {name!r}: {', '.join(bad)} not as the wire form has it")
+    return name
+
+
+_WIRE_TYPES: dict[str, type] = {"label": str, "description": str, "parameters": dict}
+_WIRE_TYPES |= dict.fromkeys(("outputSchema", "annotations", "_meta"), dict)
+_WIRE_TYPES |= dict.fromkeys(("coerceArgs", "applyDefaults", "lenientArgs", "hidden"), bool)
+_WIRE_TYPES |= dict.fromkeys(("deferrable", "strict", "requiresApproval"), bool)
 
 
 DEPRECATED_META_KEY = "customtools/deprecated"

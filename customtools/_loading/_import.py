@@ -430,7 +430,8 @@ class ImportOutcome:
     """What importing one candidate produced (internal; the loader merges these)."""
 
     module_name: str | None = None
-    tools: list[CustomTool] = field(default_factory=list)
+    tools: list[Any] = field(default_factory=list)
+    """The tools (a lazy load gives what builds each: ``_lazy.LazyTool``)."""
     errors: list[LoadError] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     cleanup: list[Callable[[], Awaitable[None]]] = field(default_factory=list)

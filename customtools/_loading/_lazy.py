@@ -23,8 +23,15 @@ Eager all the same
     A module is imported at load, with an ``"eager-import"`` diagnostic saying why, when a
     tool needs its live object before a call (session hooks, render hooks, a
     ``requires_approval`` rule), when it is an installed entry point, when its files cannot
-    be hashed or its definition is not plain JSON. Modules that fail or return no tools are
-    never cached (their load report says why).
+    be hashed or its definition is not plain JSON (or would fail the check of an entry at
+    load, see `Lazy tools`). Modules that fail or return no tools are never cached (their
+    load report says why).
+
+Lazy tools
+    A load builds none: each entry's definitions are checked as read
+    (:func:`~customtools._tool.check_wire_form`: what building them would check) and kept;
+    :class:`LazyTool` builds the tool on its record's first read. A bad entry is ignored
+    with a ``"manifest-cache-ignored"`` diagnostic and its module imported at load.
 
 The cache
     ``<home>/.<app_name>/cache/manifests/``, one checksummed file per directory of tool
@@ -55,9 +62,9 @@ from customtools._loading._paths import display_path
 from customtools._loading._records import Candidate, Diagnostic
 from customtools._loading._trust import ProjectSource, StatCache, candidate_source
 from customtools._runtime import PREPARE, STOPS_ITSELF
-from customtools._tool import CustomTool
+from customtools._tool import CustomTool, check_wire_form
 
-__all__ = ["LazyLoad"]
+__all__ = ["LazyLoad", "LazyTool"]
 
 _HOOKS = ("on_session", "render_call", "render_result")
 _log = logging.getLogger("customtools.loading")
@@ -129,10 +136,8 @@ class LazyLoad:
             return None
         try:
             module = LazyModule(candidate, entry.get("tools"), entry.get("async"), self)
-            tools = [
-                self._tool(module, data, is_async)
-                for data, is_async in zip(module.wire, module.modes, strict=True)
-            ]
+            pairs = zip(module.wire, module.modes, strict=True)
+            tools = [LazyTool(module, data, is_async) for data, is_async in pairs]
         except Exception as exc:  # a manifest that passed its checksum but not the tool rules
             self.cache.diagnostics.append(
                 Diagnostic(
@@ -183,58 +188,6 @@ class LazyLoad:
             if fresh != files:  # stat keys that can now be kept: later loads only stat
                 self.cache.put(key, {**entry, "files": fresh})
         return source.digest
-
-    def _tool(self, module: LazyModule, data: Any, is_async: Any) -> CustomTool:
-        """A tool from its manifest whose ``execute`` calls the live tool's ``execute``. The
-        adapter imports the module first (:data:`~customtools._runtime.PREPARE`), on the
-        event loop as a load would; ``execute`` is sync or async as the live one is (an
-        isolation proxy is async), so the adapter runs it the same way: validation, worker
-        thread, signal, timeout and results are the adapter's, once."""
-        if type(data) is not dict or type(data.get("name")) is not str:  # parsed JSON
-            raise TypeError("a tool entry is not an object with a name")
-        name: str = data["name"]
-
-        async def prepare() -> None:
-            await module.live(name)
-
-        execute: Callable[..., Any]
-        if self.isolated or is_async is True:
-
-            async def execute(
-                tool_call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any
-            ) -> Any:
-                live = await module.live(name)
-                if isinstance(live, ToolResult):
-                    return live
-                return await live(tool_call_id, params, on_update, ctx, signal)
-
-        elif is_async is False:
-
-            def execute(
-                tool_call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any
-            ) -> Any:
-                # In the adapter's worker thread, after the adapter awaited the import on the
-                # event loop (PREPARE); called some other way, it asks the loop itself.
-                live = module.imported(name)
-                if live is None:
-                    import anyio.from_thread
-
-                    live = anyio.from_thread.run(module.live, name)
-                if isinstance(live, ToolResult):
-                    return live
-                return live(tool_call_id, params, on_update, ctx, signal)
-
-        else:
-            raise TypeError("a tool entry does not say how it runs")
-        tool = CustomTool.from_dict(data, execute=execute, checked=True)
-        # The adapter imports on the event loop before the call (outside its timeout, as
-        # an eager load's import is), then runs execute as it would run the live tool. (Set
-        # after the tool is built: a plain function without attributes is told apart
-        # quickest.)
-        setattr(execute, PREPARE, prepare)
-        if self.isolated:
-            setattr(execute, STOPS_ITSELF, True)  # a proxy's does (docs/cancellation.md)
-        return tool
 
     def keep(self, candidate: Candidate, outcome: ImportOutcome) -> None:
         """Record what importing ``candidate`` at load produced (or say why it stays eager)."""
@@ -292,6 +245,10 @@ class LazyLoad:
                 plain = False
             if not plain:
                 return f"tool {tool.name!r} has a definition that is not plain JSON"
+            try:
+                check_wire_form(wire)  # what a later load checks the entry with
+            except ValueError as exc:
+                return f"{exc}; the manifest cannot keep it"
         return None
 
     def failed(self, candidate: Candidate, code: str, message: str) -> None:
@@ -320,6 +277,76 @@ def _stat_key(path: str) -> list[int] | None:
     except OSError:
         return None
     return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+class LazyTool:
+    """One tool of a module served from its manifest: its definition checked at load
+    (:func:`~customtools._tool.check_wire_form`), the tool built on first read, once."""
+
+    __slots__ = ("_tool", "data", "is_async", "module", "name")
+
+    def __init__(self, module: LazyModule, data: Any, is_async: Any) -> None:
+        self.name = check_wire_form(data)
+        if not module.lazy.isolated and type(is_async) is not bool:
+            raise TypeError(f"tool {self.name!r} does not say how it runs")
+        self.module, self.data, self.is_async = module, data, is_async
+        self._tool: CustomTool | None = None
+
+    @property
+    def former_names(self) -> tuple[str, ...]:
+        """The tool's former names (checked at load)."""
+        return tuple(self.data.get("formerNames", ()))
+
+    def build(self) -> CustomTool:
+        """The tool, whose ``execute`` calls the live tool's ``execute``. The adapter imports
+        the module first (:data:`~customtools._runtime.PREPARE`), on the event loop as a load
+        would; ``execute`` is sync or async as the live one is (an isolation proxy is async),
+        so the adapter runs it the same way: validation, worker thread, signal, timeout and
+        results are the adapter's, once."""
+        if self._tool is not None:
+            return self._tool
+        module, name, isolated = self.module, self.name, self.module.lazy.isolated
+
+        async def prepare() -> None:
+            await module.live(name)
+
+        execute: Callable[..., Any]
+        if isolated or self.is_async:
+
+            async def execute(
+                tool_call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any
+            ) -> Any:
+                live = await module.live(name)
+                if isinstance(live, ToolResult):
+                    return live
+                return await live(tool_call_id, params, on_update, ctx, signal)
+
+        else:
+
+            def execute(
+                tool_call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any
+            ) -> Any:
+                # In the adapter's worker thread, after the adapter awaited the import on the
+                # event loop (PREPARE); called some other way, it asks the loop itself.
+                live = module.imported(name)
+                if live is None:
+                    import anyio.from_thread
+
+                    live = anyio.from_thread.run(module.live, name)
+                if isinstance(live, ToolResult):
+                    return live
+                return live(tool_call_id, params, on_update, ctx, signal)
+
+        tool = CustomTool.from_dict(self.data, execute=execute, checked=True)
+        # The adapter imports on the event loop before the call (outside its timeout, as
+        # an eager load's import is), then runs execute as it would run the live tool. (Set
+        # after the tool is built: a plain function without attributes is told apart
+        # quickest.)
+        setattr(execute, PREPARE, prepare)
+        if isolated:
+            setattr(execute, STOPS_ITSELF, True)  # a proxy's does (docs/cancellation.md)
+        self._tool = tool
+        return tool
 
 
 class LazyModule:

@@ -297,7 +297,9 @@ class Collected:
         """Register ``loaded`` (a ``name-conflict`` is an error, a ``similar-name`` a note)."""
         origin = f"{display_path(loaded.path)} ({_describe_source(loaded.source)})"
         similar = len(self.registry.similar_names)
-        conflict = self.registry.add(loaded.tool, origin=origin, record=loaded)
+        # A lazy record is registered by its name, its tool left unbuilt.
+        held = loaded if loaded.lazy else loaded.tool
+        conflict = self.registry.add(held, origin=origin, record=loaded)
         if conflict is not None:
             self.errors.append(
                 LoadError(

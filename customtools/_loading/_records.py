@@ -8,14 +8,15 @@ Errors are data here, never exceptions: one bad file never stops a load.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import FrozenInstanceError, dataclass, field, fields
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from customtools._error_results import LoadCode
+from customtools._tool import CustomTool
 
 if TYPE_CHECKING:
     from customtools._policy import PackInfo
-    from customtools._tool import CustomTool
 
 __all__ = [
     "TRUST_POLICIES",
@@ -193,22 +194,81 @@ class LoadError(_Record):
         return cls(error=error, code=code, source=candidate.source, **where, **more)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class LoadedTool:
-    """A tool that loaded, with where it came from.
+    """A tool that loaded, with where it came from (read-only).
 
     ``lazy`` is true when the tool came from the manifest cache: its module is imported on
-    its first call (see ``docs/discovery.md``). ``pack`` is what the execution policy reads
-    about the tool's module (its declared ``POLICY`` and permissions, its digest), read on
-    first use; ``None`` when unknown.
+    its first call (see ``docs/discovery.md``), and ``tool`` is built from its stored
+    definition on first read, once (a load builds none: ``name`` and ``former_names`` are
+    read without building it). ``pack`` is what the execution policy reads about the tool's
+    module (its declared ``POLICY`` and permissions, its digest), read on first use; ``None``
+    when unknown. Records compare by everything but ``pack``.
+
+    Args:
+        tool: the tool; or what builds it, for a lazy record (anything with the tool's
+            ``name`` and ``former_names`` and a ``build()`` returning it, every time the same).
     """
+
+    __slots__ = ("_tool", "lazy", "pack", "path", "resolved_path", "source")
 
     path: str
     resolved_path: str
-    tool: CustomTool
     source: ToolSource
-    lazy: bool = False
-    pack: PackInfo | None = field(default=None, compare=False, repr=False)
+    lazy: bool
+    pack: PackInfo | None
+    _tool: CustomTool | Any
+
+    def __init__(
+        self,
+        *,
+        path: str,
+        resolved_path: str,
+        tool: CustomTool | Any,
+        source: ToolSource,
+        lazy: bool = False,
+        pack: PackInfo | None = None,
+    ) -> None:
+        init = object.__setattr__
+        init(self, "path", path)
+        init(self, "resolved_path", resolved_path)
+        init(self, "_tool", tool)
+        init(self, "source", source)
+        init(self, "lazy", lazy)
+        init(self, "pack", pack)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        keys = ("path", "resolved_path", "tool", "source", "lazy")
+        return all(getattr(self, key) == getattr(other, key) for key in keys)
+
+    __hash__ = None  # type: ignore[assignment]  # a tool holds mappings
+
+    def __reduce__(self) -> tuple[Any, ...]:  # copy and pickle build it again
+        keys = ("path", "resolved_path", "source", "lazy", "pack")
+        return partial(LoadedTool, tool=self._tool, **{k: getattr(self, k) for k in keys}), ()
+
+    def __repr__(self) -> str:
+        return f"LoadedTool(name={self.name!r}, path={self.path!r}, lazy={self.lazy!r})"
+
+    @property
+    def tool(self) -> CustomTool:
+        """The tool (a lazy record's is built on first read; any later read is that one)."""
+        tool = self._tool
+        return tool if isinstance(tool, CustomTool) else tool.build()
+
+    @property
+    def name(self) -> str:
+        """The tool's name."""
+        return self._tool.name
+
+    @property
+    def former_names(self) -> tuple[str, ...]:
+        """The tool's former names (:attr:`CustomTool.former_names`)."""
+        return self._tool.former_names
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form: the tool's definition plus its origin (``lazy`` only when true)."""

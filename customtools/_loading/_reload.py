@@ -325,7 +325,7 @@ def _summary(result: LoadResult | None) -> Any:
         return None
     # A re-imported module (here or in a new isolation worker) makes new tool objects.
     return (
-        tuple((loaded.resolved_path, loaded.tool.name, id(loaded.tool)) for loaded in result.tools),
+        tuple((loaded.resolved_path, loaded.name, id(loaded.tool)) for loaded in result.tools),
         tuple((e.path, e.code, e.error) for e in result.errors),
         tuple(getattr(p, "root", None) for p in result.pending_trust),
     )

@@ -3,12 +3,15 @@ call, and a cache that is never used stale, poisoned or half written."""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -257,6 +260,149 @@ async def test_search_finds_lazy_tools_without_importing_them(tmp_path: Path, ho
     registry = ToolRegistry(await lazy_load(tmp_path / "tools", home))
     assert [t.name for t in registry.search("greeting")] == ["echo"]
     assert imports(mark) == 2  # the first load's two imports only
+
+
+def _built_tools() -> int:
+    import gc
+
+    return sum(type(o) is customtools.CustomTool for o in gc.get_objects())
+
+
+async def test_a_lazy_load_builds_no_tool_until_one_is_read(tmp_path: Path, home: Path) -> None:
+    mark = tmp_path / "mark"
+    for n in range(3):
+        module(tmp_path / "tools" / f"echo{n}.py", mark, name=f"echo{n}")
+    await lazy_load(tmp_path / "tools", home)
+    before = _built_tools()
+    result = await lazy_load(tmp_path / "tools", home)
+    registry = ToolRegistry(result)
+    assert [t.name for t in result.tools] == ["echo0", "echo1", "echo2"]
+    assert registry.names == result.tool_names == ("echo0", "echo1", "echo2")
+    assert "lazy=True" in repr(result.tools[0])
+    assert _built_tools() == before  # registered by name, nothing built
+    tool = result.tools[1].tool  # the first read builds it, once
+    assert _built_tools() == before + 1
+    assert result.tools[1].tool is tool is registry["echo1"]
+    assert _built_tools() == before + 1
+    assert imports(mark) == 3  # the first load's imports only
+    record = result.tools[2]
+    with pytest.raises(AttributeError, match="cannot assign to field 'path'"):
+        record.path = "elsewhere"  # type: ignore[misc]
+    twin = copy.copy(record)
+    assert twin == record
+    assert twin.tool is record.tool  # one tool, built once
+    assert twin.lazy
+    assert twin != result.tools[1]
+
+
+RICH = """
+from customtools import CustomTool, Type
+
+def factory(api):
+    def run(tool_call_id, params, on_update, ctx, signal):
+        return "ok"
+
+    return CustomTool(
+        name="rich", label="Rich", description="Every field.", execute=run, timeout=2.5,
+        parameters=Type.Object({"n": Type.Integer(minimum=1)}), coerce_args=False,
+        apply_defaults=True, lenient_args=True, hidden=True, deferrable=True, strict=True,
+        concurrency="exclusive", annotations={"readOnlyHint": True}, meta={"k": [1, "v"]},
+        output_schema={"type": "object", "properties": {"x": {"type": "string"}}},
+        requires_approval=False, former_names=("old_rich", "older_rich"),
+    )
+"""
+
+
+async def test_a_lazily_built_tool_equals_the_eagerly_loaded_one(
+    tmp_path: Path, home: Path
+) -> None:
+    write(tmp_path / "tools" / "rich.py", RICH)
+    eager = await lazy_load(tmp_path / "tools", home)
+    lazy = await lazy_load(tmp_path / "tools", home)
+    assert [t.lazy for t in lazy.tools] == [True, True, True]
+    assert lazy.tool_names == eager.tool_names == ("rich", "old_rich", "older_rich")
+    assert lazy.tools[0].to_dict() == {**eager.tools[0].to_dict(), "lazy": True}
+    built, live = ToolRegistry(lazy), ToolRegistry(eager)
+    for name in lazy.tool_names:  # the tool and its deprecated aliases
+        assert built[name].to_dict() == live[name].to_dict()
+    assert lazy.tools[0].former_names == ("old_rich", "older_rich")
+
+
+def _resign(cache: Path, edit: Callable[[dict[str, Any]], None]) -> None:
+    import hashlib
+
+    body = json.loads(cache.read_bytes().partition(b"\n")[2])
+    (entry,) = body["entries"].values()
+    edit(entry)
+    data = json.dumps(body).encode()
+    cache.write_bytes(
+        b"customtools-manifests %s\n%s" % (hashlib.sha256(data).hexdigest().encode(), data)
+    )
+
+
+def _tool_edit(**fields: Any) -> Callable[[dict[str, Any]], None]:
+    return lambda entry: entry["tools"][0].update(fields)
+
+
+@pytest.mark.parametrize(
+    ("edit", "why"),
+    [
+        (_tool_edit(name="not a name"), "invalid tool name 'not a name'"),
+        (_tool_edit(label=3), "tool 'echo': label not as the wire form has it"),
+        (_tool_edit(parameters=[]), "tool 'echo': parameters not as"),
+        (_tool_edit(timeout=-1, concurrency="alone"), "tool 'echo': timeout, concurrency not"),
+        (_tool_edit(timeout=True), "tool 'echo': timeout not"),
+        (_tool_edit(requiresApproval="yes", hidden=1), "hidden, requiresApproval not"),
+        (_tool_edit(outputSchema={"type": "array"}), "tool 'echo': outputSchema not"),
+        (_tool_edit(formerNames=["echo"]), "tool 'echo': formerNames not"),
+        (_tool_edit(formerNames="old"), "tool 'echo': formerNames not"),
+        (lambda entry: entry["tools"][0].pop("parameters"), "tool 'echo':  not as the wire"),
+        (lambda entry: entry.update(tools=[["echo"]]), "a tool definition is not a JSON object"),
+        (lambda entry: entry.update({"async": ["yes"]}), "tool 'echo' does not say how it runs"),
+        (lambda entry: entry.update({"async": []}), "its tools do not say how they run"),
+    ],
+)
+async def test_a_bad_entry_in_a_resigned_cache_file_is_caught_at_load_with_a_diagnostic(
+    tmp_path: Path, home: Path, edit: Callable[[dict[str, Any]], None], why: str
+) -> None:
+    mark = tmp_path / "mark"
+    path = module(tmp_path / "tools" / "echo.py", mark)
+    await lazy_load(tmp_path / "tools", home)
+    (cache,) = cache_files(home)
+    _resign(cache, edit)
+    result = await lazy_load(tmp_path / "tools", home)
+    assert imports(mark) == 2  # imported at load instead
+    assert [(t.name, t.lazy) for t in result.tools] == [("echo", False)]
+    (note,) = [d for d in result.diagnostics if d.code == "manifest-cache-ignored"]
+    assert note.message.startswith(f"the manifest of {path} was ignored: ")
+    assert why in note.message
+    assert note.message.endswith("; the module is imported at load")
+    assert (await lazy_load(tmp_path / "tools", home)).tools[0].lazy  # written again
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ("{'x': 1}", "tool 'odd': coerceArgs not as the wire form has it; the manifest cannot"),
+        ("float('nan')", "tool 'odd' has a definition that is not plain JSON"),
+    ],
+)
+async def test_a_tool_definition_the_cache_would_refuse_is_never_written(
+    tmp_path: Path, home: Path, value: str, why: str
+) -> None:
+    # coerce_args is not checked by CustomTool, so a tool may carry a value the wire form's
+    # check refuses: the module stays eager (said at load) rather than failing every load.
+    write(
+        tmp_path / "tools" / "odd.py",
+        "from customtools import CustomTool\n"
+        "def factory(api):\n"
+        f"    return CustomTool(name='odd', execute=lambda *a: 'x', coerce_args={value})\n",
+    )
+    await lazy_load(tmp_path / "tools", home)
+    result = await lazy_load(tmp_path / "tools", home)
+    assert not result.tools[0].lazy
+    assert codes(result) == ["eager-import"]
+    assert why in result.diagnostics[0].message
 
 
 async def test_arguments_are_validated_against_the_manifest_schema_before_any_import(

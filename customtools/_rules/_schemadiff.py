@@ -472,22 +472,15 @@ class _Differ:
                 note("narrowed", "type", "allows no value at all now")
             return
         self._annotations(old.schema, new.schema, note)
-        if old.problem is not None or new.problem is not None:
-            if _strip(old.schema) != _strip(new.schema):
-                reason = old.problem or new.problem or "cannot be combined"
-                note("unknown", "keyword", f"changed, and {reason}")
-            return
-        old_branches = _branches(self.old, old)
-        new_branches = _branches(self.new, new)
+        problem = old.problem or new.problem
+        old_branches = None if problem else _branches(self.old, old)
+        new_branches = None if problem else _branches(self.new, new)
         if old_branches is None or new_branches is None:
             if _strip(old.schema) != _strip(new.schema):
-                note(
-                    "unknown",
-                    "keyword",
-                    "changed alternatives (anyOf/oneOf) the gate cannot match up",
-                )
+                why = problem or "alternatives (anyOf/oneOf) the gate cannot match up"
+                note("unknown", "keyword", f"changed, and {why}" if problem else f"changed {why}")
             return
-        self._values(old, new, old_branches, new_branches, path, where)
+        self._values(old, new, old_branches, new_branches, note)
         self._typed(old, new, old_branches, new_branches, path, where)
 
     def _annotations(self, old: Schema, new: Schema, note: _Note) -> None:
@@ -519,11 +512,9 @@ class _Differ:
         new: _Node,
         old_branches: list[_Branch],
         new_branches: list[_Branch],
-        path: Path,
-        where: Any,
+        note: _Note,
     ) -> None:
         """Finite alternatives, checked value by value against the other side."""
-        note = self.at(path, where)
         sides: tuple[tuple[_Side, _Side, list[_Branch], Effect, str], ...] = (
             (self.old, self.new, old_branches, "narrowed", "no longer allows"),
             (self.new, self.old, new_branches, "widened", "now allows"),
@@ -638,7 +629,7 @@ class _Differ:
         elif kind == "string":
             self._pattern(a, b, note)
         elif kind == "array":
-            self._array(a, b, old_node, new_node, path, where)
+            self._array(a, b, old_node, new_node, path, note)
         elif kind == "object":
             self._object(a, b, old_node, new_node, path, where)
 
@@ -718,8 +709,7 @@ class _Differ:
                 " whether every string the old one allowed still matches",
             )
 
-    def _array(self, a: Schema, b: Schema, old: _Node, new: _Node, path: Path, where: Any) -> None:
-        note = self.at(path, where)
+    def _array(self, a: Schema, b: Schema, old: _Node, new: _Node, path: Path, note: _Note) -> None:
         if a.get("uniqueItems") is True and b.get("uniqueItems") is not True:
             note("widened", "bound", "items need not be unique now")
         elif b.get("uniqueItems") is True and a.get("uniqueItems") is not True:

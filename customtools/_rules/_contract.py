@@ -624,14 +624,12 @@ def _permission_changes(
     if net_a != net_b:
         ports_a = set(net_a) if isinstance(net_a, list) else set()
         ports_b = set(net_b) if isinstance(net_b, list) else set()
-        if (
+        grows = (
             net_b == "all"
             or (net_a == "none" and ports_b)
             or (ports_b - ports_a and net_a != "all")
-        ):
-            wider.append(f"network {_show(net_a)} -> {_show(net_b)}")
-        else:
-            narrower.append(f"network {_show(net_a)} -> {_show(net_b)}")
+        )
+        (wider if grows else narrower).append(f"network {_show(net_a)} -> {_show(net_b)}")
     if bool(b["run"]) and not a["run"]:
         wider.append("starts programs")
     elif bool(a["run"]) and not b["run"]:

@@ -190,11 +190,11 @@ class _Side:
                 return None
         return target, pointer
 
-    def at(self, pointer: str) -> _Node:
+    def at(self, pointer: str, hops: int = 0) -> _Node:
         """The node at ``pointer`` (which must exist)."""
         found = self._walk(pointer)
         assert found is not None
-        return self._node(found[0], pointer, self._ref(pointer), f"{self.uri}#{pointer}", 0)
+        return self._node(found[0], pointer, self._ref(pointer), f"{self.uri}#{pointer}", hops)
 
     def detached(self, schema: Any, key: str) -> _Node:
         """A node for a subschema that is no single place of the document (a combined one)."""
@@ -224,13 +224,7 @@ class _Side:
                 return _Node(self, {**schema, "$ref": ref}, pointer, check, key, problem=problem)
             target_pointer = found[1]
             if not schema:
-                return self._node(
-                    found[0],
-                    target_pointer,
-                    self._ref(target_pointer),
-                    f"{self.uri}#{target_pointer}",
-                    hops + 1,
-                )
+                return self.at(target_pointer, hops + 1)
             target = self._node(found[0], target_pointer, check, key, hops + 1)
             return self._combine(target, self._node(schema, None, check, key, hops + 1), pointer)
         parts = schema.pop("allOf", None)

@@ -479,10 +479,10 @@ class _Differ:
 
     def _annotations(self, old: Schema, new: Schema, note: _Note) -> None:
         for key in _ANNOTATIONS:
-            if old.get(key, _ABSENT) == new.get(key, _ABSENT):
+            before, after = old.get(key, _ABSENT), new.get(key, _ABSENT)
+            if before == after:
                 continue
             if key == "default":
-                before, after = old.get(key, _ABSENT), new.get(key, _ABSENT)
                 if after is _ABSENT:
                     text = f"has no default now (it was {_show(before)})"
                 elif before is _ABSENT:
@@ -495,26 +495,20 @@ class _Differ:
                     " (an annotation: the adapter does not check formats)"
                 )
             elif key == "deprecated":
-                text = "is deprecated now" if new.get(key) is True else "is no longer deprecated"
+                text = "is deprecated now" if after is True else "is no longer deprecated"
             else:
                 text = f"{key} changed"
             note("annotation", key, text)
 
     def _values(
-        self,
-        old: _Node,
-        new: _Node,
-        old_branches: list[_Branch],
-        new_branches: list[_Branch],
-        note: _Note,
+        self, old: _Node, new: _Node, olds: list[_Branch], news: list[_Branch], note: _Note
     ) -> None:
         """Finite alternatives, checked value by value against the other side."""
-        sides: tuple[tuple[_Side, _Side, list[_Branch], Effect, str], ...] = (
-            (self.old, self.new, old_branches, "narrowed", "no longer allows"),
-            (self.new, self.old, new_branches, "widened", "now allows"),
+        sides: tuple[tuple[_Side, _Node, _Side, _Node, list[_Branch], Effect, str], ...] = (
+            (self.old, old, self.new, new, olds, "narrowed", "no longer allows"),
+            (self.new, new, self.old, old, news, "widened", "now allows"),
         )
-        for side, other, branches, effect, verb in sides:
-            node, target = (old, new) if side is self.old else (new, old)
+        for side, node, other, target, branches, effect, verb in sides:
             for branch in branches:
                 if branch.type is not None:
                     continue

@@ -475,7 +475,7 @@ class _Differ:
                 note("unknown", "keyword", f"changed, and {why}" if problem else f"changed {why}")
             return
         self._values(old, new, old_branches, new_branches, note)
-        self._typed(old, new, old_branches, new_branches, path, where)
+        self._typed(new, old_branches, new_branches, path, where)
 
     def _annotations(self, old: Schema, new: Schema, note: _Note) -> None:
         for key in _ANNOTATIONS:
@@ -522,19 +522,13 @@ class _Differ:
                         note(effect, "enum", f"{verb} the value {_show(value)}")
 
     def _typed(
-        self,
-        old: _Node,
-        new: _Node,
-        old_branches: list[_Branch],
-        new_branches: list[_Branch],
-        path: Path,
-        where: Any,
+        self, new: _Node, olds: list[_Branch], news: list[_Branch], path: Path, where: Any
     ) -> None:
         """Typed alternatives, matched by type (and discriminator), then keyword by keyword."""
         note = self.at(path, where)
-        old_typed = [b for b in old_branches if b.type is not None]
-        new_typed = [b for b in new_branches if b.type is not None]
-        new_finite = [b for b in new_branches if b.type is None]
+        old_typed = [b for b in olds if b.type is not None]
+        new_typed = [b for b in news if b.type is not None]
+        new_finite = [b for b in news if b.type is None]
         matched: set[int] = set()
         for branch in old_typed:
             assert branch.type is not None
@@ -555,7 +549,7 @@ class _Differ:
                     note("narrowed", "type", f"no longer allows {_kind(branch.type)}")
                 continue
             if len(matches) > 1:
-                matches = self._pick(branch, matches, old, new, path)
+                matches = self._pick(branch, matches, new, path)
                 if not matches:
                     note(
                         "unknown",
@@ -580,7 +574,7 @@ class _Differ:
             note("widened", "type", f"now allows {_kind(branch.type)}")
 
     def _pick(
-        self, branch: _Branch, matches: list[_Branch], old: _Node, new: _Node, path: Path
+        self, branch: _Branch, matches: list[_Branch], new: _Node, path: Path
     ) -> list[_Branch]:
         """The one alternative an old one corresponds to: by discriminator, else the only one
         that compares without narrowing (for ``anyOf``)."""

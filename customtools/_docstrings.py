@@ -49,8 +49,7 @@ def _google(lines: list[str], start: int, params: dict[str, str]) -> int:
     """Read a Google parameter section starting after its heading; return the next index."""
     index = start
     base: int | None = None
-    current: str | None = None
-    buffer: list[str] = []
+    items: list[tuple[str, list[str]]] = []  # each parameter and its lines
     while index < len(lines):
         line = lines[index]
         if line.strip() and _indent(line) == 0:
@@ -59,22 +58,18 @@ def _google(lines: list[str], start: int, params: dict[str, str]) -> int:
             base = _indent(line) if base is None else base
             match = _GOOGLE_ITEM.match(line.strip()) if _indent(line) == base else None
             if match is not None:
-                if current is not None:
-                    params[current] = _join(buffer)
-                current, buffer = match.group(1), [match.group(2)]
-            elif current is not None:
-                buffer.append(line)
+                items.append((match.group(1), [match.group(2)]))
+            elif items:
+                items[-1][1].append(line)
         index += 1
-    if current is not None:
-        params[current] = _join(buffer)
+    params.update((name, _join(buffer)) for name, buffer in items)
     return index
 
 
 def _numpy(lines: list[str], start: int, params: dict[str, str]) -> int:
     """Read a NumPy ``Parameters`` section starting after its underline."""
     index = start
-    current: str | None = None
-    buffer: list[str] = []
+    items: list[tuple[str, list[str]]] = []  # each parameter and its lines
     while index < len(lines):
         line = lines[index]
         if index + 1 < len(lines) and _NUMPY_UNDERLINE.match(lines[index + 1]) and line.strip():
@@ -83,14 +78,11 @@ def _numpy(lines: list[str], start: int, params: dict[str, str]) -> int:
             match = _NUMPY_ITEM.match(line.strip())
             if match is None:
                 break
-            if current is not None:
-                params[current] = _join(buffer)
-            current, buffer = match.group(1), []
-        elif current is not None:
-            buffer.append(line)
+            items.append((match.group(1), []))
+        elif items:
+            items[-1][1].append(line)
         index += 1
-    if current is not None:
-        params[current] = _join(buffer)
+    params.update((name, _join(buffer)) for name, buffer in items)
     return index
 
 

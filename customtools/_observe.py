@@ -65,11 +65,9 @@ class CallObservation(Protocol):
 
     def waiting(self, what: str) -> AbstractContextManager[object]:
         """A context manager around a wait inside the call (``"approval"``)."""
-        ...
 
     def finish(self, result: ToolResult | None, error: BaseException | None) -> None:
         """The call ended with ``result``, or with ``error`` propagating to the caller."""
-        ...
 
 
 class ToolObserver(Protocol):
@@ -77,7 +75,6 @@ class ToolObserver(Protocol):
 
     def start(self, tool_call_id: str) -> CallObservation:
         """A call of the tool is starting."""
-        ...
 
 
 class LoadStep(Protocol):
@@ -85,12 +82,10 @@ class LoadStep(Protocol):
 
     def set(self, key: str, value: str | int | float | bool) -> None:
         """Record an attribute of the step."""
-        ...
 
     def failed(self, code: str) -> None:
         """The step failed with a load error of this ``code`` (never its message, which may
         carry what the failing module put in its exception)."""
-        ...
 
 
 class Observer(Protocol):
@@ -98,22 +93,18 @@ class Observer(Protocol):
 
     def tool_observer(self, tool: CustomTool) -> ToolObserver | None:
         """The observer of ``tool``'s calls, or ``None`` to leave them unobserved."""
-        ...
 
     def load_step(
         self, name: str, attributes: Mapping[str, str | int | float | bool]
     ) -> AbstractContextManager[LoadStep]:
         """A context manager around one load step called ``name``."""
-        ...
 
     def inject(self) -> dict[str, str]:
         """The current trace context as W3C headers (``traceparent``, ...), or ``{}``."""
-        ...
 
     def attach(self, carrier: Mapping[str, str]) -> AbstractContextManager[object]:
         """A context manager making the context in ``carrier`` current, unless a valid span
         already is."""
-        ...
 
 
 class _NullStep:

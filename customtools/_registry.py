@@ -58,12 +58,10 @@ class LoadedToolLike(Protocol):
     @property
     def tool(self) -> CustomTool:
         """The loaded tool."""
-        ...
 
     @property
     def path(self) -> str:
         """Where it was found."""
-        ...
 
 
 @runtime_checkable
@@ -73,7 +71,6 @@ class ToolsLike(Protocol):
     @property
     def tools(self) -> Iterable[LoadedToolLike]:
         """The records, in precedence order."""
-        ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -99,11 +99,9 @@ class Theme(Protocol):
 
     def fg(self, color: str, text: str) -> str:
         """Return ``text`` drawn in the foreground colour ``color``."""
-        ...
 
     def bold(self, text: str) -> str:
         """Return ``text`` in bold."""
-        ...
 
 
 class PlainTheme:

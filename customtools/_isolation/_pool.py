@@ -116,22 +116,18 @@ def _sandboxed_sources(
         for own, claimed in declared.tool_groups():
             groups.append((own, claimed, declared.tool_lines[min(claimed)]))
         for permissions, names, where in groups:
-            made.append(
-                (
-                    SandboxedWorker(
-                        candidate,
-                        cwd=cwd,
-                        load_timeout=load_timeout,
-                        options=options,
-                        permissions=permissions,
-                        declared_in=where,
-                        home=request.home or os.path.expanduser("~"),
-                        require=request.require,
-                        tools=names,
-                    ),
-                    names,
-                )
+            worker = SandboxedWorker(
+                candidate,
+                cwd=cwd,
+                load_timeout=load_timeout,
+                options=options,
+                permissions=permissions,
+                declared_in=where,
+                home=request.home or os.path.expanduser("~"),
+                require=request.require,
+                tools=names,
             )
+            made.append((worker, names))
     except PermissionsError as exc:
         for source, _ in made:
             source.discard()

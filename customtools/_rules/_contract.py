@@ -595,7 +595,9 @@ def _approval(entry: Mapping[str, Any]) -> bool:
     return hints.get("destructiveHint") is True and hints.get("readOnlyHint") is not True
 
 
-def _covered(path: str, paths: Iterable[str]) -> bool:
+def _covered(path: str, paths: Iterable[str], *, exact: bool = False) -> bool:
+    if exact:
+        return path in paths
     for other in paths:
         if path == other or path.startswith(other.rstrip("/") + "/"):
             return True
@@ -614,32 +616,20 @@ def _permission_changes(
     wider: list[str] = []
     narrower: list[str] = []
     for key, verb in (("read", "reads"), ("write", "writes"), ("env", "receives")):
-        more = (
-            [p for p in b[key] if not _covered(p, a[key])]
-            if key != "env"
-            else [name for name in b[key] if name not in a[key]]
-        )
-        less = (
-            [p for p in a[key] if not _covered(p, b[key])]
-            if key != "env"
-            else [name for name in a[key] if name not in b[key]]
-        )
-        if more:
-            wider.append(f"{verb} {', '.join(map(str, more))}")
-        if less:
-            narrower.append(f"no longer {verb.rstrip('s')}s {', '.join(map(str, less))}")
+        for out, was, now, prefix in ((wider, a, b, ""), (narrower, b, a, "no longer ")):
+            beyond = [x for x in now[key] if not _covered(x, was[key], exact=key == "env")]
+            if beyond:
+                out.append(f"{prefix}{verb} {', '.join(map(str, beyond))}")
     net_a, net_b = a["net"], b["net"]
     if net_a != net_b:
         ports_a = set(net_a) if isinstance(net_a, list) else set()
         ports_b = set(net_b) if isinstance(net_b, list) else set()
-        if (
+        grows = (
             net_b == "all"
             or (net_a == "none" and ports_b)
             or (ports_b - ports_a and net_a != "all")
-        ):
-            wider.append(f"network {_show(net_a)} -> {_show(net_b)}")
-        else:
-            narrower.append(f"network {_show(net_a)} -> {_show(net_b)}")
+        )
+        (wider if grows else narrower).append(f"network {_show(net_a)} -> {_show(net_b)}")
     if bool(b["run"]) and not a["run"]:
         wider.append("starts programs")
     elif bool(a["run"]) and not b["run"]:

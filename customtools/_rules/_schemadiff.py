@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -37,6 +37,7 @@ __all__ = ["SchemaChange", "diff_schemas"]
 Effect = Literal["narrowed", "widened", "unknown", "annotation"]
 Schema = Mapping[str, Any]
 Path = tuple[str, ...]  # where in an instance (SchemaChange.path)
+_Note = Callable[[Effect, str, str], None]  # records a change at one place: effect, what, text
 
 
 def _words(text: str) -> tuple[str, ...]:
@@ -189,11 +190,11 @@ class _Side:
                 return None
         return target, pointer
 
-    def at(self, pointer: str) -> _Node:
+    def at(self, pointer: str, hops: int = 0) -> _Node:
         """The node at ``pointer`` (which must exist)."""
         found = self._walk(pointer)
         assert found is not None
-        return self._node(found[0], pointer, self._ref(pointer), f"{self.uri}#{pointer}", 0)
+        return self._node(found[0], pointer, self._ref(pointer), f"{self.uri}#{pointer}", hops)
 
     def detached(self, schema: Any, key: str) -> _Node:
         """A node for a subschema that is no single place of the document (a combined one)."""
@@ -223,13 +224,7 @@ class _Side:
                 return _Node(self, {**schema, "$ref": ref}, pointer, check, key, problem=problem)
             target_pointer = found[1]
             if not schema:
-                return self._node(
-                    found[0],
-                    target_pointer,
-                    self._ref(target_pointer),
-                    f"{self.uri}#{target_pointer}",
-                    hops + 1,
-                )
+                return self.at(target_pointer, hops + 1)
             target = self._node(found[0], target_pointer, check, key, hops + 1)
             return self._combine(target, self._node(schema, None, check, key, hops + 1), pointer)
         parts = schema.pop("allOf", None)
@@ -448,6 +443,10 @@ class _Differ:
             self._keys.add(key)
             self.changes.append(SchemaChange(effect, what, path, pointer or "", text))
 
+    def at(self, path: Path, pointer: str | None) -> _Note:
+        """:meth:`add` for the changes at ``path`` (``pointer``: the subschema concerned)."""
+        return lambda effect, what, text: self.add(effect, what, path, pointer, text)
+
     # -- nodes ----------------------------------------------------------------------------------
 
     def compare(self, old: _Node, new: _Node, path: Path) -> None:
@@ -456,42 +455,34 @@ class _Differ:
             return  # met again: a recursive schema, or a subschema shared by several places
         self._seen.add(key)
         where = new.pointer if new.pointer is not None else old.pointer
+        note = self.at(path, where)
         if len(path) > _MAX_DEPTH:
-            self.add("unknown", "keyword", path, where, "nests too deep for the gate to compare")
+            note("unknown", "keyword", "nests too deep for the gate to compare")
             return
         if old.never or new.never:
             if old.never and not new.never:
-                self.add("widened", "type", path, where, "allows values now (it allowed none)")
+                note("widened", "type", "allows values now (it allowed none)")
             elif new.never and not old.never:
-                self.add("narrowed", "type", path, where, "allows no value at all now")
+                note("narrowed", "type", "allows no value at all now")
             return
-        self._annotations(old.schema, new.schema, path, where)
-        if old.problem is not None or new.problem is not None:
-            if _strip(old.schema) != _strip(new.schema):
-                reason = old.problem or new.problem or "cannot be combined"
-                self.add("unknown", "keyword", path, where, f"changed, and {reason}")
-            return
-        old_branches = _branches(self.old, old)
-        new_branches = _branches(self.new, new)
+        self._annotations(old.schema, new.schema, note)
+        problem = old.problem or new.problem
+        old_branches = None if problem else _branches(self.old, old)
+        new_branches = None if problem else _branches(self.new, new)
         if old_branches is None or new_branches is None:
             if _strip(old.schema) != _strip(new.schema):
-                self.add(
-                    "unknown",
-                    "keyword",
-                    path,
-                    where,
-                    "changed alternatives (anyOf/oneOf) the gate cannot match up",
-                )
+                why = problem or "alternatives (anyOf/oneOf) the gate cannot match up"
+                note("unknown", "keyword", f"changed, and {why}" if problem else f"changed {why}")
             return
-        self._values(old, new, old_branches, new_branches, path, where)
-        self._typed(old, new, old_branches, new_branches, path, where)
+        self._values(old, new, old_branches, new_branches, note)
+        self._typed(new, old_branches, new_branches, path, where)
 
-    def _annotations(self, old: Schema, new: Schema, path: Path, where: Any) -> None:
+    def _annotations(self, old: Schema, new: Schema, note: _Note) -> None:
         for key in _ANNOTATIONS:
-            if old.get(key, _ABSENT) == new.get(key, _ABSENT):
+            before, after = old.get(key, _ABSENT), new.get(key, _ABSENT)
+            if before == after:
                 continue
             if key == "default":
-                before, after = old.get(key, _ABSENT), new.get(key, _ABSENT)
                 if after is _ABSENT:
                     text = f"has no default now (it was {_show(before)})"
                 elif before is _ABSENT:
@@ -504,27 +495,20 @@ class _Differ:
                     " (an annotation: the adapter does not check formats)"
                 )
             elif key == "deprecated":
-                text = "is deprecated now" if new.get(key) is True else "is no longer deprecated"
+                text = "is deprecated now" if after is True else "is no longer deprecated"
             else:
                 text = f"{key} changed"
-            self.add("annotation", key, path, where, text)
+            note("annotation", key, text)
 
     def _values(
-        self,
-        old: _Node,
-        new: _Node,
-        old_branches: list[_Branch],
-        new_branches: list[_Branch],
-        path: Path,
-        where: Any,
+        self, old: _Node, new: _Node, olds: list[_Branch], news: list[_Branch], note: _Note
     ) -> None:
         """Finite alternatives, checked value by value against the other side."""
-        sides: tuple[tuple[_Side, _Side, list[_Branch], Effect, str], ...] = (
-            (self.old, self.new, old_branches, "narrowed", "no longer allows"),
-            (self.new, self.old, new_branches, "widened", "now allows"),
+        sides: tuple[tuple[_Side, _Node, _Side, _Node, list[_Branch], Effect, str], ...] = (
+            (self.old, old, self.new, new, olds, "narrowed", "no longer allows"),
+            (self.new, new, self.old, old, news, "widened", "now allows"),
         )
-        for side, other, branches, effect, verb in sides:
-            node, target = (old, new) if side is self.old else (new, old)
+        for side, node, other, target, branches, effect, verb in sides:
             for branch in branches:
                 if branch.type is not None:
                     continue
@@ -533,25 +517,18 @@ class _Differ:
                         continue  # the side's own schema refuses it: not one of its values
                     verdict = other.allows(target.check, value)
                     if verdict is None:
-                        self.add(
-                            "unknown", "enum", path, where, f"cannot check the value {_show(value)}"
-                        )
+                        note("unknown", "enum", f"cannot check the value {_show(value)}")
                     elif not verdict:
-                        self.add(effect, "enum", path, where, f"{verb} the value {_show(value)}")
+                        note(effect, "enum", f"{verb} the value {_show(value)}")
 
     def _typed(
-        self,
-        old: _Node,
-        new: _Node,
-        old_branches: list[_Branch],
-        new_branches: list[_Branch],
-        path: Path,
-        where: Any,
+        self, new: _Node, olds: list[_Branch], news: list[_Branch], path: Path, where: Any
     ) -> None:
         """Typed alternatives, matched by type (and discriminator), then keyword by keyword."""
-        old_typed = [b for b in old_branches if b.type is not None]
-        new_typed = [b for b in new_branches if b.type is not None]
-        new_finite = [b for b in new_branches if b.type is None]
+        note = self.at(path, where)
+        old_typed = [b for b in olds if b.type is not None]
+        new_typed = [b for b in news if b.type is not None]
+        new_finite = [b for b in news if b.type is None]
         matched: set[int] = set()
         for branch in old_typed:
             assert branch.type is not None
@@ -559,32 +536,24 @@ class _Differ:
             if not matches and branch.type == "number":
                 matches = [b for b in new_typed if b.type == "integer"]
                 if matches:
-                    self.add(
-                        "narrowed", "type", path, where, "no longer allows non-integer numbers"
-                    )
+                    note("narrowed", "type", "no longer allows non-integer numbers")
             if not matches:
                 if new_finite:
                     allowed = [v for b in new_finite for v in b.values]
-                    self.add(
+                    note(
                         "narrowed",
                         "type",
-                        path,
-                        where,
                         f"allows only the values {_show(allowed)} now, not any {branch.type}",
                     )
                 else:
-                    self.add(
-                        "narrowed", "type", path, where, f"no longer allows {_kind(branch.type)}"
-                    )
+                    note("narrowed", "type", f"no longer allows {_kind(branch.type)}")
                 continue
             if len(matches) > 1:
-                matches = self._pick(branch, matches, old, new, path)
+                matches = self._pick(branch, matches, new, path)
                 if not matches:
-                    self.add(
+                    note(
                         "unknown",
                         "type",
-                        path,
-                        where,
                         f"its {_kind(branch.type)} may match several alternatives of the new"
                         " schema; the gate cannot tell which",
                     )
@@ -595,17 +564,17 @@ class _Differ:
             assert branch.type is not None
             if any(b.type is not None and _covers(branch.type, b.type) for b in old_typed):
                 if branch.type == "number" and not any(b.type == "number" for b in old_typed):
-                    self.add("widened", "type", path, where, "now allows non-integer numbers")
+                    note("widened", "type", "now allows non-integer numbers")
                 elif id(branch) not in matched and branch.type == "object":
                     where_new = branch.node.pointer if branch.node.pointer is not None else where
                     self.add("widened", "type", path, where_new, "allows another kind of object")
                 continue
             if any(b.type is not None and _covers(b.type, branch.type) for b in old_typed):
                 continue  # an integer alternative beside an old number one
-            self.add("widened", "type", path, where, f"now allows {_kind(branch.type)}")
+            note("widened", "type", f"now allows {_kind(branch.type)}")
 
     def _pick(
-        self, branch: _Branch, matches: list[_Branch], old: _Node, new: _Node, path: Path
+        self, branch: _Branch, matches: list[_Branch], new: _Node, path: Path
     ) -> list[_Branch]:
         """The one alternative an old one corresponds to: by discriminator, else the only one
         that compares without narrowing (for ``anyOf``)."""
@@ -630,37 +599,32 @@ class _Differ:
     def _branch(self, old: _Branch, new: _Branch, path: Path) -> None:
         old_node, new_node = old.node, new.node
         where = new_node.pointer if new_node.pointer is not None else old_node.pointer
+        note = self.at(path, where)
         a, b = old.schema, new.schema
         kind = old.type
         for key in sorted((set(a) | set(b)) - _MODELLED - _IGNORED):
-            self._keyword(key, a.get(key, _ABSENT), b.get(key, _ABSENT), path, where)
+            self._keyword(key, a.get(key, _ABSENT), b.get(key, _ABSENT), note)
         # Each type keeps only its own bounds (see _branches), so one call compares them all.
-        self._bounds(a, b, path, where, integer=new.type == "integer")
+        self._bounds(a, b, note, integer=new.type == "integer")
         if kind in ("number", "integer"):
-            self._multiple(a, b, path, where, integer=new.type == "integer")
+            self._multiple(a, b, note, integer=new.type == "integer")
         elif kind == "string":
-            self._pattern(a, b, path, where)
+            self._pattern(a, b, note)
         elif kind == "array":
-            self._array(a, b, old_node, new_node, path, where)
+            self._array(a, b, old_node, new_node, path, note)
         elif kind == "object":
             self._object(a, b, old_node, new_node, path, where)
 
-    def _keyword(self, key: str, a: Any, b: Any, path: Path, where: Any) -> None:
+    def _keyword(self, key: str, a: Any, b: Any, note: _Note) -> None:
         if a == b and not _has_ref(a):
             return
         if b is _ABSENT:
-            self.add("widened", "keyword", path, where, f"dropped {key!r}")
+            note("widened", "keyword", f"dropped {key!r}")
         elif a == b and self._same_targets(a):
             return
         else:
             verb = "added" if a is _ABSENT else "changed"
-            self.add(
-                "unknown",
-                "keyword",
-                path,
-                where,
-                f"{verb} {key!r}, which the gate does not compare",
-            )
+            note("unknown", "keyword", f"{verb} {key!r}, which the gate does not compare")
 
     def _same_targets(self, value: Any) -> bool:
         """Whether every ``$ref`` in ``value`` points at equal subschemas on both sides."""
@@ -670,15 +634,7 @@ class _Differ:
                 return False
         return True
 
-    def _bounds(
-        self,
-        a: Schema,
-        b: Schema,
-        path: Path,
-        where: Any,
-        *,
-        integer: bool = False,
-    ) -> None:
+    def _bounds(self, a: Schema, b: Schema, note: _Note, *, integer: bool = False) -> None:
         for key, exclusive, lower in _BOUNDS:
             before = _bound(a, key, exclusive, lower=lower, integer=integer)
             after = _bound(b, key, exclusive, lower=lower, integer=integer)
@@ -690,9 +646,9 @@ class _Differ:
                     text = f"{key} {_show_bound(before)} dropped"
                 else:
                     text = f"{key} {_show_bound(before)} -> {_show_bound(after)}"
-                self.add(effect, "bound", path, where, text)
+                note(effect, "bound", text)
 
-    def _multiple(self, a: Schema, b: Schema, path: Path, where: Any, *, integer: bool) -> None:
+    def _multiple(self, a: Schema, b: Schema, note: _Note, *, integer: bool) -> None:
         before, after = a.get("multipleOf"), b.get("multipleOf")
         if (
             before == after
@@ -700,22 +656,22 @@ class _Differ:
             or not (_number(after) or after is None)
         ):
             if before != after:
-                self.add("unknown", "bound", path, where, "multipleOf changed")
+                note("unknown", "bound", "multipleOf changed")
             return
         if after is None or (integer and after == 1):
             if before is not None:
-                self.add("widened", "bound", path, where, f"multipleOf {_show(before)} dropped")
+                note("widened", "bound", f"multipleOf {_show(before)} dropped")
             return
         if before is None:
-            self.add("narrowed", "bound", path, where, f"must be a multiple of {_show(after)} now")
+            note("narrowed", "bound", f"must be a multiple of {_show(after)} now")
             return
         ratio = before / after
         if math.isclose(ratio, round(ratio)):
-            self.add("widened", "bound", path, where, f"multipleOf {before} -> {after}")
+            note("widened", "bound", f"multipleOf {before} -> {after}")
         else:
-            self.add("narrowed", "bound", path, where, f"multipleOf {before} -> {after}")
+            note("narrowed", "bound", f"multipleOf {before} -> {after}")
 
-    def _pattern(self, a: Schema, b: Schema, path: Path, where: Any) -> None:
+    def _pattern(self, a: Schema, b: Schema, note: _Note) -> None:
         before, after = a.get("pattern"), b.get("pattern")
         if before in _ANY_PATTERNS:
             before = None
@@ -724,30 +680,26 @@ class _Differ:
         if before == after:
             return
         if after is None:
-            self.add("widened", "pattern", path, where, f"pattern {_show(before)} dropped")
+            note("widened", "pattern", f"pattern {_show(before)} dropped")
         elif before is None:
-            self.add(
-                "narrowed", "pattern", path, where, f"must match the pattern {_show(after)} now"
-            )
+            note("narrowed", "pattern", f"must match the pattern {_show(after)} now")
         else:
-            self.add(
+            note(
                 "unknown",
                 "pattern",
-                path,
-                where,
                 f"pattern changed from {_show(before)} to {_show(after)}; the gate cannot tell"
                 " whether every string the old one allowed still matches",
             )
 
-    def _array(self, a: Schema, b: Schema, old: _Node, new: _Node, path: Path, where: Any) -> None:
+    def _array(self, a: Schema, b: Schema, old: _Node, new: _Node, path: Path, note: _Note) -> None:
         if a.get("uniqueItems") is True and b.get("uniqueItems") is not True:
-            self.add("widened", "bound", path, where, "items need not be unique now")
+            note("widened", "bound", "items need not be unique now")
         elif b.get("uniqueItems") is True and a.get("uniqueItems") is not True:
-            self.add("narrowed", "bound", path, where, "items must be unique now")
+            note("narrowed", "bound", "items must be unique now")
         before, after = a.get("prefixItems", []), b.get("prefixItems", [])
         if before != after or _has_ref(before):
             if len(before) != len(after):
-                self.add("unknown", "keyword", path, where, "prefixItems changed length")
+                note("unknown", "keyword", "prefixItems changed length")
             for index, (x, y) in enumerate(zip(before, after, strict=False)):
                 self.compare(
                     old.child(x, f"prefixItems/{index}"),
@@ -762,6 +714,7 @@ class _Differ:
             )
 
     def _object(self, a: Schema, b: Schema, old: _Node, new: _Node, path: Path, where: Any) -> None:
+        note = self.at(path, where)
         before = a.get("properties") or {}
         after = b.get("properties") or {}
         required_before = set(a.get("required") or ())
@@ -814,15 +767,15 @@ class _Differ:
             self.add("narrowed", "required", (*path, name), where, "is required now")
         if patterns_before != patterns_after or _has_ref(patterns_before):
             if patterns_after or not (extra_after is True or extra_after == {}):
-                self.add("unknown", "keyword", path, where, "patternProperties changed")
+                note("unknown", "keyword", "patternProperties changed")
             else:
-                self.add("widened", "keyword", path, where, "patternProperties dropped")
+                note("widened", "keyword", "patternProperties dropped")
         open_before = extra_before is not False
         open_after = extra_after is not False
         if open_before and not open_after:
-            self.add("narrowed", "closed", path, where, "allows no undeclared properties now")
+            note("narrowed", "closed", "allows no undeclared properties now")
         elif open_after and not open_before:
-            self.add("widened", "closed", path, where, "allows undeclared properties now")
+            note("widened", "closed", "allows undeclared properties now")
         elif open_before and (extra_before != extra_after or _has_ref(extra_before)):
             self.compare(
                 old.child(extra_before, "additionalProperties"),

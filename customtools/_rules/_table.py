@@ -40,8 +40,8 @@ def _rules(*rules: Rule) -> Mapping[str, Rule]:
     return MappingProxyType({rule.code: rule for rule in rules})
 
 
-def _contract(severity: Severity, *rows: tuple[str, str]) -> list[Rule]:
-    return [Rule(code=c, severity=severity, scope="contract", summary=s) for c, s in rows]
+def _rows(severity: Severity, *rows: tuple[str, str], scope: Scope = "contract") -> list[Rule]:
+    return [Rule(code=c, severity=severity, scope=scope, summary=s) for c, s in rows]
 
 
 def _family(scope: Scope, severity: Severity, summary: str, *codes: str) -> list[Rule]:
@@ -114,32 +114,28 @@ RULES: Final[Mapping[str, Rule]] = _rules(
         summary="the description, label or schema text holds zero-width, bidirectional or tag"
         " characters: prompt text a reviewer cannot see",
     ),
-    Rule(
-        code="invalid-schema",
-        severity="error",
+    *_rows(
+        "error",
+        (
+            "invalid-schema",
+            "the parameters schema no longer compiles, or cannot be read, grew past the"
+            " limits or refers to itself (a factory changed it after building the tool)",
+        ),
+        (
+            "required-not-defined",
+            "a name in `required` has no entry in `properties`, so the model is never"
+            " told about it",
+        ),
+        (
+            "invalid-default",
+            "a `default` breaks its own schema: the adapter would fill in a value the"
+            " schema forbids and fail the call",
+        ),
+        (
+            "invalid-example",
+            "an `examples` entry breaks its own schema, teaching the model a wrong call",
+        ),
         scope="tool",
-        summary="the parameters schema no longer compiles, or cannot be read, grew past the"
-        " limits or refers to itself (a factory changed it after building the tool)",
-    ),
-    Rule(
-        code="required-not-defined",
-        severity="error",
-        scope="tool",
-        summary="a name in `required` has no entry in `properties`, so the model is never"
-        " told about it",
-    ),
-    Rule(
-        code="invalid-default",
-        severity="error",
-        scope="tool",
-        summary="a `default` breaks its own schema: the adapter would fill in a value the"
-        " schema forbids and fail the call",
-    ),
-    Rule(
-        code="invalid-example",
-        severity="error",
-        scope="tool",
-        summary="an `examples` entry breaks its own schema, teaching the model a wrong call",
     ),
     *_family(
         "tool",
@@ -183,25 +179,20 @@ RULES: Final[Mapping[str, Rule]] = _rules(
         " the metadata is not",
     ),
     # -- only `customtools validate` ---------------------------------------------------------
-    Rule(
-        code="crash",
-        severity="error",
+    *_rows(
+        "error",
+        (
+            "crash",
+            "the module ended its worker process (a signal, `os._exit`, the CPU limit) or"
+            " its supervisor",
+        ),
+        (
+            "tampered",
+            "the report channel carried messages validate did not send, or the supervisor"
+            " did not end cleanly: the module's outcome cannot be trusted",
+        ),
+        ("worker-error", "the validation process itself could not start (the message says why)"),
         scope="validate",
-        summary="the module ended its worker process (a signal, `os._exit`, the CPU limit) or"
-        " its supervisor",
-    ),
-    Rule(
-        code="tampered",
-        severity="error",
-        scope="validate",
-        summary="the report channel carried messages validate did not send, or the supervisor"
-        " did not end cleanly: the module's outcome cannot be trusted",
-    ),
-    Rule(
-        code="worker-error",
-        severity="error",
-        scope="validate",
-        summary="the validation process itself could not start (the message says why)",
     ),
     Rule(
         code="slow-import",
@@ -231,7 +222,7 @@ RULES: Final[Mapping[str, Rule]] = _rules(
         summary="discovery found no tool module",
     ),
     # -- `customtools contract check`: breaking (error), undecided (warning), the rest notices
-    *_contract(
+    *_rows(
         "error",
         ("tool-removed", "breaking: a tool (or a deprecated alias) is gone"),
         ("parameter-required", "breaking: a new required parameter, or one made required"),
@@ -251,7 +242,7 @@ RULES: Final[Mapping[str, Rule]] = _rules(
         ("permissions-widened", "breaking: the declared permissions grant more"),
         ("approval-required", "breaking: calls ask for approval now"),
     ),
-    *_contract(
+    *_rows(
         "warning",
         (
             "contract-undecided",
@@ -259,7 +250,7 @@ RULES: Final[Mapping[str, Rule]] = _rules(
             " pattern, a keyword it does not compare, a module that failed to load)",
         ),
     ),
-    *_contract(
+    *_rows(
         "notice",
         ("tool-added", "compatible: a new tool"),
         ("tool-renamed", "compatible: a tool renamed, its old name kept as a deprecated alias"),

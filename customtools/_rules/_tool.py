@@ -321,16 +321,8 @@ def _matches_any(name: str, patterns: Mapping[str, Any]) -> bool:
 
 
 def _problems(validator: Any, value: Any) -> list[str]:
-    from customtools._errors import ToolArgumentsError
-
-    try:
-        validator.validate(value)
-    except ToolArgumentsError as exc:
-        return [
-            violation.message if not violation.path else str(violation)
-            for violation in exc.violations
-        ] or [describe_exception(exc)]
-    return []
+    _, _, violations, _ = validator.check(value)
+    return [v.message if not v.path else str(v) for v in violations or ()]
 
 
 def check_tool(tool: CustomTool, *, path: str | None = None, strict: bool = False) -> list[Finding]:

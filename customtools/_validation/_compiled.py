@@ -6,7 +6,6 @@ from collections.abc import Callable, Mapping
 from itertools import islice
 from typing import Any
 
-from customtools._errors import ToolArgumentsError
 from customtools._validation._engines import (
     RustEngine,
     SchemaValidator,
@@ -97,9 +96,8 @@ class CompiledValidator:
         self._declares_defaults = has_defaults
         self.has_defaults = has_defaults and apply_defaults
         self._validator = validator
-        self._is_valid = validator.is_valid
+        self._is_valid = is_valid = validator.is_valid
         self._fast = (not guarded or only_nulls) and not self.has_defaults
-        is_valid = validator.is_valid
         if not self._fast:
             self.fast_check: Callable[[Any], bool] | None = None
         elif guarded:  # only places accepting null: the engine reads NaN/Infinity as null
@@ -150,7 +148,7 @@ class CompiledValidator:
         """
         value, coercions, violations, truncated = self.check(params, fast_checked=fast_checked)
         if violations is not None:
-            raise self._fail(violations, truncated)
+            raise arguments_error(violations, tool_name=self.tool_name, truncated=truncated)
         return value, coercions
 
     def check(self, params: Any, *, fast_checked: bool = False) -> Checked:
@@ -182,15 +180,9 @@ class CompiledValidator:
         """Return whether ``params`` are valid exactly as sent (no repairs, never raises)."""
         if self.guarded and find_limit_violation(params, self.limits) is not None:
             return False
-        try:
-            return bool(self._is_valid(params))
-        except _NOT_JSON:
-            return False
+        return self._valid(params)
 
     # -- the slow path: guards, repairs, defaults, reporting ---------------------------------
-
-    def _fail(self, violations: list[Violation], truncated: bool = False) -> ToolArgumentsError:
-        return arguments_error(violations, tool_name=self.tool_name, truncated=truncated)
 
     def _valid(self, value: Any) -> bool:
         try:

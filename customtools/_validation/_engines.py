@@ -57,11 +57,9 @@ class SchemaValidator(Protocol):
 
     def is_valid(self, instance: Any) -> bool:
         """Return whether ``instance`` satisfies the schema. This is the hot path."""
-        ...
 
     def iter_violations(self, instance: Any) -> Iterator[Violation]:
         """Yield every violation of the schema by ``instance``, each with its path."""
-        ...
 
 
 @runtime_checkable
@@ -77,11 +75,9 @@ class ValidatorEngine(Protocol):
     @property
     def name(self) -> str:
         """A short name for messages and benchmarks (``"rust"``, ``"reference"``)."""
-        ...
 
     def compile(self, schema: Any) -> SchemaValidator:
         """Compile ``schema`` (a mapping or a boolean) into a validator."""
-        ...
 
 
 class _RustValidator:

@@ -105,10 +105,6 @@ def _refs_cycle(refs: list[tuple[str, str]]) -> bool:
     return False
 
 
-def _accepts_null(values: Any) -> bool:
-    return isinstance(values, list) and any(value is None for value in values)
-
-
 _NULL_ONLY = "null"
 """What :func:`_opens_values` says of a subschema that is closed but accepts ``null``."""
 
@@ -122,11 +118,8 @@ def _opens_values(node: Any) -> bool | str:
     if not isinstance(node, dict):
         return False
     if "enum" in node or "const" in node:
-        return (
-            _NULL_ONLY
-            if _accepts_null(node["enum"] if "enum" in node else [node["const"]])
-            else False
-        )
+        values = node["enum"] if "enum" in node else [node["const"]]
+        return _NULL_ONLY if isinstance(values, list) and any(v is None for v in values) else False
     declared = node.get("type")
     if declared is None:
         return not any(key in node for key in _DEFERS)

@@ -17,7 +17,6 @@ EXECUTE_TOOL: Final = "execute_tool"
 TOOL_NAME: Final = "gen_ai.tool.name"
 TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
 TOOL_TYPE: Final = "gen_ai.tool.type"
-TOOL_DESCRIPTION: Final = "gen_ai.tool.description"
 ERROR_TYPE: Final = "error.type"
 
 # customtools attributes.

@@ -902,9 +902,8 @@ class _GovernedAdapter(CustomToolAdapter):
             )
             return await plan.run(call, signal, caller, key)
         # Only caps in this process apply: the base class's inline call, each gate's counter
-        # taken and given back in place (a call or a loop per gate would cost 4-5 % of the
-        # call each). The branches stay short: CPython specializes a comparison only when
-        # its jump needs no EXTENDED_ARG.
+        # taken and given back in place. The branches stay short: CPython 3.11 specializes a
+        # comparison only when its jump needs no EXTENDED_ARG.
         fast_check = self._fast_check
         try:
             valid = fast_check(params)  # type: ignore[misc]  # None before the first full call
@@ -926,14 +925,9 @@ class _GovernedAdapter(CustomToolAdapter):
             b.free -= 1
             if c is not None:
                 c.free -= 1
+        context = ctx if ctx is not None else self._context
         try:
-            raw = await self._execute(
-                tool_call_id,
-                params,
-                discard_update,
-                ctx if ctx is not None else self._context,
-                _NEVER,
-            )
+            raw = await self._execute(tool_call_id, params, discard_update, context, _NEVER)
         except BaseException as exc:
             if belongs_to_caller(exc):
                 raise

@@ -99,12 +99,6 @@ def _freeze(value: Any) -> Hashable:
     raise TypeError(kind.__name__)  # not JSON (a tuple, say: the tool would see a tuple)
 
 
-def _getter(names: tuple[Any, ...]) -> Callable[[dict[Any, Any]], tuple[Any, ...]]:
-    if len(names) > 1:
-        return operator.itemgetter(*names)
-    return lambda params: tuple(map(params.__getitem__, names))
-
-
 def _with_record(result: ToolResult, record: Mapping[str, Any]) -> ToolResult:
     meta = dict(result.meta) if result.meta else {}
     meta[POLICY_META_KEY] = {**(meta.get(POLICY_META_KEY) or {}), **record}
@@ -191,10 +185,8 @@ class ToolPlan:
         self.caps: Caps | None = slots if simple and local else None
 
     def key(self, params: Any, caller: str | None) -> Hashable | None:
-        """The cache key of a call (of a cached tool): the caller, the argument names sorted
-        and their values in that order, each as the tool sees it (``1``, ``1.0`` and ``True``
-        stay apart; key order does not matter, at any depth; its ``repr`` is the same in
-        every process); ``None`` without a caller or for arguments that are not plain JSON."""
+        """The cache key of a call: the caller, the sorted argument names, their values as the
+        tool sees them (see docs/policy.md); ``None`` without a caller, or not plain JSON."""
         if caller is None or type(params) is not dict:
             return None
         names = tuple(params)
@@ -206,7 +198,11 @@ class ToolPlan:
                 return None
             if len(self.orders) >= _ORDERS:
                 self.orders.clear()
-            order = self.orders[names] = (ordered, _getter(ordered))
+            if len(ordered) > 1:
+                getter: Callable[..., Any] = operator.itemgetter(*ordered)
+            else:
+                getter = lambda params: tuple(map(params.__getitem__, ordered))  # noqa: E731
+            order = self.orders[names] = (ordered, getter)
         values = order[1](params)
         if not _PLAIN.issuperset(map(type, values)):
             try:

@@ -22,6 +22,7 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 _monotonic = time.monotonic
+Entry = tuple["ToolResult", float, int, int]  # a cached result, its expiry, size and serial
 
 if TYPE_CHECKING:
     from customtools._content import ToolResult
@@ -330,21 +331,18 @@ class MemoryCache:
         self.max_bytes = max_bytes
         # scope -> (its digest, {key: (result, expiry, size, serial)}); serial -> (scope,
         # key), least recently used first (a small int: cheap to move to the end on a hit)
-        self._tables: dict[str, tuple[str, dict[Hashable, tuple[Any, float, int, int]]]] = {}
+        self._tables: dict[str, tuple[str, dict[Hashable, Entry]]] = {}
         self._order: collections.OrderedDict[int, tuple[str, Hashable]] = collections.OrderedDict()
         self._serial = itertools.count()
         self._bytes = 0
 
-    def _table(self, scope: str, digest: str) -> dict[Hashable, tuple[Any, float, int, int]]:
+    def _table(self, scope: str, digest: str) -> dict[Hashable, Entry]:
         table = self._tables.get(scope)
-        if table is not None and table[0] == digest:
-            return table[1]
-        if table is not None:  # the pack changed: its entries go
-            for key in list(table[1]):
+        if table is None or table[0] != digest:
+            for key in list(table[1]) if table else ():  # the pack changed: its entries go
                 self._drop(scope, key)
-        entries: dict[Hashable, tuple[Any, float, int, int]] = {}
-        self._tables[scope] = (digest, entries)
-        return entries
+            table = self._tables[scope] = (digest, {})
+        return table[1]
 
     def _drop(self, scope: str, key: Hashable) -> None:
         entry = self._tables[scope][1].pop(key, None)
@@ -358,9 +356,7 @@ class MemoryCache:
     def lookup(self, scope: str, digest: str, key: Hashable) -> ToolResult | None:
         """:meth:`get` without awaiting (the adapter's hot path)."""
         table = self._tables.get(scope)
-        if table is None:
-            return None
-        if table[0] != digest:
+        if table is None or table[0] != digest:
             self._table(scope, digest)
             return None
         entry = table[1].get(key)
@@ -370,8 +366,7 @@ class MemoryCache:
             self._drop(scope, key)
             return None
         self._order.move_to_end(entry[3])
-        result: ToolResult = entry[0]
-        return result
+        return entry[0]
 
     async def put(
         self, scope: str, digest: str, key: Hashable, result: ToolResult, size: int, ttl: float

@@ -82,6 +82,7 @@ from customtools._tool import CustomTool
 
 if TYPE_CHECKING:
     from customtools._policy import PackInfo, Policy, ToolPlan
+    from customtools._policy._apply import Caps
     from customtools._validation import Coercion, CompiledValidator, Violation
 
 __all__ = [
@@ -267,6 +268,7 @@ class CustomToolAdapter:
         "_approval_timeout",
         "_approver",
         "_asks",
+        "_caps",
         "_coerce",
         "_context",
         "_engine",
@@ -338,6 +340,7 @@ class CustomToolAdapter:
         self._validator: CompiledValidator | None = None
         self._fast_check: Callable[[Any], bool] | None = None
         self._plan: ToolPlan | None = None
+        self._caps: Caps | None = None
         if policy is not None:
             from customtools._policy import Policy, ToolPlan
 
@@ -348,8 +351,8 @@ class CustomToolAdapter:
             plan = self._plan = ToolPlan(policy, tool, pack, asks=self._asks)
             # Hits are shared by adapters that make the same arguments of one input only.
             plan.scope += f"\0{self._coerce:d}{self._apply_defaults:d}"
-            if not self._inline:
-                plan.caps = None  # its calls never take the hot path
+            if self._inline:  # else its calls never take the hot path
+                self._caps = plan.caps
 
     def __new__(cls, tool: CustomTool, **options: Any) -> CustomToolAdapter:
         # Observation and policy: decided once per adapter, so a call pays for neither
@@ -858,66 +861,90 @@ class _GovernedAdapter(CustomToolAdapter):
 
     __slots__ = ()
 
-    async def execute(self, tool_call_id: str, params: Any, **options: Any) -> ToolResult:
-        # **options: whatever CustomToolAdapter.execute takes, passed through unchanged.
-        plan: ToolPlan = self._plan  # type: ignore[assignment]
-        context = options.get("ctx") or self._context
-        key = None
-        if plan.cache_ttl is not None:
-            # A repeat is answered first, before validation (docs/policy.md says why).
-            key = plan.key(params, context.caller)
-            if key is not None:
-                memory = plan.memory
-                if memory is not None:
-                    hit = memory.lookup(plan.scope, plan.digest, key)
-                else:
-                    hit = await plan.backend.cache.get(plan.scope, plan.digest, key)
-                if hit is not None:
-                    return hit
-        elif (caps := plan.caps) is not None and (not options or _plain(options)):
-            # Only caps in this process apply and the call would take the hot path: the same
-            # inline call, each gate's counter taken and given back in place (a call or a
-            # loop per gate would cost 4-5 % of the call each).
-            fast_check = self._fast_check
-            try:
-                valid = fast_check is not None and fast_check(params)
-            except Exception:
-                valid = False
-            a, b, c = caps  # up to three gates (tool, pack, host), None past the last
-            if valid and a.free > 0 and (b is None or (b.free > 0 and (c is None or c.free > 0))):
-                a.free -= 1
-                if b is not None:
-                    b.free -= 1
-                    if c is not None:
-                        c.free -= 1
-                try:
-                    raw = await self._execute(tool_call_id, params, discard_update, context, _NEVER)
-                except BaseException as exc:
-                    if belongs_to_caller(exc):
-                        raise
-                    return self._outcome(None, exc)
-                finally:
-                    a.free += 1
-                    if a.waiters:
-                        a.wake()
-                    if b is not None:
-                        b.free += 1
-                        if b.waiters:
-                            b.wake()
-                        if c is not None:
-                            c.free += 1
-                            if c.waiters:
-                                c.wake()
-                return text_result(raw) if type(raw) is str else self._outcome(raw, None)
-            # else someone waits or a cap is full: the line, in plan.run
-        call = functools.partial(super().execute, tool_call_id, params, **options)
-        return await plan.run(call, options.get("signal"), context.caller, key)
-
-
-def _plain(options: dict[str, Any]) -> bool:
-    """Whether a call with these keywords may take the hot path (see the base execute)."""
-    get = options.get
-    return get("signal") is None and get("on_update") is None and get("timeout") is None
+    async def execute(
+        self,
+        tool_call_id: str,
+        params: Any,
+        *,
+        signal: AbortSignal | None = None,
+        on_update: UpdateCallback | None = None,
+        ctx: ToolContext | None = None,
+        timeout: float | None = None,
+        approver: Approver | None = None,
+        grace: float | None = None,
+    ) -> ToolResult:
+        caps = self._caps
+        if caps is None or signal is not None or on_update is not None or timeout is not None:
+            plan: ToolPlan = self._plan  # type: ignore[assignment]
+            caller = (ctx if ctx is not None else self._context).caller
+            key = None
+            if plan.cache_ttl is not None and caller is not None:
+                # A repeat is answered first, before validation (docs/policy.md says why).
+                key = plan.key(params, caller)
+                if key is not None:
+                    memory = plan.memory
+                    if memory is not None:
+                        hit = memory.lookup(plan.scope, plan.digest, key)
+                    else:
+                        hit = await plan.backend.cache.get(plan.scope, plan.digest, key)
+                    if hit is not None:
+                        return hit
+            call = functools.partial(
+                super().execute,
+                tool_call_id,
+                params,
+                signal=signal,
+                on_update=on_update,
+                ctx=ctx,
+                timeout=timeout,
+                approver=approver,
+                grace=grace,
+            )
+            return await plan.run(call, signal, caller, key)
+        # Only caps in this process apply: the base class's inline call, each gate's counter
+        # taken and given back in place. The branches stay short: CPython 3.11 specializes a
+        # comparison only when its jump needs no EXTENDED_ARG.
+        fast_check = self._fast_check
+        try:
+            valid = fast_check(params)  # type: ignore[misc]  # None before the first full call
+        except Exception:
+            valid = False
+        a, b, c = caps  # up to three gates (tool, pack, host), None past the last
+        if (
+            not valid
+            or a.free <= 0
+            or (b is not None and (b.free <= 0 or (c is not None and c.free <= 0)))
+        ):
+            # A full check first, someone waits or a cap is full: the line, in plan.run.
+            call = functools.partial(
+                super().execute, tool_call_id, params, ctx=ctx, approver=approver, grace=grace
+            )
+            return await self._plan.run(call, None, None, None)  # type: ignore[union-attr]
+        a.free -= 1
+        if b is not None:
+            b.free -= 1
+            if c is not None:
+                c.free -= 1
+        context = ctx if ctx is not None else self._context
+        try:
+            raw = await self._execute(tool_call_id, params, discard_update, context, _NEVER)
+        except BaseException as exc:
+            if belongs_to_caller(exc):
+                raise
+            return self._outcome(None, exc)
+        finally:
+            a.free += 1
+            if a.waiters:
+                a.wake()
+            if b is not None:
+                b.free += 1
+                if b.waiters:
+                    b.wake()
+                if c is not None:
+                    c.free += 1
+                    if c.waiters:
+                        c.wake()
+        return text_result(raw) if type(raw) is str else self._outcome(raw, None)
 
 
 # -- observation -----------------------------------------------------------------------------------

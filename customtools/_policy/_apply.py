@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import operator
 import time
 from collections.abc import Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass, field
@@ -33,7 +34,8 @@ __all__ = ["POLICY_META_KEY", "PackFacts", "PackInfo", "ToolPlan", "read_result_
 
 POLICY_META_KEY: Final = "customtools/policy"
 """``_meta`` key of a result recording what the execution policy did: ``queued`` (seconds
-waited for a slot or the rate), ``cache`` (``"hit"`` or ``"stored"``), ``retries``, and
+waited for a slot or the rate), ``cache`` (``"hit"``, ``"stored"`` or ``"not-stored"``, then
+``cacheRefused`` says why), ``retries``, and
 ``trimmed`` (``bytes`` cut, the whole ``size``, the ``handle`` to read it, what was ``cut``)."""
 
 
@@ -76,6 +78,7 @@ def tool_facts(tool: CustomTool) -> PackFacts:
 
 
 _PLAIN: Final = frozenset((str, int, type(None)))  # kept as they are: bool, float are tagged
+_ORDERS: Final = 256  # key orders remembered per tool (a caller may vary them freely)
 
 
 def _freeze(value: Any) -> Hashable:
@@ -89,26 +92,11 @@ def _freeze(value: Any) -> Hashable:
         return ("[", tuple(map(_freeze, value)))
     if kind is dict:
         return ("{", tuple(sorted((k, _freeze(v)) for k, v in value.items())))
-    if kind is bool or kind is float:
-        return (kind.__name__, value)
+    if kind is bool:
+        return ("bool", value)
+    if kind is float:
+        return ("float", repr(value))  # -0.0 is not 0.0
     raise TypeError(kind.__name__)  # not JSON (a tuple, say: the tool would see a tuple)
-
-
-def cache_key(params: Any) -> Hashable | None:
-    """The canonical, hashable form of JSON arguments (key order does not matter; ``1``,
-    ``1.0`` and ``True`` stay apart, as the tool sees them; its ``repr`` is the same in every
-    process), or ``None`` for arguments that are not plain JSON."""
-    if type(params) is not dict:
-        return None
-    try:
-        items = sorted(params.items())  # the keys are unique: values are never compared
-        if not _PLAIN.issuperset(map(type, params.values())):
-            for index, (name, value) in enumerate(items):
-                if type(value) not in _PLAIN:
-                    items[index] = (name, _freeze(value))
-        return tuple(items)
-    except TypeError:  # a value JSON cannot carry, or keys that are not all strings
-        return None
 
 
 def _with_record(result: ToolResult, record: Mapping[str, Any]) -> ToolResult:
@@ -137,6 +125,7 @@ class ToolPlan:
         "limits",
         "memory",
         "name",
+        "orders",
         "queue_timeout",
         "rate",
         "rate_key",
@@ -185,6 +174,7 @@ class ToolPlan:
         self.cache_ttl: float | None = ttl
         cache = policy.backend.cache
         self.memory = cache if ttl is not None and isinstance(cache, MemoryCache) else None
+        self.orders: dict[tuple[Any, ...], tuple[tuple[Any, ...], Callable[..., Any]]] = {}
         self.schema = tool.output_schema
         self._output_validator: Any = None
         # Nothing but caps kept in this process, of one unit each: the adapter takes them
@@ -195,9 +185,31 @@ class ToolPlan:
         self.caps: Caps | None = slots if simple and local else None
 
     def key(self, params: Any, caller: str | None) -> Hashable | None:
-        """The cache key of a call (of a cached tool), or ``None``: no caller, or not JSON."""
-        args = None if caller is None else cache_key(params)
-        return None if args is None else (caller, args)
+        """The cache key of a call: the caller, the sorted argument names, their values as the
+        tool sees them (see docs/policy.md); ``None`` without a caller, or not plain JSON."""
+        if caller is None or type(params) is not dict:
+            return None
+        names = tuple(params)
+        order = self.orders.get(names)  # the sorted names, once per order of the keys
+        if order is None:
+            try:
+                ordered = tuple(sorted(names))
+            except TypeError:  # keys that are not all strings
+                return None
+            if len(self.orders) >= _ORDERS:
+                self.orders.clear()
+            if len(ordered) > 1:
+                getter: Callable[..., Any] = operator.itemgetter(*ordered)
+            else:
+                getter = lambda params: tuple(map(params.__getitem__, ordered))  # noqa: E731
+            order = self.orders[names] = (ordered, getter)
+        values = order[1](params)
+        if not _PLAIN.issuperset(map(type, values)):
+            try:
+                values = tuple([v if type(v) in _PLAIN else _freeze(v) for v in values])
+            except TypeError:
+                return None
+        return (caller, order[0], values)
 
     async def run(
         self, call: Call, signal: AbortSignal | None, caller: str | None, key: Hashable | None
@@ -236,10 +248,12 @@ class ToolPlan:
             ttl = self.cache_ttl or 0.0
             if trimmed is not None:
                 ttl = min(ttl, self.result_ttl)
-            await self.backend.cache.put(
+            refused = await self.backend.cache.put(
                 self.scope, self.digest, key, _with_record(result, as_hit), result_size(result), ttl
             )
-            record["cache"] = "stored"
+            record["cache"] = "stored" if refused is None else "not-stored"
+            if refused is not None:
+                record["cacheRefused"] = refused
         return _with_record(result, record) if record else result
 
     async def _retry(

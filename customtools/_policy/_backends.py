@@ -16,9 +16,13 @@ from __future__ import annotations
 import collections
 import dataclasses
 import hashlib
+import itertools
 import time
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol
+
+_monotonic = time.monotonic
+Entry = tuple["ToolResult", float, int, int]  # a cached result, its expiry, size and serial
 
 if TYPE_CHECKING:
     from customtools._content import ToolResult
@@ -97,8 +101,9 @@ class ResultCache(Protocol):
 
     async def put(
         self, scope: str, digest: str, key: Hashable, result: ToolResult, size: int, ttl: float
-    ) -> None:
-        """Keep ``result`` (about ``size`` bytes) for ``ttl`` seconds."""
+    ) -> str | None:
+        """Keep ``result`` (about ``size`` bytes) for ``ttl`` seconds: ``None``, or why it
+        was not kept (``"too-large"``, ``"not-json"``: the result's policy record says so)."""
         ...
 
 
@@ -320,72 +325,70 @@ class MemoryCache:
     """:class:`ResultCache` in this process, at most ``max_bytes`` (least recently used
     out). Every hit shares one read-only copy of a result (one that is not JSON is not kept)."""
 
-    __slots__ = ("_bytes", "_digests", "_entries", "_slots", "max_bytes")
+    __slots__ = ("_bytes", "_order", "_serial", "_tables", "max_bytes")
 
     def __init__(self, max_bytes: int = 32 << 20) -> None:
         self.max_bytes = max_bytes
-        # hash((scope, key)) -> ((scope, key), result, size, expiry), least recently used
-        # first: the key is hashed once per lookup (a key of the same hash is a miss)
-        self._entries: collections.OrderedDict[int, tuple[Any, ToolResult, int, float]] = (
-            collections.OrderedDict()
-        )
-        self._digests: dict[str, str] = {}
-        self._slots: dict[str, set[int]] = {}
+        # scope -> (its digest, {key: (result, expiry, size, serial)}); serial -> (scope,
+        # key), least recently used first (a small int: cheap to move to the end on a hit)
+        self._tables: dict[str, tuple[str, dict[Hashable, Entry]]] = {}
+        self._order: collections.OrderedDict[int, tuple[str, Hashable]] = collections.OrderedDict()
+        self._serial = itertools.count()
         self._bytes = 0
 
-    def _current(self, scope: str, digest: str) -> None:
-        if self._digests.get(scope) == digest:
-            return
-        self._digests[scope] = digest
-        for slot in self._slots.pop(scope, ()):  # the pack changed: its entries go
-            self._drop(slot)
+    def _table(self, scope: str, digest: str) -> dict[Hashable, Entry]:
+        table = self._tables.get(scope)
+        if table is None or table[0] != digest:
+            for key in list(table[1]) if table else ():  # the pack changed: its entries go
+                self._drop(scope, key)
+            table = self._tables[scope] = (digest, {})
+        return table[1]
 
-    def _drop(self, slot: int) -> None:
-        entry = self._entries.pop(slot, None)
+    def _drop(self, scope: str, key: Hashable) -> None:
+        entry = self._tables[scope][1].pop(key, None)
         if entry is not None:
             self._bytes -= entry[2]
-            self._slots.get(entry[0][0], set()).discard(slot)
+            del self._order[entry[3]]
 
     async def get(self, scope: str, digest: str, key: Hashable) -> ToolResult | None:
         return self.lookup(scope, digest, key)
 
     def lookup(self, scope: str, digest: str, key: Hashable) -> ToolResult | None:
         """:meth:`get` without awaiting (the adapter's hot path)."""
-        if self._digests.get(scope) != digest:
-            self._current(scope, digest)
+        table = self._tables.get(scope)
+        if table is None or table[0] != digest:
+            self._table(scope, digest)
             return None
-        full = (scope, key)
-        slot = hash(full)
-        entry = self._entries.get(slot)
-        if entry is None or entry[0] != full:
+        entry = table[1].get(key)
+        if entry is None:
             return None
-        if entry[3] <= time.monotonic():
-            self._drop(slot)
+        if entry[1] <= _monotonic():
+            self._drop(scope, key)
             return None
-        self._entries.move_to_end(slot)
-        return entry[1]
+        self._order.move_to_end(entry[3])
+        return entry[0]
 
     async def put(
         self, scope: str, digest: str, key: Hashable, result: ToolResult, size: int, ttl: float
-    ) -> None:
+    ) -> str | None:
         if size > self.max_bytes // 4:
-            return  # one result may not push out most of the cache
+            return "too-large"  # one result may not push out most of the cache
         try:
             kept = _frozen(result)
         except Exception:  # not JSON (it could change under the hits), or a tool's dataclass
-            return
-        self._current(scope, digest)
-        full = (scope, key)
-        slot = hash(full)
-        self._drop(slot)
-        self._entries[slot] = (full, kept, size, time.monotonic() + ttl)
-        self._slots.setdefault(scope, set()).add(slot)
+            return "not-json"
+        table = self._table(scope, digest)
+        self._drop(scope, key)
+        serial = next(self._serial)
+        table[key] = (kept, _monotonic() + ttl, size, serial)
+        self._order[serial] = (scope, key)
         self._bytes += size
         while self._bytes > self.max_bytes:
-            self._drop(next(iter(self._entries)))
+            self._drop(*self._order[next(iter(self._order))])
+        return None
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._order)
 
 
 class MemoryBackend:

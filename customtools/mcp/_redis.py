@@ -909,16 +909,19 @@ class RedisResultCache:
 
     async def put(
         self, scope: str, digest: str, key: Hashable, result: ToolResult, size: int, ttl: float
-    ) -> None:
+    ) -> str | None:
         """See :class:`customtools.policy.ResultCache`."""
         if size > self.max_bytes // 4:
-            return
+            return "too-large"
         name = self._key(scope, digest, key)
         data = json.dumps(result.to_dict(), separators=(",", ":"))
-        with contextlib.suppress(SharedStateError):
+        try:
             await self._backend.state.call(
                 _POLICY, lambda client: client.set(name, data, px=_ms(ttl))
             )
+        except SharedStateError:
+            return "unavailable"
+        return None
 
 
 class RedisPolicyBackend:

@@ -222,6 +222,9 @@ async def test_the_key_is_the_arguments_json_values_whatever_the_order_of_their_
         {"o": {"y": [1, None], "x": 1}},  # a hit
         {"o": {"x": 1, "y": [None, 1]}},
         {"o": {"x": 1, "y": [1.0, None]}},
+        {"n": 0.0},
+        {"n": -0.0},  # equal to 0.0, yet another argument: str() shows it
+        {"n": -0.0},  # a hit
     ):
         await adapter.execute("c", args)
     assert [repr(params) for _, params in calls] == [
@@ -231,6 +234,8 @@ async def test_the_key_is_the_arguments_json_values_whatever_the_order_of_their_
         "{'o': {'x': 1, 'y': [1, None]}}",
         "{'o': {'x': 1, 'y': [None, 1]}}",
         "{'o': {'x': 1, 'y': [1.0, None]}}",
+        "{'n': 0.0}",
+        "{'n': -0.0}",
     ]
 
 
@@ -352,3 +357,15 @@ async def test_a_result_holding_more_than_json_is_answered_but_not_cached() -> N
     assert (first.text, second.text) == ("ok", "ok")
     assert second.details == {"tags": {"a"}}
     assert len(calls) == 2  # a set could change under every hit
+    record = {"cache": "not-stored", "cacheRefused": "not-json"}
+    assert first.meta["customtools/policy"] == second.meta["customtools/policy"] == record
+
+
+async def test_a_result_too_large_for_the_cache_says_it_was_not_stored() -> None:
+    tool, calls = counting_tool(annotations=READ_ONLY)
+    adapter = CustomToolAdapter(tool, policy=Policy(cache_max_bytes=40), context=as_caller("al"))
+    first = await adapter.execute("1", {"q": "x"})  # about 30 bytes: over a quarter
+    again = await adapter.execute("2", {"q": "x"})
+    assert len(calls) == 2
+    record = {"cache": "not-stored", "cacheRefused": "too-large"}
+    assert first.meta["customtools/policy"] == again.meta["customtools/policy"] == record

@@ -109,7 +109,8 @@ def check_wire_form(data: Any) -> str:
         bad.append("outputSchema")
     if type(formers) is not list or len({name, *map(check_tool_name, formers)}) <= len(formers):
         bad.append("formerNames")
-    if bad or "label" not in data or "parameters" not in data:
+    bad += [f"{key} (missing)" for key in ("label", "parameters") if key not in data]
+    if bad:
         raise ToolDefinitionError(f"tool {name!r}: {', '.join(bad)} not as the wire form has it")
     return name
 

@@ -356,7 +356,10 @@ def _tool_edit(**fields: Any) -> Callable[[dict[str, Any]], None]:
         (_tool_edit(outputSchema={"type": "array"}), "tool 'echo': outputSchema not"),
         (_tool_edit(formerNames=["echo"]), "tool 'echo': formerNames not"),
         (_tool_edit(formerNames="old"), "tool 'echo': formerNames not"),
-        (lambda entry: entry["tools"][0].pop("parameters"), "tool 'echo':  not as the wire"),
+        (
+            lambda entry: entry["tools"][0].pop("parameters"),
+            "tool 'echo': parameters (missing) not as the wire",
+        ),
         (lambda entry: entry.update(tools=[["echo"]]), "a tool definition is not a JSON object"),
         (lambda entry: entry.update({"async": ["yes"]}), "tool 'echo' does not say how it runs"),
         (lambda entry: entry.update({"async": []}), "its tools do not say how they run"),

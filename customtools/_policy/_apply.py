@@ -307,8 +307,11 @@ class ToolPlan:
             ttl = self.cache_ttl or 0.0
             if trimmed is not None:
                 ttl = min(ttl, self.result_ttl)
+            size = result_size(result)
+            if type(key) is tuple and len(key) == 2:  # the arguments' bytes are kept too
+                size += len(key[1])
             refused = await self.backend.cache.put(
-                self.scope, self.digest, key, _with_record(result, as_hit), result_size(result), ttl
+                self.scope, self.digest, key, _with_record(result, as_hit), size, ttl
             )
             record["cache"] = "stored" if refused is None else "not-stored"
             if refused is not None:

@@ -401,3 +401,18 @@ async def test_a_result_too_large_for_the_cache_says_it_was_not_stored() -> None
     assert len(calls) == 2
     record = {"cache": "not-stored", "cacheRefused": "too-large"}
     assert first.meta["customtools/policy"] == again.meta["customtools/policy"] == record
+
+
+async def test_the_arguments_count_against_the_cache_size_with_orjson() -> None:
+    """A small result of huge arguments: the key holds the arguments' bytes, so they count,
+    and a call whose arguments alone would take over a quarter of the cache is not kept."""
+    pytest.importorskip("orjson")
+    tool, calls = counting_tool(annotations=READ_ONLY)
+    policy = Policy(cache_max_bytes=4096)
+    adapter = CustomToolAdapter(tool, policy=policy, context=as_caller("al"))
+    for _ in range(2):
+        small = await adapter.execute("1", {"q": "x" * 100})
+        huge = await adapter.execute("2", {"q": "x" * 2000})
+    assert small.meta["customtools/policy"] == {"cache": "hit"}
+    assert huge.meta["customtools/policy"] == {"cache": "not-stored", "cacheRefused": "too-large"}
+    assert len(calls) == 3

@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 LOCK ?= requirements/test.lock
 # The extras the test suite and the type check need (the demo needs none of them): the MCP
 # bridge and its shared state on Redis, telemetry, hot reload and the framework adapters.
-TEST_EXTRAS := dev,mcp,redis,otel,reload,pydantic-ai,langchain,openai-agents
+TEST_EXTRAS := dev,mcp,redis,otel,reload,cache,pydantic-ai,langchain,openai-agents
 LOCK_EXTRAS := $(TEST_EXTRAS),bench
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test

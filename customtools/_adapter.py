@@ -348,9 +348,9 @@ class CustomToolAdapter:
                 raise TypeError(
                     f"policy must be a customtools.policy.Policy, got {type(policy).__name__}"
                 )
-            plan = self._plan = ToolPlan(policy, tool, pack, asks=self._asks)
             # Hits are shared by adapters that make the same arguments of one input only.
-            plan.scope += f"\0{self._coerce:d}{self._apply_defaults:d}"
+            variant = f"{self._coerce:d}{self._apply_defaults:d}"
+            plan = self._plan = ToolPlan(policy, tool, pack, asks=self._asks, variant=variant)
             if self._inline:  # else its calls never take the hot path
                 self._caps = plan.caps
 
@@ -880,6 +880,8 @@ class _GovernedAdapter(CustomToolAdapter):
             key = None
             if plan.cache_ttl is not None and caller is not None:
                 # A repeat is answered first, before validation (docs/policy.md says why).
+                if plan.probe is not None and (hit := plan.probe(params, caller)) is not None:
+                    return hit
                 key = plan.key(params, caller)
                 if key is not None:
                     memory = plan.memory
@@ -900,7 +902,7 @@ class _GovernedAdapter(CustomToolAdapter):
                 approver=approver,
                 grace=grace,
             )
-            return await plan.run(call, signal, caller, key)
+            return await plan.run(call, signal, caller, key, params)
         # Only caps in this process apply: the base class's inline call, each gate's counter
         # taken and given back in place. The branches stay short: CPython 3.11 specializes a
         # comparison only when its jump needs no EXTENDED_ARG.

@@ -210,7 +210,9 @@ _LOGGER_SAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 def logger_name_for(stem: str) -> str:
     """The logger name of a tool module: ``customtools.tools.<stem>`` (dots made ``_``)."""
-    return f"{LOGGER_PREFIX}.{_LOGGER_SAFE.sub('_', stem) or '_'}"
+    if not (stem.isascii() and stem.isidentifier()):  # else nothing to replace (most names)
+        stem = _LOGGER_SAFE.sub("_", stem) or "_"
+    return f"{LOGGER_PREFIX}.{stem}"
 
 
 class ToolAPI:

@@ -92,9 +92,11 @@ def _stem(candidate: Candidate) -> str:
 
 def module_name_for(candidate: Candidate, generation: int, *, stem: str | None = None) -> str:
     """The private module name ``candidate`` is imported under in load ``generation``."""
-    slug = _SLUG_RE.sub("_", _stem(candidate) if stem is None else stem) or "tool"
-    if slug[0].isdigit():
-        slug = f"m{slug}"
+    slug = _stem(candidate) if stem is None else stem
+    if not (slug.isascii() and slug.isidentifier()):  # else nothing to replace (most names)
+        slug = _SLUG_RE.sub("_", slug) or "tool"
+        if slug[0].isdigit():
+            slug = f"m{slug}"
     digest = hashlib.sha1(  # noqa: S324 - a name, not security
         candidate.resolved_path.encode("utf-8", "surrogateescape")
     ).hexdigest()[:10]

@@ -21,8 +21,10 @@ Reload
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from customtools._context import ToolContext
@@ -273,6 +275,9 @@ class Collected:
         self.errors: list[LoadError] = list(scanned.errors)
         self.diagnostics: list[Diagnostic] = list(scanned.diagnostics)
         self.pending: list[PendingSource] = []
+        # id(source) -> its description: the candidates of one directory share a source,
+        # and the load holds every source it describes, so no id is reused meanwhile.
+        self._described: dict[int, str] = {}
 
     def add(self, candidate: Candidate, outcome: ImportOutcome) -> None:
         """Take one candidate's outcome: its tools unless their names are taken."""
@@ -295,7 +300,11 @@ class Collected:
 
     def claim(self, loaded: LoadedTool) -> None:
         """Register ``loaded`` (a ``name-conflict`` is an error, a ``similar-name`` a note)."""
-        origin = f"{display_path(loaded.path)} ({_describe_source(loaded.source)})"
+        source = loaded.source
+        described = self._described.get(id(source))
+        if described is None:
+            described = self._described[id(source)] = _describe_source(source)
+        origin = f"{display_path(loaded.path)} ({described})"
         similar = len(self.registry.similar_names)
         # A lazy record is registered by its name, its tool left unbuilt.
         held = loaded if loaded.lazy else loaded.tool
@@ -366,6 +375,22 @@ class PreviousLoad(Protocol):
         """What to serve for a re-imported candidate (a failure may keep the last good one)."""
 
 
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while the loader builds its own records (no tool code
+    runs inside): a load allocates tens of thousands of long-lived containers, and each
+    collection on the way would walk them, and the host's whole heap, again. The collector
+    runs as usual around the imports of tool code."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 async def import_here(
     candidates: Sequence[Candidate], state: SharedState, load_timeout: float | None
 ) -> list[ImportOutcome]:
@@ -422,11 +447,12 @@ async def _outcomes(
 ) -> list[ImportOutcome]:
     """One outcome per candidate: reused from ``previous``, served from the manifest cache
     (``lazy``), or imported (here or isolated)."""
-    reused = [previous.reuse(c) if previous is not None else None for c in candidates]
-    served = [
-        outcome if outcome is not None or lazy is None else lazy.serve(c)
-        for c, outcome in zip(candidates, reused, strict=True)
-    ]
+    with gc_paused():
+        reused = [previous.reuse(c) if previous is not None else None for c in candidates]
+        served = [
+            outcome if outcome is not None or lazy is None else lazy.serve(c)
+            for c, outcome in zip(candidates, reused, strict=True)
+        ]
     wanted = [c for c, outcome in zip(candidates, served, strict=True) if outcome is None]
     imported = iter(await _import(wanted, state, load))
     outcomes = []
@@ -510,8 +536,9 @@ async def run_load(
     if lazy is not None:
         lazy.cache.save()
         collected.diagnostics += lazy.cache.diagnostics
-    for candidate, outcome in zip(scanned.candidates, outcomes, strict=True):
-        collected.add(candidate, outcome)
+    with gc_paused():
+        for candidate, outcome in zip(scanned.candidates, outcomes, strict=True):
+            collected.add(candidate, outcome)
     if load.mcp_servers is not None:
         from customtools._loading._mcpjson import load_mcp_json_tools
 
@@ -653,7 +680,8 @@ async def discover_and_load(
         del keywords[name]
     opts, load = door_options("discover_and_load", options, keywords)
     where = _resolve_cwd(cwd)
-    scanned = scan_with(configured_paths, where, opts)
+    with gc_paused():
+        scanned = scan_with(configured_paths, where, opts)
     return await run_load(
         scanned, cwd=where, builtin_tool_names=builtin_tool_names, options=opts, load=load
     )

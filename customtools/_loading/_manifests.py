@@ -22,6 +22,7 @@ import json
 import os
 import stat
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from customtools._error_results import LoadCode
@@ -30,6 +31,12 @@ from customtools._loading._records import Diagnostic
 from customtools._loading._reviewed import write_private
 
 __all__ = ["ManifestCache", "manifest_dir"]
+
+_loads: Callable[[bytes], Any]
+try:  # the `cache` extra: the same JSON read about twice as fast (the body is most of a load)
+    from orjson import loads as _loads
+except ImportError:  # pragma: no cover - the test environment has the extra
+    _loads = json.loads
 
 _FORMAT = 1
 _MAGIC = b"customtools-manifests"
@@ -189,6 +196,9 @@ def _parse(data: bytes) -> tuple[Any, str | None]:
     if hashlib.sha256(body).hexdigest().encode() != digest:
         return None, "it is truncated or was changed (its checksum does not match)"
     try:
-        return json.loads(body), None
+        return _loads(body), None
     except ValueError:
-        return None, "it is not valid JSON"
+        try:  # orjson refuses what json writes for NaN and the infinities
+            return json.loads(body), None
+        except ValueError:
+            return None, "it is not valid JSON"

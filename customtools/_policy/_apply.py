@@ -81,12 +81,28 @@ _PLAIN: Final = frozenset((str, int, type(None)))  # kept as they are: bool, flo
 _ORDERS: Final = 256  # key orders remembered per tool (a caller may vary them freely)
 
 
+def _json_key() -> tuple[Callable[..., bytes], int] | None:
+    """orjson's ``dumps`` and its options for a key (sorted keys at every depth; subclasses,
+    dataclasses and dates go to ``default``, which is none: they raise), when installed."""
+    try:
+        import orjson
+    except ImportError:
+        return None
+    options = (
+        orjson.OPT_SORT_KEYS
+        | orjson.OPT_PASSTHROUGH_SUBCLASS
+        | orjson.OPT_PASSTHROUGH_DATACLASS
+        | orjson.OPT_PASSTHROUGH_DATETIME
+    )
+    return orjson.dumps, options
+
+
 def _freeze(value: Any) -> Hashable:
     kind = type(value)
     if kind in _PLAIN:
         plain: Hashable = value
         return plain
-    if kind is list:
+    if kind is list or kind is tuple:  # one JSON form: a tuple shares a list's entry
         if _PLAIN.issuperset(map(type, value)):
             return ("[", tuple(value))
         return ("[", tuple(map(_freeze, value)))
@@ -96,7 +112,7 @@ def _freeze(value: Any) -> Hashable:
         return ("bool", value)
     if kind is float:
         return ("float", repr(value))  # -0.0 is not 0.0
-    raise TypeError(kind.__name__)  # not JSON (a tuple, say: the tool would see a tuple)
+    raise TypeError(kind.__name__)  # no JSON form of its own: not cached
 
 
 def _with_record(result: ToolResult, record: Mapping[str, Any]) -> ToolResult:
@@ -121,11 +137,13 @@ class ToolPlan:
         "cache_ttl",
         "caps",
         "digest",
+        "dumps",
         "gates",
         "limits",
         "memory",
         "name",
         "orders",
+        "probe",
         "queue_timeout",
         "rate",
         "rate_key",
@@ -138,7 +156,13 @@ class ToolPlan:
     )
 
     def __init__(
-        self, policy: Policy, tool: CustomTool, pack: PackInfo | None, *, asks: bool
+        self,
+        policy: Policy,
+        tool: CustomTool,
+        pack: PackInfo | None,
+        *,
+        asks: bool,
+        variant: str = "",
     ) -> None:
         facts = tool_facts(tool) if pack is None else pack.facts()
         permissions = facts.tool_permissions.get(tool.name) or facts.permissions
@@ -147,7 +171,8 @@ class ToolPlan:
         self.name = tool.name
         self.backend = policy.backend
         self.limits: dict[str, int] = {}
-        self.scope = scope = f"{facts.key}\0{tool.name}"  # the cache's (see the adapter)
+        scope = f"{facts.key}\0{tool.name}"
+        self.scope = f"{scope}\0{variant}"  # the cache's (``variant``: see the adapter)
         self.digest = facts.digest
         gates = []
         weight = settings["weight"]
@@ -174,6 +199,13 @@ class ToolPlan:
         self.cache_ttl: float | None = ttl
         cache = policy.backend.cache
         self.memory = cache if ttl is not None and isinstance(cache, MemoryCache) else None
+        self.dumps = _json_key() if ttl is not None else None
+        # A hit of the in-memory cache in one call (the adapter asks it first, for any caller).
+        self.probe = (
+            None
+            if self.memory is None or self.dumps is None
+            else self.memory.probe(self.scope, self.digest, *self.dumps)
+        )
         self.orders: dict[tuple[Any, ...], tuple[tuple[Any, ...], Callable[..., Any]]] = {}
         self.schema = tool.output_schema
         self._output_validator: Any = None
@@ -185,10 +217,25 @@ class ToolPlan:
         self.caps: Caps | None = slots if simple and local else None
 
     def key(self, params: Any, caller: str | None) -> Hashable | None:
-        """The cache key of a call: the caller, the sorted argument names, their values as the
-        tool sees them (see docs/policy.md); ``None`` without a caller, or not plain JSON."""
+        """The key a call's result is looked up under: the caller and the arguments' JSON
+        form (see docs/policy.md); ``None`` without a caller, or with arguments that have
+        none. With orjson installed, the form is its bytes, keys sorted at every depth; a
+        key whose bytes hold ``null`` is looked up but never stored under (NaN and the
+        infinities write ``null`` too): :meth:`run` looks such a call up again under
+        :meth:`exact`, and keeps it there."""
         if caller is None or type(params) is not dict:
             return None
+        if self.dumps is not None:
+            dumps, options = self.dumps
+            try:
+                return (caller, dumps(params, None, options))
+            except TypeError:  # orjson's error: a big int, a subclass, ...: the exact form
+                pass
+        return self.exact(params, caller)
+
+    def exact(self, params: Any, caller: str) -> Hashable | None:
+        """The key without orjson: the caller, the sorted argument names, their values,
+        tagged unless str, int or ``None``; ``None`` for a value with no JSON form."""
         names = tuple(params)
         order = self.orders.get(names)  # the sorted names, once per order of the keys
         if order is None:
@@ -212,10 +259,22 @@ class ToolPlan:
         return (caller, order[0], values)
 
     async def run(
-        self, call: Call, signal: AbortSignal | None, caller: str | None, key: Hashable | None
+        self,
+        call: Call,
+        signal: AbortSignal | None,
+        caller: str | None,
+        key: Hashable | None,
+        params: Any = None,
     ) -> ToolResult:
         """One call of the tool (``call()``: the adapter's execute of it) under the policy,
-        once the cache was asked (``key``: the call's cache key, which missed, or ``None``)."""
+        once the cache was asked (``key``: the call's cache key, which missed, or ``None``;
+        ``params``: its arguments)."""
+        if type(key) is tuple and len(key) == 2 and b"null" in key[1]:
+            key = self.exact(params, caller)  # type: ignore[arg-type]
+            if key is not None:
+                hit = await self.backend.cache.get(self.scope, self.digest, key)
+                if hit is not None:
+                    return hit
         record: dict[str, Any] = {}
         held: list[tuple[Gate, int]] = []
         gates = self.gates
@@ -248,8 +307,11 @@ class ToolPlan:
             ttl = self.cache_ttl or 0.0
             if trimmed is not None:
                 ttl = min(ttl, self.result_ttl)
+            size = result_size(result)
+            if type(key) is tuple and len(key) == 2:  # the arguments' bytes are kept too
+                size += len(key[1])
             refused = await self.backend.cache.put(
-                self.scope, self.digest, key, _with_record(result, as_hit), result_size(result), ttl
+                self.scope, self.digest, key, _with_record(result, as_hit), size, ttl
             )
             record["cache"] = "stored" if refused is None else "not-stored"
             if refused is not None:

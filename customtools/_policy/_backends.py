@@ -18,7 +18,7 @@ import dataclasses
 import hashlib
 import itertools
 import time
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 _monotonic = time.monotonic
@@ -367,6 +367,29 @@ class MemoryCache:
             return None
         self._order.move_to_end(entry[3])
         return entry[0]
+
+    def probe(
+        self, scope: str, digest: str, dumps: Callable[..., bytes], options: int
+    ) -> Callable[[Any, str], ToolResult | None]:
+        """:meth:`lookup` of one tool's key ``(caller, dumps(params, None, options))`` (the
+        form of :meth:`ToolPlan.key` with orjson) as one function, its names bound: the
+        adapter's hit costs one call. ``None`` when that form raises or nothing is kept."""
+        tables, touch, monotonic = self._tables, self._order.move_to_end, _monotonic
+
+        def probe(params: Any, caller: str) -> ToolResult | None:
+            table = tables.get(scope)
+            if table is None or table[0] != digest:
+                return None
+            try:
+                entry = table[1].get((caller, dumps(params, None, options)))
+            except TypeError:
+                return None
+            if entry is None or entry[1] <= monotonic():
+                return None  # an expired entry is dropped by the lookup that follows
+            touch(entry[3])
+            return entry[0]
+
+        return probe
 
     async def put(
         self, scope: str, digest: str, key: Hashable, result: ToolResult, size: int, ttl: float

@@ -995,3 +995,68 @@ async def test_installed_entry_points_are_imported_at_load_and_the_report_says_s
         assert note.message.endswith("installed entry points are imported at load")
     assert cache_files(home) == []
     sys.modules.pop("lazy_test_ep_tools", None)
+
+
+# -- what a load leaves of the process ------------------------------------------------------------
+
+GC_PROBE = """
+import gc
+from customtools import CustomTool
+
+with open({mark!r}, "a") as _mark:
+    _mark.write(f"import {{gc.isenabled()}}\\n")
+
+def factory(api):
+    with open({mark!r}, "a") as mark:
+        mark.write(f"factory {{gc.isenabled()}}\\n")
+    return CustomTool(name="probe", execute=lambda *args: "ok", parameters={{"type": "object"}})
+"""
+
+
+@pytest.mark.parametrize("collector", [True, False])
+async def test_tool_code_runs_with_the_collector_as_the_host_set_it(
+    tmp_path: Path, collector: bool
+) -> None:
+    """The loader pauses the cyclic collector only around its own bookkeeping (scan, manifest
+    entries, records); tool code runs with the host's setting, and it is back after a load."""
+    import gc
+
+    mark = tmp_path / "mark.txt"
+    write(tmp_path / "tools" / "probe.py", GC_PROBE.format(mark=str(mark)))
+    was = gc.isenabled()
+    try:
+        (gc.enable if collector else gc.disable)()
+        for _ in range(2):  # eager (and the cache written), then lazy
+            result = await lazy_load(tmp_path / "tools", tmp_path / "home")
+            assert result.tool_names == ("probe",)
+            assert gc.isenabled() is collector
+        assert ToolRegistry(result)["probe"] is not None
+        assert mark.read_text().splitlines() == [f"import {collector}", f"factory {collector}"]
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
+@pytest.mark.parametrize("reader", ["orjson", "json"])
+def test_a_manifest_body_that_orjson_refuses_is_read_by_json(
+    monkeypatch: pytest.MonkeyPatch, reader: str
+) -> None:
+    """json writes NaN and the infinities (a schema's default may hold one); orjson refuses
+    them, so such a file is read again with json instead of being reported unusable."""
+    import hashlib
+    import math
+
+    from customtools._loading import _manifests
+
+    if reader == "json":
+        monkeypatch.setattr(_manifests, "_loads", json.loads)
+    else:
+        pytest.importorskip("orjson")
+    body = json.dumps({"entries": {"x": {"default": float("nan"), "n": 1}}}).encode()
+    data = b"customtools-manifests %s\n%s" % (hashlib.sha256(body).hexdigest().encode(), body)
+    parsed, problem = _manifests._parse(data)
+    assert problem is None
+    assert math.isnan(parsed["entries"]["x"]["default"])
+    assert parsed["entries"]["x"]["n"] == 1
+    assert _manifests._parse(data.replace(b'"n": 1', b'"n": 2'))[1] == (
+        "it is truncated or was changed (its checksum does not match)"
+    )

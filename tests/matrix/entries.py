@@ -26,11 +26,16 @@ from customtools import (
     dispatch_session_event,
     load_custom_tools,
 )
+from customtools.policy import Policy
 from customtools.rendering import PLAIN_THEME, RenderOptions, render_call, render_result
 
+from .launch import BUDGET
 from .peers import Outcome, People, Project, launcher, serve_env
 
 WORKERS = ("isolated", "sandboxed")
+
+CALLER = "matrix-host"
+"""Whom the in-process entry points call for (``ToolContext.caller``): what the cache keys."""
 
 Started = Callable[[], Awaitable[Any]]
 
@@ -125,17 +130,23 @@ def exported(exporter: Any, trace_id: int) -> list[dict[str, Any]]:
 
 class Entry:
     """One entry point in one mode. Subclasses implement :meth:`call` and :meth:`cancel`;
-    the others say the entry point cannot do it (the table never asks them to)."""
+    the others say the entry point cannot do it (the table never asks them to).
+
+    Every entry point runs the pack under one execution policy, as a host sets it: a result
+    budget of :data:`~.launch.BUDGET` bytes (and the defaults: a read-only, idempotent tool
+    is cached per caller). ``caches`` says whether its calls name a caller."""
 
     backend = "asyncio"
     has_error_flag = True
     prefix = ""
+    caches = True
 
     def __init__(self, mode: str, project: Project) -> None:
         self.mode = mode
         self.project = project
         self.people = People()
         self.stack = AsyncExitStack()
+        self.policy = Policy(max_result_bytes=BUDGET)
 
     async def __aenter__(self) -> Entry:
         await self.stack.__aenter__()
@@ -224,7 +235,10 @@ class AdapterEntry(ToolsEntry):
 
     def new_adapter(self, name: str) -> CustomToolAdapter:
         return CustomToolAdapter(
-            self.tools[name], context=self.people.context(), approver=self.people.approver
+            self.tools[name],
+            context=self.people.context(caller=CALLER),
+            approver=self.people.approver,
+            policy=self.policy,
         )
 
     async def call(
@@ -296,10 +310,21 @@ class McpEntry(Entry):
     """The official MCP client against ``customtools serve`` (stdio or streamable HTTP), in
     one protocol era: ``legacy`` (the handshake era) or ``auto`` (2026-07-28)."""
 
-    def __init__(self, mode: str, project: Project, *, era: str, url: str | None = None) -> None:
+    def __init__(
+        self,
+        mode: str,
+        project: Project,
+        *,
+        era: str,
+        url: str | None = None,
+        stateless: bool = False,
+    ) -> None:
         super().__init__(mode, project)
         self.era = era
         self.url = url
+        # The server's caller is the connection in the handshake era; a stateless request,
+        # or a 2026-07-28 one without authentication, names none (docs/policy.md).
+        self.caches = era == "legacy" and not stateless
         if url is None:
             self.backend = "trio"  # stdio on trio; HTTP on asyncio (see conftest.py)
 
@@ -408,7 +433,9 @@ class MountEntry(Entry):
         assert "matrix_check" in self.tools, self.mount.diagnostics
 
     def new_adapter(self, name: str) -> CustomToolAdapter:
-        return CustomToolAdapter(self.tools[name], context=self.people.context())
+        return CustomToolAdapter(
+            self.tools[name], context=self.people.context(caller=CALLER), policy=self.policy
+        )
 
     async def call(
         self, name: str, args: Mapping[str, Any], *, updates: list[str] | None = None
@@ -505,7 +532,9 @@ class PydanticAiEntry(FrameworkEntry):
     def framework_tools(self) -> Any:
         from customtools.integrations.pydantic_ai import CustomToolset
 
-        return CustomToolset(self.result, context=self.people.context())
+        return CustomToolset(
+            self.result, context=self.people.context(caller=CALLER), policy=self.policy
+        )
 
     async def run(self, tools: Any, name: str, args: Mapping[str, Any]) -> Outcome:
         from pydantic_ai import Agent
@@ -587,7 +616,9 @@ class LangChainEntry(FrameworkEntry):
     def framework_tools(self) -> Any:
         from customtools.integrations.langchain import langchain_tools
 
-        return langchain_tools(self.result, context=self.people.context())
+        return langchain_tools(
+            self.result, context=self.people.context(caller=CALLER), policy=self.policy
+        )
 
     async def run(self, tools: Any, name: str, args: Mapping[str, Any]) -> Outcome:
         from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -667,7 +698,12 @@ class OpenAiAgentsEntry(FrameworkEntry):
     def framework_tools(self) -> Any:
         from customtools.integrations.openai_agents import function_tools
 
-        return function_tools(self.result, context=self.people.context(), on_update=self.on_update)
+        return function_tools(
+            self.result,
+            context=self.people.context(caller=CALLER),
+            on_update=self.on_update,
+            policy=self.policy,
+        )
 
     async def run(self, tools: Any, name: str, args: Mapping[str, Any]) -> Outcome:
         from agents import Agent, Runner, ToolCallOutputItem, set_tracing_disabled
@@ -783,7 +819,9 @@ class HostEntry(ToolsEntry):
         context = ToolContext(
             sampler=self.people.sampler, log_sink=self.people.log_sink, tool_name=name
         )
-        return self.session.adapter(self.tools[name], CHAT, turn_id=turn, context=context)
+        return self.session.adapter(
+            self.tools[name], CHAT, turn_id=turn, context=context, policy=self.policy
+        )
 
     async def call(
         self,
@@ -875,5 +913,6 @@ def make_entry(site: Any, name: str) -> Entry:
     if name == "mount":
         return MountEntry(site.mode, project, urls["stateful"])
     era = "auto" if name.endswith("-modern") else "legacy"
-    url = urls["stateless" if name.startswith("stateless") else "stateful"]
-    return McpEntry(site.mode, project, era=era, url=url)
+    stateless = name.startswith("stateless")
+    url = urls["stateless" if stateless else "stateful"]
+    return McpEntry(site.mode, project, era=era, url=url, stateless=stateless)

@@ -8,9 +8,10 @@ stateful and stateless, each on a free loopback port it prints on stderr as
 ``matrix: stateful URL`` and ``matrix: stateless URL``. ``MODE`` is the execution mode:
 ``inprocess``, ``isolated`` (an ``IsolationPool``), ``sandboxed`` (the pool with
 ``sandbox=True``, as ``serve --sandbox``) or ``reloaded`` (``reload=True``, as ``serve
---reload``). Finished spans are appended to ``PROJECT/spans.jsonl`` as JSON lines through a
-global tracer provider and ``customtools.telemetry.instrument()``: what
-``opentelemetry-instrument customtools serve`` does in a deployment.
+--reload``). Every server runs under one execution policy (``serve --policy``). Finished
+spans are appended to ``PROJECT/spans.jsonl`` as JSON lines through a global tracer
+provider and ``customtools.telemetry.instrument()``: what ``opentelemetry-instrument
+customtools serve`` does in a deployment.
 
 One process instead of three keeps the matrix cheap: most of a server's cost is starting
 Python and importing the MCP SDK. The process ends when the stdio client leaves.
@@ -27,6 +28,10 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+
+BUDGET = 20_000
+"""The result budget of the host's one execution policy (``Policy(max_result_bytes=...)``),
+set on every server here and on every entry point in ``entries.py``."""
 
 
 class JsonLines(SpanExporter):
@@ -55,8 +60,13 @@ async def serve_all(mode: str, project: Path) -> None:
     import anyio
 
     from customtools.mcp import serve
+    from customtools.policy import Policy
 
-    options: dict[str, Any] = {"cwd": str(project), "entry_points": False}
+    options: dict[str, Any] = {
+        "cwd": str(project),
+        "entry_points": False,
+        "policy": Policy(max_result_bytes=BUDGET),
+    }
     async with AsyncExitStack() as stack:
         if mode in ("isolated", "sandboxed"):
             from customtools.isolation import IsolationPool

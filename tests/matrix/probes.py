@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from .entries import Entry
+from .launch import BUDGET
 from .peers import LOG_LINE, MODEL_TEXT, Outcome, until
 
 PNG = (
@@ -126,6 +127,21 @@ async def telemetry(entry: Entry) -> None:
     await entry.traced()
 
 
+async def policy(entry: Entry) -> None:
+    """The host's one execution policy: a result over its budget is trimmed, with a note on
+    how to read the rest; a repeat of a read-only, idempotent call is answered from the
+    cache wherever the caller is known (sessionless requests name none: never cached)."""
+    first = await entry.call("matrix_policy", {"n": 1})
+    again = await entry.call("matrix_policy", {"n": 1})
+    for out in (first, again):
+        assert out.error is not True, out.text
+        assert out.text.startswith("run "), out.text[:200]
+        assert f"[Trimmed to the host's budget of {BUDGET} bytes" in out.text, out.text[-400:]
+        assert len(out.text) < BUDGET, len(out.text)
+    runs = first.text.split()[1], again.text.split()[1]
+    assert (runs[0] == runs[1]) is entry.caches, (runs, entry.caches)
+
+
 PROBES: dict[str, Callable[[Entry], Awaitable[None]]] = {
     "validation": validation,
     "streaming": streaming,
@@ -140,4 +156,5 @@ PROBES: dict[str, Callable[[Entry], Awaitable[None]]] = {
     "structured": structured,
     "images": images,
     "telemetry": telemetry,
+    "policy": policy,
 }

@@ -58,6 +58,7 @@ CAPABILITIES: dict[str, str] = {
     "structured": "structured output",
     "images": "images",
     "telemetry": "telemetry spans",
+    "policy": "execution policy",
 }
 """Capabilities, one tool each in ``tests/matrix/pack/matrix_pack.py``."""
 

@@ -210,7 +210,21 @@ async def test_the_host_toolkit_caches_per_client_and_else_per_chat() -> None:
     assert len(calls) == 3
 
 
-async def test_the_key_is_the_arguments_json_values_whatever_the_order_of_their_keys() -> None:
+@pytest.fixture(params=["orjson", "python"])
+def key_form(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both forms of a cache key: orjson's bytes, and the tagged values without it."""
+    import customtools._policy._apply as apply
+
+    if request.param == "python":
+        monkeypatch.setattr(apply, "_json_key", lambda: None)
+    else:
+        pytest.importorskip("orjson")
+    return str(request.param)
+
+
+async def test_the_key_is_the_arguments_json_values_whatever_the_order_of_their_keys(
+    key_form: str,
+) -> None:
     tool, calls = counting_tool(annotations=READ_ONLY)
     adapter = CustomToolAdapter(tool, policy=Policy(), context=as_caller("alice"))
     for args in (
@@ -225,8 +239,18 @@ async def test_the_key_is_the_arguments_json_values_whatever_the_order_of_their_
         {"n": 0.0},
         {"n": -0.0},  # equal to 0.0, yet another argument: str() shows it
         {"n": -0.0},  # a hit
+        {"n": None},
+        {"n": None},  # a hit
+        {"n": 2**70},  # beyond orjson's integers
+        {"n": 2**70},  # a hit
     ):
         await adapter.execute("c", args)
+    # JSON has no NaN and no infinities (orjson writes null): refused, never the null's result
+    for number in ("nan", "inf", "-inf"):
+        refused = await adapter.execute("c", {"n": float(number)})
+        assert refused.is_error, refused
+        assert "not a JSON number" in refused.text
+    assert (adapter._plan.probe is None) == (key_form == "python")
     assert [repr(params) for _, params in calls] == [
         "{'n': 1}",
         "{'n': 1.0}",
@@ -236,15 +260,23 @@ async def test_the_key_is_the_arguments_json_values_whatever_the_order_of_their_
         "{'o': {'x': 1, 'y': [1.0, None]}}",
         "{'n': 0.0}",
         "{'n': -0.0}",
+        "{'n': None}",
+        "{'n': 1180591620717411303424}",
     ]
 
 
-async def test_a_tuple_argument_is_not_answered_with_the_result_for_a_list() -> None:
+async def test_a_tuple_argument_shares_the_entry_of_its_json_form(key_form: str) -> None:
     tool, calls = counting_tool(annotations=READ_ONLY)
     adapter = CustomToolAdapter(tool, policy=Policy(), context=as_caller("alice"))
-    await adapter.execute("1", {"ids": [1, 2]})
-    await adapter.execute("2", {"ids": (1, 2)})
-    assert [type(params["ids"]) for _, params in calls] == [list, tuple]
+    first = await adapter.execute("1", {"ids": [1, 2]})
+    again = await adapter.execute("2", {"ids": (1, 2)})
+    await adapter.execute("3", {"ids": [2, 1]})
+    assert again.text == first.text
+    assert [params["ids"] for _, params in calls] == [[1, 2], [2, 1]]
+    for _ in range(2):  # a set has no JSON form: refused each time, never from the cache
+        refused = await adapter.execute("4", {"ids": {1, 2}})
+        assert refused.is_error
+        assert "customtools/policy" not in (refused.meta or {})
 
 
 async def test_adapters_sharing_a_policy_keep_each_callers_results_apart() -> None:
@@ -369,3 +401,18 @@ async def test_a_result_too_large_for_the_cache_says_it_was_not_stored() -> None
     assert len(calls) == 2
     record = {"cache": "not-stored", "cacheRefused": "too-large"}
     assert first.meta["customtools/policy"] == again.meta["customtools/policy"] == record
+
+
+async def test_the_arguments_count_against_the_cache_size_with_orjson() -> None:
+    """A small result of huge arguments: the key holds the arguments' bytes, so they count,
+    and a call whose arguments alone would take over a quarter of the cache is not kept."""
+    pytest.importorskip("orjson")
+    tool, calls = counting_tool(annotations=READ_ONLY)
+    policy = Policy(cache_max_bytes=4096)
+    adapter = CustomToolAdapter(tool, policy=policy, context=as_caller("al"))
+    for _ in range(2):
+        small = await adapter.execute("1", {"q": "x" * 100})
+        huge = await adapter.execute("2", {"q": "x" * 2000})
+    assert small.meta["customtools/policy"] == {"cache": "hit"}
+    assert huge.meta["customtools/policy"] == {"cache": "not-stored", "cacheRefused": "too-large"}
+    assert len(calls) == 3

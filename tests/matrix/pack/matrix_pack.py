@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from typing import Any
 
 import anyio
@@ -135,6 +136,10 @@ def factory(api: Any) -> list[CustomTool]:
     async def version(call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any) -> str:
         return VERSION
 
+    async def oversized(call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any) -> str:
+        # A new run id each time it runs, then more text than the host's budget allows.
+        return f"run {uuid.uuid4().hex} " + "x" * 60_000
+
     mark_param = Type.Object({"mark": Type.String(pattern="^[a-z0-9-]+$")})
     target = Type.Object({"target": Type.String()})
     return [
@@ -175,4 +180,10 @@ def factory(api: Any) -> list[CustomTool]:
         CustomTool(name="matrix_image", execute=image),
         CustomTool(name="matrix_trace", execute=traced),
         CustomTool(name="matrix_version", execute=version),
+        CustomTool(
+            name="matrix_policy",
+            parameters=Type.Object({"n": Type.Integer()}),
+            execute=oversized,
+            annotations={"readOnlyHint": True, "idempotentHint": True},  # cacheable
+        ),
     ]

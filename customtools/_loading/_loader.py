@@ -380,7 +380,8 @@ def gc_paused() -> Iterator[None]:
     """No cyclic garbage collection while the loader builds its own records (no tool code
     runs inside): a load allocates tens of thousands of long-lived containers, and each
     collection on the way would walk them, and the host's whole heap, again. The collector
-    runs as usual around the imports of tool code."""
+    runs as usual around the imports of tool code; what is collectable among the objects
+    moved to the oldest generation is collected by the next full collection."""
     if not gc.isenabled():
         yield
         return
@@ -388,6 +389,12 @@ def gc_paused() -> Iterator[None]:
     try:
         yield
     finally:
+        if gc.get_freeze_count() == 0:  # the host froze nothing (else its freeze is kept)
+            # What was built here is long-lived: it joins the oldest generation at once
+            # (freeze then unfreeze: two list splices) instead of being walked by the next
+            # young collections on its way there.
+            gc.freeze()
+            gc.unfreeze()
         gc.enable()
 
 

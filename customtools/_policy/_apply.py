@@ -254,7 +254,7 @@ class ToolPlan:
         if not _PLAIN.issuperset(map(type, values)):
             try:
                 values = tuple([v if type(v) in _PLAIN else _freeze(v) for v in values])
-            except TypeError:
+            except (TypeError, RecursionError):  # no JSON form, or nested past the stack
                 return None
         return (caller, order[0], values)
 

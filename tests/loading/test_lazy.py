@@ -1060,3 +1060,27 @@ def test_a_manifest_body_that_orjson_refuses_is_read_by_json(
     assert _manifests._parse(data.replace(b'"n": 1', b'"n": 2'))[1] == (
         "it is truncated or was changed (its checksum does not match)"
     )
+
+
+async def test_a_hosts_frozen_objects_stay_frozen(tmp_path: Path) -> None:
+    """The loader moves what it built to the oldest generation by freezing and unfreezing,
+    but only when the host froze nothing: a host's ``gc.freeze()`` (before forking workers,
+    say) is never undone, and the loader never leaves anything frozen of its own."""
+    import gc
+
+    write(tmp_path / "tools" / "probe.py", GC_PROBE.format(mark=str(tmp_path / "mark.txt")))
+    assert gc.get_freeze_count() == 0
+    await lazy_load(tmp_path / "tools", tmp_path / "home")
+    assert gc.get_freeze_count() == 0
+    kept = object.__new__(type("Kept", (), {}))  # a tracked object of the host's
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        for _ in range(2):  # eager, then lazy
+            result = await lazy_load(tmp_path / "tools", tmp_path / "home")
+            assert result.tool_names == ("probe",)
+            assert gc.get_freeze_count() == frozen
+        assert gc.is_tracked(kept)
+    finally:
+        gc.unfreeze()

@@ -416,3 +416,21 @@ async def test_the_arguments_count_against_the_cache_size_with_orjson() -> None:
     assert small.meta["customtools/policy"] == {"cache": "hit"}
     assert huge.meta["customtools/policy"] == {"cache": "not-stored", "cacheRefused": "too-large"}
     assert len(calls) == 3
+
+
+async def test_arguments_nested_past_the_stack_get_a_result_not_an_exception(
+    key_form: str,
+) -> None:
+    """Keying 3,000 nested arrays overflowed the Python form's recursion (orjson stops at 254
+    levels and hands over to it): the call raised RecursionError instead of returning."""
+    tool, calls = counting_tool(annotations=READ_ONLY)
+    adapter = CustomToolAdapter(tool, policy=Policy(), context=as_caller("alice"))
+    nested: list[Any] = []
+    inner = nested
+    for _ in range(3000):
+        inner.append([])
+        inner = inner[0]
+    result = await adapter.execute("1", {"a": nested})
+    assert result.is_error  # validation's own depth limit answers, as without a policy
+    assert "invalid arguments for tool 'lookup'" in result.text
+    assert calls == []

@@ -879,7 +879,9 @@ class _GovernedAdapter(CustomToolAdapter):
             caller = (ctx if ctx is not None else self._context).caller
             key = None
             if plan.cache_ttl is not None and caller is not None:
-                # A repeat is answered first, before validation (docs/policy.md says why).
+                # A repeat is answered first, before validation (docs/policy.md says why):
+                # in memory, by one bound function; a miss builds the key again below (a
+                # small share of a miss, and a hit allocates nothing to hand it over).
                 if plan.probe is not None and (hit := plan.probe(params, caller)) is not None:
                     return hit
                 key = plan.key(params, caller)

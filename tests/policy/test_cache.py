@@ -434,3 +434,23 @@ async def test_arguments_nested_past_the_stack_get_a_result_not_an_exception(
     assert result.is_error  # validation's own depth limit answers, as without a policy
     assert "invalid arguments for tool 'lookup'" in result.text
     assert calls == []
+
+
+async def test_a_probe_hit_counts_as_a_use_for_the_least_recently_used_order() -> None:
+    """The adapter's bound lookup (orjson's bytes of the arguments) keeps the LRU order
+    exact, and answers only under its own tool's table and digest."""
+    orjson = pytest.importorskip("orjson")
+    cache = MemoryCache(max_bytes=400)
+    options = orjson.OPT_SORT_KEYS
+    probe = cache.probe("tool", "digest", orjson.dumps, options)
+    other = cache.probe("tool", "the next digest", orjson.dumps, options)
+    result = ToolResult.from_text("x")
+    for n in range(4):
+        await cache.put("tool", "digest", ("al", orjson.dumps({"n": n})), result, 100, 60)
+    assert probe({"n": 0}, "al") is not None
+    assert probe({"n": 0}, "bo") is None  # another caller
+    assert other({"n": 0}, "al") is None  # another digest of the tool
+    assert probe({"n": 0, "extra": {1}}, "al") is None  # no JSON form: a miss, no error
+    await cache.put("tool", "digest", ("al", orjson.dumps({"n": 4})), result, 100, 60)
+    assert probe({"n": 0}, "al") is not None  # used last: kept
+    assert probe({"n": 1}, "al") is None  # the least recently used: dropped

@@ -389,7 +389,9 @@ def gc_paused() -> Iterator[None]:
     try:
         yield
     finally:
-        if gc.get_freeze_count() == 0:  # the host froze nothing (else its freeze is kept)
+        # Only when the host froze nothing (else its freeze is kept), and where the
+        # collector has generations to freeze (CPython).
+        if getattr(gc, "get_freeze_count", lambda: 1)() == 0:
             # What was built here is long-lived: it joins the oldest generation at once
             # (freeze then unfreeze: two list splices) instead of being walked by the next
             # young collections on its way there.

@@ -375,13 +375,18 @@ class PreviousLoad(Protocol):
         """What to serve for a re-imported candidate (a failure may keep the last good one)."""
 
 
+_PROMOTED_LIMIT = 100_000
+"""Objects the loader may move to the oldest generation between two full collections."""
+
+_promoted = 0
+
+
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
     """No cyclic garbage collection while the loader builds its own records (no tool code
     runs inside): a load allocates tens of thousands of long-lived containers, and each
     collection on the way would walk them, and the host's whole heap, again. The collector
-    runs as usual around the imports of tool code; what is collectable among the objects
-    moved to the oldest generation is collected by the next full collection."""
+    runs as usual around the imports of tool code (see :func:`_settle` for what follows)."""
     if not gc.isenabled():
         yield
         return
@@ -389,15 +394,29 @@ def gc_paused() -> Iterator[None]:
     try:
         yield
     finally:
-        # Only when the host froze nothing (else its freeze is kept), and where the
-        # collector has generations to freeze (CPython).
-        if getattr(gc, "get_freeze_count", lambda: 1)() == 0:
-            # What was built here is long-lived: it joins the oldest generation at once
-            # (freeze then unfreeze: two list splices) instead of being walked by the next
-            # young collections on its way there.
-            gc.freeze()
-            gc.unfreeze()
+        _settle()
         gc.enable()
+
+
+def _settle() -> None:
+    """Move what a paused section built to the oldest generation at once (``gc.freeze()``
+    then ``gc.unfreeze()``: two list splices), instead of letting the next young collections
+    walk it on its way there. CPython runs a full collection only when enough objects were
+    promoted by young collections, which this move never counts, so garbage moved with it
+    would wait for a full collection that repeated loads might never start: after
+    :data:`_PROMOTED_LIMIT` moved objects the loader runs that full collection itself.
+    Nothing is moved when the host froze objects of its own (its freeze is kept) or where
+    the collector has no generations to freeze."""
+    global _promoted
+    if getattr(gc, "get_freeze_count", lambda: 1)() != 0:
+        return
+    _promoted += gc.get_count()[0]  # what was allocated since the last collection
+    if _promoted > _PROMOTED_LIMIT:
+        _promoted = 0
+        gc.collect()
+    else:
+        gc.freeze()
+        gc.unfreeze()
 
 
 async def import_here(

@@ -1084,3 +1084,48 @@ async def test_a_hosts_frozen_objects_stay_frozen(tmp_path: Path) -> None:
         assert gc.is_tracked(kept)
     finally:
         gc.unfreeze()
+
+
+CYCLE_PROBE = """
+import sys
+import weakref
+from customtools import CustomTool
+
+def factory(api):
+    class Cycle:
+        pass
+
+    garbage = Cycle()
+    garbage.me = garbage  # unreachable once the factory returns: only a collection frees it
+    sys.modules["customtools_test_cycles"].refs.append(weakref.ref(garbage))
+    return CustomTool(name="probe", execute=lambda *args: "ok", parameters={"type": "object"})
+"""
+
+
+async def test_garbage_moved_to_the_oldest_generation_is_still_collected(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loader moves what it built to the oldest generation, which CPython's own rule for
+    a full collection never counts: repeated loads left every cycle made on the way
+    uncollected (240 loads, no full collection). The loader now runs that collection after
+    a bounded number of moved objects; here, a small bound."""
+    import gc
+    import types
+
+    from customtools._loading import _loader
+
+    monkeypatch.setattr(_loader, "_PROMOTED_LIMIT", 500)
+    monkeypatch.setattr(_loader, "_promoted", 0)
+    probe = types.ModuleType("customtools_test_cycles")
+    probe.refs = []  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "customtools_test_cycles", probe)
+    write(tmp_path / "tools" / "cycle.py", CYCLE_PROBE)
+    assert gc.isenabled()
+    for _ in range(40):
+        result = await load_custom_tools([tmp_path / "tools"], tmp_path, home=tmp_path / "home")
+        assert result.tool_names == ("probe",)
+    refs = probe.refs  # type: ignore[attr-defined]
+    assert len(refs) == 40
+    alive = [ref() is not None for ref in refs]
+    assert not any(alive[:20]), f"cycles of the first 20 loads still alive: {alive}"
+    assert sum(alive) < 20

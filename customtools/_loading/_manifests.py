@@ -197,8 +197,8 @@ def _parse(data: bytes) -> tuple[Any, str | None]:
         return None, "it is truncated or was changed (its checksum does not match)"
     try:
         return _loads(body), None
-    except ValueError:
+    except (ValueError, RecursionError):
         try:  # orjson refuses what json writes for NaN and the infinities
             return json.loads(body), None
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested past the stack
             return None, "it is not valid JSON"

@@ -682,6 +682,12 @@ def _poison(path: Path, how: str) -> None:
         body = b"{not json"
         digest = hashlib.sha256(body).hexdigest().encode()
         path.write_bytes(b"customtools-manifests %s\n%s" % (digest, body))
+    elif how == "nested":  # re-signed, and nested past the parser's stack
+        import hashlib
+
+        body = b"[" * 100_000 + b"]" * 100_000
+        digest = hashlib.sha256(body).hexdigest().encode()
+        path.write_bytes(b"customtools-manifests %s\n%s" % (digest, body))
     elif how == "empty":
         path.write_bytes(b"")
     elif how == "group-writable":
@@ -698,6 +704,7 @@ def _poison(path: Path, how: str) -> None:
         ("truncated", "is truncated or was changed"),
         ("flipped", "is truncated or was changed"),
         ("forged", "not valid JSON"),
+        ("nested", "not valid JSON"),
         ("empty", "not a manifest file"),
         ("group-writable", "not owned by this user and writable only by them"),
         ("symlink", "cannot be opened"),

@@ -1087,7 +1087,9 @@ async def test_a_hosts_frozen_objects_stay_frozen(tmp_path: Path) -> None:
         for _ in range(2):  # eager, then lazy
             result = await lazy_load(tmp_path / "tools", tmp_path / "home")
             assert result.tool_names == ("probe",)
-            assert gc.get_freeze_count() == frozen
+            # Never unfrozen (0) and nothing of the load's frozen (more); a frozen object
+            # whose last reference goes (the event loop's, say) still leaves the count.
+            assert frozen - 10_000 < gc.get_freeze_count() <= frozen
         assert gc.is_tracked(kept)
     finally:
         gc.unfreeze()

@@ -42,7 +42,7 @@ import math
 import time
 import types
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import customtools._observe as _observe
 from customtools._abort import AbortSignal
@@ -82,7 +82,7 @@ from customtools._tool import CustomTool
 
 if TYPE_CHECKING:
     from customtools._policy import PackInfo, Policy, ToolPlan
-    from customtools._policy._apply import Caps
+    from customtools._policy._apply import Caps, Hits
     from customtools._validation import Coercion, CompiledValidator, Violation
 
 __all__ = [
@@ -94,6 +94,7 @@ __all__ = [
 ]
 
 _log = logger("customtools.adapter")
+_monotonic = time.monotonic
 
 UpdateCallback = Callable[[ToolResult], Any]
 """A host's ``on_update``: receives each partial result as a :class:`ToolResult`."""
@@ -121,6 +122,50 @@ class _NeverAborted(AbortSignal):
 
 
 _NEVER = _NeverAborted()
+
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+class _Keywords:
+    """The default of ``execute``'s ``_keywords`` (see :func:`_keyword_options`)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "*"
+
+
+_KEYWORDS = _Keywords()
+
+
+def _keyword_options(method: _Method) -> _Method:
+    """Marks the parameters of ``method`` after ``_keywords`` keyword-only to its callers.
+
+    ``execute``'s options are keyword-only, but are not declared after ``*``: CPython fills
+    each omitted keyword-only argument with a dict lookup (six of them, about a sixteenth of a
+    valid call) and an omitted positional one from a tuple. So they follow a positional
+    ``_keywords`` whose default is :data:`_KEYWORDS`; ``method`` refuses any other value (a
+    third positional argument: :func:`_positional_options`), and its ``__signature__``, what
+    ``inspect`` and ``help`` show, has them keyword-only."""
+    signature = inspect.signature(method)
+    parameters, keyword_only = [], False
+    for parameter in signature.parameters.values():
+        if parameter.name == "_keywords":
+            keyword_only = True
+            continue
+        if keyword_only:
+            parameter = parameter.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+        parameters.append(parameter)
+    method.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    return method
+
+
+def _positional_options(value: Any) -> TypeError:
+    return TypeError(
+        "CustomToolAdapter.execute() takes two positional arguments (tool_call_id, params);"
+        f" pass its options by name (signal=, on_update=, ctx=, ...), not {value!r}"
+    )
 
 
 _anyio_module: Any = None
@@ -275,6 +320,7 @@ class CustomToolAdapter:
         "_execute",
         "_fast_check",
         "_grace",
+        "_hits",
         "_inline",
         "_is_async",
         "_name",
@@ -341,6 +387,7 @@ class CustomToolAdapter:
         self._fast_check: Callable[[Any], bool] | None = None
         self._plan: ToolPlan | None = None
         self._caps: Caps | None = None
+        self._hits: Hits | None = None
         if policy is not None:
             from customtools._policy import Policy, ToolPlan
 
@@ -353,25 +400,38 @@ class CustomToolAdapter:
             plan = self._plan = ToolPlan(policy, tool, pack, asks=self._asks, variant=variant)
             if self._inline:  # else its calls never take the hot path
                 self._caps = plan.caps
+            if plan.hits is not None and type(self) is _GovernedAdapter:
+                # Known only now that the plan is: its repeats are answered in one step.
+                self._hits = plan.hits
+                self.__class__ = _CachingAdapter
 
     def __new__(cls, tool: CustomTool, **options: Any) -> CustomToolAdapter:
         # Observation and policy: decided once per adapter, so a call pays for neither
-        # unless it has them.
-        if cls is not CustomToolAdapter or not isinstance(tool, CustomTool):
+        # unless it has them. A host's subclass gets them too, its class first.
+        if not isinstance(tool, CustomTool) or issubclass(
+            cls, (_GovernedAdapter, _ObservedAdapter)
+        ):
             return object.__new__(cls)
         governed = options.get("policy") is not None
         observer = _observe.current_observer()
+        watcher = None
         if observer is not None:
             try:
                 watcher = observer.tool_observer(tool)
             except Exception:  # an observer never breaks an adapter
                 _log.exception("the observer failed to watch tool %r", tool.name)
-                watcher = None
-            if watcher is not None:
-                adapter = object.__new__(_ObservedGovernedAdapter if governed else _ObservedAdapter)
-                adapter._watcher = watcher
-                return adapter
-        return object.__new__(_GovernedAdapter if governed else cls)
+        if watcher is not None:
+            kind: type[CustomToolAdapter] = (
+                _ObservedGovernedAdapter if governed else _ObservedAdapter
+            )
+        elif governed:
+            kind = _GovernedAdapter
+        else:
+            return object.__new__(cls)
+        adapter: Any = object.__new__(kind if cls is CustomToolAdapter else _beneath(cls, kind))
+        if watcher is not None:
+            adapter._watcher = watcher
+        return adapter  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:
         return f"<CustomToolAdapter {self._name!r}>"
@@ -410,11 +470,12 @@ class CustomToolAdapter:
         self._fast_check = validator.fast_check
         return validator
 
+    @_keyword_options
     async def execute(
         self,
         tool_call_id: str,
         params: Any,
-        *,
+        _keywords: _Keywords = _KEYWORDS,
         signal: AbortSignal | None = None,
         on_update: UpdateCallback | None = None,
         ctx: ToolContext | None = None,
@@ -442,6 +503,8 @@ class CustomToolAdapter:
             invalid, the tool raised (any exception, ``SystemExit`` included) or returned
             something unusable, or the call was cancelled, timed out or refused.
         """
+        if _keywords is not _KEYWORDS:
+            raise _positional_options(_keywords)
         fast_check = self._fast_check
         try:
             valid = fast_check is not None and fast_check(params)
@@ -861,11 +924,12 @@ class _GovernedAdapter(CustomToolAdapter):
 
     __slots__ = ()
 
+    @_keyword_options
     async def execute(
         self,
         tool_call_id: str,
         params: Any,
-        *,
+        _keywords: _Keywords = _KEYWORDS,
         signal: AbortSignal | None = None,
         on_update: UpdateCallback | None = None,
         ctx: ToolContext | None = None,
@@ -873,17 +937,15 @@ class _GovernedAdapter(CustomToolAdapter):
         approver: Approver | None = None,
         grace: float | None = None,
     ) -> ToolResult:
+        if _keywords is not _KEYWORDS:
+            raise _positional_options(_keywords)
         caps = self._caps
         if caps is None or signal is not None or on_update is not None or timeout is not None:
-            plan: ToolPlan = self._plan  # type: ignore[assignment]
             caller = (ctx if ctx is not None else self._context).caller
+            plan: ToolPlan = self._plan  # type: ignore[assignment]
             key = None
             if plan.cache_ttl is not None and caller is not None:
-                # A repeat is answered first, before validation (docs/policy.md says why):
-                # in memory, by one bound function; a miss builds the key again below (a
-                # small share of a miss, and a hit allocates nothing to hand it over).
-                if plan.probe is not None and (hit := plan.probe(params, caller)) is not None:
-                    return hit
+                # A repeat is answered first, before validation (docs/policy.md says why).
                 key = plan.key(params, caller)
                 if key is not None:
                     memory = plan.memory
@@ -951,6 +1013,50 @@ class _GovernedAdapter(CustomToolAdapter):
         return text_result(raw) if type(raw) is str else self._outcome(raw, None)
 
 
+class _CachingAdapter(_GovernedAdapter):
+    """A governed adapter whose results are cached in this process (with orjson): a repeat
+    is answered by the cache's aliases (:meth:`MemoryCache.index`) before anything else."""
+
+    __slots__ = ()
+
+    @_keyword_options
+    async def execute(
+        self,
+        tool_call_id: str,
+        params: Any,
+        _keywords: _Keywords = _KEYWORDS,
+        signal: AbortSignal | None = None,
+        on_update: UpdateCallback | None = None,
+        ctx: ToolContext | None = None,
+        timeout: float | None = None,
+        approver: Approver | None = None,
+        grace: float | None = None,
+    ) -> ToolResult:
+        if _keywords is not _KEYWORDS:
+            raise _positional_options(_keywords)
+        # The caller, then the arguments' bytes as given; an entry is (result, expiry, ...),
+        # of this tool's current digest (customtools._policy._backends.Entry).
+        index, dumps, options = self._hits  # type: ignore[misc]
+        forms = index.get((ctx if ctx is not None else self._context).caller)
+        if forms is not None:
+            try:
+                entry = forms.get(dumps(params, None, options))
+            except TypeError:  # no JSON form: the full path says what to do
+                entry = None
+            if entry is not None and entry[1] > _monotonic():
+                return entry[0]  # type: ignore[no-any-return]
+        return await super().execute(
+            tool_call_id,
+            params,
+            signal=signal,
+            on_update=on_update,
+            ctx=ctx,
+            timeout=timeout,
+            approver=approver,
+            grace=grace,
+        )
+
+
 # -- observation -----------------------------------------------------------------------------------
 
 
@@ -962,7 +1068,9 @@ class _ObservedAdapter(CustomToolAdapter):
 
     _watcher: _observe.ToolObserver
 
-    async def execute(self, tool_call_id: str, params: Any, **options: Any) -> ToolResult:
+    async def execute(  # type: ignore[override]  # its options are keyword-only (_Keywords)
+        self, tool_call_id: str, params: Any, **options: Any
+    ) -> ToolResult:
         # **options: whatever CustomToolAdapter.execute takes, passed through unchanged.
         try:
             call = self._watcher.start(tool_call_id)
@@ -1000,7 +1108,24 @@ def _finish(call: _observe.CallObservation, result: ToolResult | None, error: An
         _log.exception("a call observer failed to finish a call")
 
 
-class _ObservedGovernedAdapter(_ObservedAdapter, _GovernedAdapter):
+_BENEATH: dict[tuple[type, type], type] = {}
+
+
+def _beneath(cls: type[CustomToolAdapter], kind: type[CustomToolAdapter]) -> type[Any]:
+    """A host's subclass ``cls`` of the adapter over ``kind`` (observed, governed or both):
+    its methods first, then ``kind``'s, so its ``super().execute`` is governed."""
+    made = _BENEATH.get((cls, kind))
+    if made is None:
+        namespace = {
+            "__slots__": (),
+            "__module__": cls.__module__,
+            "__qualname__": cls.__qualname__,
+        }
+        made = _BENEATH[cls, kind] = type(cls.__name__, (cls, kind), namespace)
+    return made
+
+
+class _ObservedGovernedAdapter(_ObservedAdapter, _GovernedAdapter):  # type: ignore[misc]
     """Observed and governed: the observer's span holds the policy's waits and retries."""
 
     __slots__ = ()

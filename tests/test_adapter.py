@@ -553,3 +553,86 @@ def test_text_content_equality_for_normalized_str() -> None:
     from customtools._content import normalize_result
 
     assert normalize_result("hi", tool_name="t") == ToolResult(content=(TextContent(text="hi"),))
+
+
+@pytest.mark.parametrize("policy", ["none", "caps", "cache"])
+async def test_the_options_of_execute_are_keyword_only(policy: str) -> None:
+    """execute's options follow a positional marker, not ``*`` (a call pays less): a third
+    positional argument still raises, and the signature ``inspect`` shows is keyword-only."""
+    import inspect
+
+    from customtools.policy import Policy
+
+    async def execute(tool_call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any) -> str:
+        return "ok"
+
+    policies = {"none": None, "caps": Policy(max_concurrent=2), "cache": Policy()}
+    annotations = {"readOnlyHint": True, "idempotentHint": True} if policy == "cache" else None
+    adapter = CustomToolAdapter(
+        make_tool(execute, annotations=annotations),
+        policy=policies[policy],
+        context=ToolContext(caller="al"),
+    )
+    for _ in range(2):  # the second is the cache's hit
+        assert (await adapter.execute("c", {"x": 1}, ctx=None, signal=None)).text == "ok"
+        with pytest.raises(TypeError, match=r"takes two positional arguments.*not None"):
+            await adapter.execute("c", {"x": 1}, None)
+        with pytest.raises(TypeError, match="unexpected keyword argument 'sigal'"):
+            await adapter.execute("c", {"x": 1}, sigal=None)
+    signature = inspect.signature(adapter.execute)
+    assert list(signature.parameters)[:2] == ["tool_call_id", "params"]
+    assert "_keywords" not in signature.parameters
+    kinds = {p.name: p.kind for p in list(signature.parameters.values())[2:]}
+    assert set(kinds) == {"signal", "on_update", "ctx", "timeout", "approver", "grace"}
+    assert set(kinds.values()) == {inspect.Parameter.KEYWORD_ONLY}
+
+
+async def test_a_subclass_of_the_adapter_gets_the_policy_and_the_observer() -> None:
+    """A host's subclass with a policy ran every call, uncached and uncapped: the policy was
+    set on the adapter and silently ignored. It now sits above the governed adapter."""
+    from customtools import _observe
+    from customtools.policy import Policy
+
+    calls: list[Any] = []
+
+    async def execute(tool_call_id: str, params: Any, on_update: Any, ctx: Any, signal: Any) -> str:
+        calls.append(params)
+        return "ok"
+
+    class Audited(CustomToolAdapter):
+        seen: list[str] = []
+
+        async def execute(self, tool_call_id: str, params: Any, **options: Any) -> ToolResult:
+            self.seen.append(tool_call_id)
+            return await super().execute(tool_call_id, params, **options)
+
+    tool = make_tool(execute, annotations={"readOnlyHint": True, "idempotentHint": True})
+    adapter = Audited(tool, policy=Policy(), context=ToolContext(caller="al"))
+    assert isinstance(adapter, Audited)
+    first = await adapter.execute("1", {"x": 1})
+    again = await adapter.execute("2", {"x": 1})
+    assert len(calls) == 1
+    assert Audited.seen == ["1", "2"]
+    assert (first.meta or {})["customtools/policy"] == {"cache": "stored"}
+    assert (again.meta or {})["customtools/policy"] == {"cache": "hit"}
+
+    class Watcher:
+        started: list[str] = []
+
+        def tool_observer(self, tool: CustomTool) -> Any:
+            return self
+
+        def start(self, tool_call_id: str) -> Any:
+            self.started.append(tool_call_id)
+            raise RuntimeError("enough")  # an observer never breaks a call
+
+    previous = _observe.set_observer(Watcher())  # type: ignore[arg-type]
+    try:
+        watched = Audited(tool, policy=Policy(), context=ToolContext(caller="bo"))
+        assert (await watched.execute("3", {"x": 1})).text == "ok"
+    finally:
+        _observe.set_observer(previous)
+    assert Watcher.started == ["3"]
+    assert isinstance(watched, Audited)
+    assert Audited.seen == ["1", "2", "3"]
+    assert len(calls) == 2

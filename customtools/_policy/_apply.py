@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from customtools._content import TextContent, ToolResult
 from customtools._error_results import Code, Kind, error_result
-from customtools._policy._backends import Gate, MemoryCache, MemoryGate
+from customtools._policy._backends import Entry, Gate, MemoryCache, MemoryGate
 from customtools._policy._settings import Policy, effects
 from customtools._policy._trim import document, result_size, trim_content
 
@@ -77,13 +77,15 @@ def tool_facts(tool: CustomTool) -> PackFacts:
     return PackFacts(key=f"tool:{tool.name}", digest=digest)
 
 
+_SORT_KEYS: Final = 1 << 5  # orjson.OPT_SORT_KEYS (a test pins it)
 _PLAIN: Final = frozenset((str, int, type(None)))  # kept as they are: bool, float are tagged
 _ORDERS: Final = 256  # key orders remembered per tool (a caller may vary them freely)
 
 
 def _json_key() -> tuple[Callable[..., bytes], int] | None:
     """orjson's ``dumps`` and its options for a key (sorted keys at every depth; subclasses,
-    dataclasses and dates go to ``default``, which is none: they raise), when installed."""
+    dataclasses and dates go to ``default``, which is none: they raise), when installed.
+    Without ``OPT_SORT_KEYS`` (``_SORT_KEYS``), the options give an alias's bytes."""
     try:
         import orjson
     except ImportError:
@@ -125,6 +127,8 @@ Call = Callable[[], Awaitable[ToolResult]]
 
 _OPEN: Final = MemoryGate(1 << 62)  # the inline path's gate of a tool without caps
 Caps = tuple[MemoryGate, MemoryGate | None, MemoryGate | None]
+# The in-memory cache's aliases of one tool's digest, orjson's dumps, its options for an alias
+Hits = tuple[dict[Any, dict[bytes, Entry]], Callable[..., bytes], int]
 
 
 class ToolPlan:
@@ -139,11 +143,11 @@ class ToolPlan:
         "digest",
         "dumps",
         "gates",
+        "hits",
         "limits",
         "memory",
         "name",
         "orders",
-        "probe",
         "queue_timeout",
         "rate",
         "rate_key",
@@ -200,11 +204,17 @@ class ToolPlan:
         cache = policy.backend.cache
         self.memory = cache if ttl is not None and isinstance(cache, MemoryCache) else None
         self.dumps = _json_key() if ttl is not None else None
-        # A hit of the in-memory cache in one call (the adapter asks it first, for any caller).
-        self.probe = (
+        # What the adapter needs to answer a repeat from the in-memory cache by itself: the
+        # aliases of this tool's digest (MemoryCache.index), orjson's dumps and its options
+        # without sorted keys (the arguments' bytes as given).
+        self.hits: Hits | None = (
             None
             if self.memory is None or self.dumps is None
-            else self.memory.probe(self.scope, self.digest, *self.dumps)
+            else (
+                self.memory.index(self.scope, self.digest),
+                self.dumps[0],
+                self.dumps[1] & ~_SORT_KEYS,
+            )
         )
         self.orders: dict[tuple[Any, ...], tuple[tuple[Any, ...], Callable[..., Any]]] = {}
         self.schema = tool.output_schema
@@ -310,9 +320,17 @@ class ToolPlan:
             size = result_size(result)
             if type(key) is tuple and len(key) == 2:  # the arguments' bytes are kept too
                 size += len(key[1])
-            refused = await self.backend.cache.put(
-                self.scope, self.digest, key, _with_record(result, as_hit), size, ttl
-            )
+            kept = _with_record(result, as_hit)
+            if self.hits is not None and type(key) is tuple and len(key) == 2:  # an alias too
+                alias = (caller, self.hits[1](params, None, self.hits[2]))
+                size += len(alias[1])
+                refused = await self.memory.put(  # type: ignore[union-attr]
+                    self.scope, self.digest, key, kept, size, ttl, alias
+                )
+            else:
+                refused = await self.backend.cache.put(
+                    self.scope, self.digest, key, kept, size, ttl
+                )
             record["cache"] = "stored" if refused is None else "not-stored"
             if refused is not None:
                 record["cacheRefused"] = refused

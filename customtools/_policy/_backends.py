@@ -18,11 +18,15 @@ import dataclasses
 import hashlib
 import itertools
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 _monotonic = time.monotonic
-Entry = tuple["ToolResult", float, int, int]  # a cached result, its expiry, size and serial
+# An entry of the in-memory cache: a cached result, its expiry (time.monotonic), the digest
+# and size it was stored with, its serial (its place in the order), scope, key and alias.
+Entry = tuple[Any, ...]
+RESULT, EXPIRY, DIGEST, SIZE, SERIAL, SCOPE, KEY, ALIAS = range(8)
+_DIGESTS = 8  # digests of one scope whose aliases are kept (a reload makes a new one)
 
 if TYPE_CHECKING:
     from customtools._content import ToolResult
@@ -322,39 +326,67 @@ def _frozen(value: Any) -> Any:
 
 
 class MemoryCache:
-    """:class:`ResultCache` in this process, at most ``max_bytes`` (least recently used
-    out). Every hit shares one read-only copy of a result (one that is not JSON is not kept)."""
+    """:class:`ResultCache` in this process, at most ``max_bytes``, the oldest entry out first.
+    Every hit shares one read-only copy of a result (one that is not JSON is not kept).
 
-    __slots__ = ("_bytes", "_order", "_serial", "_tables", "max_bytes")
+    Besides its key, an entry can be found under an alias (:meth:`index`): the caller, then the
+    bytes of the arguments in the order the stored call gave them. A repeat in that order (a
+    client's usual case) is then found without sorting its keys."""
+
+    __slots__ = ("_bytes", "_index", "_order", "_serial", "_tables", "max_bytes")
 
     def __init__(self, max_bytes: int = 32 << 20) -> None:
         self.max_bytes = max_bytes
-        # scope -> (its digest, {key: (result, expiry, size, serial)}); serial -> (scope,
-        # key), least recently used first (a small int: cheap to move to the end on a hit)
+        # scope -> (its digest, {key: entry}); scope -> {digest: {caller: {bytes: entry}}};
+        # serial -> entry, oldest first (an entry's fields: Entry)
         self._tables: dict[str, tuple[str, dict[Hashable, Entry]]] = {}
-        self._order: collections.OrderedDict[int, tuple[str, Hashable]] = collections.OrderedDict()
+        self._index: dict[str, dict[str, dict[Any, dict[bytes, Entry]]]] = {}
+        self._order: collections.OrderedDict[int, Entry] = collections.OrderedDict()
         self._serial = itertools.count()
         self._bytes = 0
+
+    def index(self, scope: str, digest: str) -> dict[Any, dict[bytes, Entry]]:
+        """The aliases of ``scope``'s entries stored under ``digest``: caller -> the
+        arguments' bytes as given -> entry; an entry there may have expired.
+
+        The same dict for as long as the digest is one of the scope's last
+        :data:`_DIGESTS` (an adapter keeps it); empty while another digest is current."""
+        digests = self._index.setdefault(scope, {})
+        aliases = digests.get(digest)
+        if aliases is None:
+            if len(digests) >= _DIGESTS:  # a digest long gone: its adapters miss from now on
+                digests.pop(next(iter(digests))).clear()
+            aliases = digests[digest] = {}
+        return aliases
 
     def _table(self, scope: str, digest: str) -> dict[Hashable, Entry]:
         table = self._tables.get(scope)
         if table is None or table[0] != digest:
-            for key in list(table[1]) if table else ():  # the pack changed: its entries go
-                self._drop(scope, key)
+            for entry in list(table[1].values()) if table else ():  # the pack changed
+                self._drop(entry)
             table = self._tables[scope] = (digest, {})
         return table[1]
 
-    def _drop(self, scope: str, key: Hashable) -> None:
-        entry = self._tables[scope][1].pop(key, None)
-        if entry is not None:
-            self._bytes -= entry[2]
-            del self._order[entry[3]]
+    def _drop(self, entry: Entry) -> None:
+        scope, key, alias = entry[SCOPE], entry[KEY], entry[ALIAS]
+        table = self._tables[scope][1]
+        if table.get(key) is entry:
+            del table[key]
+        if alias is not None:
+            aliases = self._index[scope].get(entry[DIGEST], {})
+            forms = aliases.get(alias[0])
+            if forms is not None and forms.get(alias[1]) is entry:
+                del forms[alias[1]]
+                if not forms:
+                    del aliases[alias[0]]
+        self._bytes -= entry[SIZE]
+        del self._order[entry[SERIAL]]
 
     async def get(self, scope: str, digest: str, key: Hashable) -> ToolResult | None:
         return self.lookup(scope, digest, key)
 
     def lookup(self, scope: str, digest: str, key: Hashable) -> ToolResult | None:
-        """:meth:`get` without awaiting (the adapter's hot path)."""
+        """:meth:`get` without awaiting (the adapter's path)."""
         table = self._tables.get(scope)
         if table is None or table[0] != digest:
             self._table(scope, digest)
@@ -362,38 +394,22 @@ class MemoryCache:
         entry = table[1].get(key)
         if entry is None:
             return None
-        if entry[1] <= _monotonic():
-            self._drop(scope, key)
+        if entry[EXPIRY] <= _monotonic():
+            self._drop(entry)
             return None
-        self._order.move_to_end(entry[3])
-        return entry[0]
-
-    def probe(
-        self, scope: str, digest: str, dumps: Callable[..., bytes], options: int
-    ) -> Callable[[Any, str], ToolResult | None]:
-        """:meth:`lookup` of one tool's key ``(caller, dumps(params, None, options))`` (the
-        form of :meth:`ToolPlan.key` with orjson) as one function, its names bound: the
-        adapter's hit costs one call. ``None`` when that form raises or nothing is kept."""
-        tables, touch, monotonic = self._tables, self._order.move_to_end, _monotonic
-
-        def probe(params: Any, caller: str) -> ToolResult | None:
-            table = tables.get(scope)
-            if table is None or table[0] != digest:
-                return None
-            try:
-                entry = table[1].get((caller, dumps(params, None, options)))
-            except TypeError:
-                return None
-            if entry is None or entry[1] <= monotonic():
-                return None  # an expired entry is dropped by the lookup that follows
-            touch(entry[3])
-            return entry[0]
-
-        return probe
+        return entry[RESULT]  # type: ignore[no-any-return]
 
     async def put(
-        self, scope: str, digest: str, key: Hashable, result: ToolResult, size: int, ttl: float
+        self,
+        scope: str,
+        digest: str,
+        key: Hashable,
+        result: ToolResult,
+        size: int,
+        ttl: float,
+        alias: tuple[Any, bytes] | None = None,
     ) -> str | None:
+        """:meth:`ResultCache.put`; ``alias``: (caller, the arguments' bytes as given)."""
         if size > self.max_bytes // 4:
             return "too-large"  # one result may not push out most of the cache
         try:
@@ -401,13 +417,23 @@ class MemoryCache:
         except Exception:  # not JSON (it could change under the hits), or a tool's dataclass
             return "not-json"
         table = self._table(scope, digest)
-        self._drop(scope, key)
+        old = table.get(key)
+        if old is not None:
+            self._drop(old)
+        aliases = self.index(scope, digest)
+        if alias is not None:
+            old = aliases.get(alias[0], {}).get(alias[1])
+            if old is not None:
+                self._drop(old)
+        order = self._order
+        while self._bytes + size > self.max_bytes and order:
+            self._drop(next(iter(order.values())))
         serial = next(self._serial)
-        table[key] = (kept, _monotonic() + ttl, size, serial)
-        self._order[serial] = (scope, key)
+        entry = (kept, _monotonic() + ttl, digest, size, serial, scope, key, alias)
+        table[key] = order[serial] = entry
+        if alias is not None:
+            aliases.setdefault(alias[0], {})[alias[1]] = entry
         self._bytes += size
-        while self._bytes > self.max_bytes:
-            self._drop(*self._order[next(iter(self._order))])
         return None
 
     def __len__(self) -> int:

@@ -250,7 +250,8 @@ async def test_the_key_is_the_arguments_json_values_whatever_the_order_of_their_
         refused = await adapter.execute("c", {"n": float(number)})
         assert refused.is_error, refused
         assert "not a JSON number" in refused.text
-    assert (adapter._plan.probe is None) == (key_form == "python")
+    # with orjson, a repeat is answered by the cache's aliases first (the arguments as given)
+    assert (type(adapter).__name__ == "_CachingAdapter") == (key_form == "orjson")
     assert [repr(params) for _, params in calls] == [
         "{'n': 1}",
         "{'n': 1.0}",
@@ -359,19 +360,22 @@ async def test_an_entry_past_its_ttl_is_not_a_hit() -> None:
     assert len(calls) == 2
 
 
-async def test_the_memory_cache_keeps_to_its_size_dropping_the_least_recently_used() -> None:
+async def test_the_memory_cache_keeps_to_its_size_dropping_the_oldest_first() -> None:
     cache = MemoryCache(max_bytes=400)
     result = ToolResult.from_text("x")
     for key in "abcd":
         await cache.put("tool", "digest", key, result, 100, 60)
-    assert await cache.get("tool", "digest", "a") is not None  # now the most recently used
+    assert await cache.get("tool", "digest", "a") is not None
     await cache.put("tool", "digest", "e", result, 100, 60)
     assert len(cache) == 4
-    assert await cache.get("tool", "digest", "b") is None
-    assert await cache.get("tool", "digest", "a") is not None
+    assert await cache.get("tool", "digest", "a") is None  # the oldest, read or not
+    assert await cache.get("tool", "digest", "b") is not None
     await cache.put("tool", "digest", "big", result, 101, 60)  # over a quarter: not kept
     assert await cache.get("tool", "digest", "big") is None
-    assert await cache.get("tool", "the next digest", "a") is None  # the pack changed
+    await cache.put("tool", "digest", "f", result, 100, 60)
+    kept = [key for key in "abcdef" if await cache.get("tool", "digest", key) is not None]
+    assert kept == ["c", "d", "e", "f"]
+    assert await cache.get("tool", "the next digest", "e") is None  # the pack changed
     assert len(cache) == 0
 
 
@@ -436,21 +440,94 @@ async def test_arguments_nested_past_the_stack_get_a_result_not_an_exception(
     assert calls == []
 
 
-async def test_a_probe_hit_counts_as_a_use_for_the_least_recently_used_order() -> None:
-    """The adapter's bound lookup (orjson's bytes of the arguments) keeps the LRU order
-    exact, and answers only under its own tool's table and digest."""
-    orjson = pytest.importorskip("orjson")
+async def test_an_alias_answers_only_for_its_caller_digest_and_bytes_while_its_entry_lives() -> (
+    None
+):
+    """The aliases an adapter keeps (MemoryCache.index): one dict per digest of a tool, which
+    holds an entry only while it lives in the cache."""
     cache = MemoryCache(max_bytes=400)
-    options = orjson.OPT_SORT_KEYS
-    probe = cache.probe("tool", "digest", orjson.dumps, options)
-    other = cache.probe("tool", "the next digest", orjson.dumps, options)
+    aliases = cache.index("tool", "digest")
+    assert cache.index("tool", "digest") is aliases  # the same dict: an adapter keeps it
     result = ToolResult.from_text("x")
     for n in range(4):
-        await cache.put("tool", "digest", ("al", orjson.dumps({"n": n})), result, 100, 60)
-    assert probe({"n": 0}, "al") is not None
-    assert probe({"n": 0}, "bo") is None  # another caller
-    assert other({"n": 0}, "al") is None  # another digest of the tool
-    assert probe({"n": 0, "extra": {1}}, "al") is None  # no JSON form: a miss, no error
-    await cache.put("tool", "digest", ("al", orjson.dumps({"n": 4})), result, 100, 60)
-    assert probe({"n": 0}, "al") is not None  # used last: kept
-    assert probe({"n": 1}, "al") is None  # the least recently used: dropped
+        await cache.put("tool", "digest", ("al", n), result, 100, 60, ("al", b"%d" % n))
+    assert set(aliases) == {"al"}
+    assert set(aliases["al"]) == {b"0", b"1", b"2", b"3"}
+    assert aliases["al"][b"0"] is cache._tables["tool"][1][("al", 0)]
+    await cache.put("tool", "digest", ("al", 4), result, 100, 60, ("al", b"4"))
+    assert set(aliases["al"]) == {b"1", b"2", b"3", b"4"}  # the oldest went, alias and all
+    other = cache.index("tool", "the next digest")
+    await cache.put("tool", "the next digest", ("bo", 0), result, 100, 60, ("bo", b"0"))
+    assert aliases == {}
+    assert set(other) == {"bo"}
+    # An adapter of the old digest storing again: its own dict refills, the other empties,
+    # and neither dict is replaced (its adapter would never find an entry again).
+    await cache.put("tool", "digest", ("al", 0), result, 100, 60, ("al", b"0"))
+    assert cache.index("tool", "digest") is aliases
+    assert set(aliases["al"]) == {b"0"}
+    assert other == {}
+    assert cache.index("tool", "the next digest") is other
+    await cache.put("tool", "digest", ("al", 0), result, 100, 60)  # stored again, no alias
+    assert aliases == {}
+    assert len(cache) == 1
+
+
+async def test_two_versions_of_a_tool_never_share_a_hit_and_the_newer_keeps_its_fast_path() -> None:
+    """Two adapters of one tool, one per version (a reload while a call of the old one is in
+    flight): each hit is its own version's result, and after the old version stored a
+    result the new one's aliases answer again as soon as it stores its own."""
+    calls: list[str] = []
+
+    def version(label: str) -> CustomTool:
+        async def execute(call_id: str, params: Any, on_update: Any, ctx: Any, sig: Any) -> str:
+            calls.append(label)
+            return label
+
+        return CustomTool(
+            name="lookup",
+            description=label,
+            execute=execute,
+            parameters={"type": "object"},
+            annotations=READ_ONLY,
+        )
+
+    policy = Policy()
+    old, new = (
+        CustomToolAdapter(version(label), policy=policy, context=as_caller("al"))
+        for label in ("v1", "v2")
+    )
+    args = {"q": "x", "n": 1}
+    assert [(await new.execute("1", args)).text for _ in range(2)] == ["v2", "v2"]
+    assert [(await old.execute("2", args)).text for _ in range(2)] == ["v1", "v1"]
+    assert [(await new.execute("3", args)).text for _ in range(3)] == ["v2", "v2", "v2"]
+    assert calls == ["v2", "v1", "v2"]
+    # the last two were answered by the aliases the new adapter kept, not a new dict
+    aliases = new._hits[0]  # type: ignore[attr-defined,index]
+    assert set(aliases) == {"al"}
+    assert len(aliases["al"]) == 1
+    assert policy.backend.cache.index(new._plan.scope, new._plan.digest) is aliases  # type: ignore[attr-defined,union-attr]
+
+
+async def test_a_repeat_in_another_key_order_is_a_hit_through_the_canonical_key() -> None:
+    pytest.importorskip("orjson")
+    tool, calls = counting_tool(annotations=READ_ONLY)
+    adapter = CustomToolAdapter(tool, policy=Policy(), context=as_caller("al"))
+    orders = ({"a": 1, "b": [1, {"y": 2, "x": 1}]}, {"b": [1, {"x": 1, "y": 2}], "a": 1})
+    results = [await adapter.execute("1", args) for args in (*orders, *orders)]
+    assert len(calls) == 1
+    assert [r.meta["customtools/policy"] for r in results[1:]] == [{"cache": "hit"}] * 3  # type: ignore[index]
+
+
+async def test_the_aliases_of_a_digest_long_gone_are_emptied_not_left_to_an_old_adapter() -> None:
+    cache = MemoryCache()
+    result = ToolResult.from_text("x")
+    first = cache.index("tool", "d0")
+    await cache.put("tool", "d0", ("al", 0), result, 10, 60, ("al", b"0"))
+    later = [cache.index("tool", f"d{n}") for n in range(1, 8)]
+    assert set(first) == {"al"}  # eight digests kept: still there
+    cache.index("tool", "d8")
+    assert first == {}  # the ninth pushed the first out, emptied: its adapter misses
+    assert cache.index("tool", "d0") is not first
+    assert all(aliases == {} for aliases in later)
+    assert await cache.get("tool", "d8", ("al", 0)) is None  # and its entry goes with d0
+    assert len(cache) == 0

@@ -83,6 +83,7 @@ from customtools._tool import CustomTool
 if TYPE_CHECKING:
     from customtools._policy import PackInfo, Policy, ToolPlan
     from customtools._policy._apply import Caps, Hits
+    from customtools._policy._backends import MemoryGate
     from customtools._validation import Coercion, CompiledValidator, Violation
 
 __all__ = [
@@ -319,6 +320,7 @@ class CustomToolAdapter:
         "_engine",
         "_execute",
         "_fast_check",
+        "_gate",
         "_grace",
         "_hits",
         "_inline",
@@ -388,6 +390,7 @@ class CustomToolAdapter:
         self._plan: ToolPlan | None = None
         self._caps: Caps | None = None
         self._hits: Hits | None = None
+        self._gate: MemoryGate | None = None
         if policy is not None:
             from customtools._policy import Policy, ToolPlan
 
@@ -400,10 +403,13 @@ class CustomToolAdapter:
             plan = self._plan = ToolPlan(policy, tool, pack, asks=self._asks, variant=variant)
             if self._inline:  # else its calls never take the hot path
                 self._caps = plan.caps
-            if plan.hits is not None and type(self) is _GovernedAdapter:
-                # Known only now that the plan is: its repeats are answered in one step.
+            # Known only now that the plan is: the shortest path for what it holds.
+            if type(self) is _GovernedAdapter and plan.hits is not None:
                 self._hits = plan.hits
                 self.__class__ = _CachingAdapter
+            elif type(self) is _GovernedAdapter and self._caps and self._caps[1] is None:
+                self._gate = self._caps[0]
+                self.__class__ = _OneCapAdapter
 
     def __new__(cls, tool: CustomTool, **options: Any) -> CustomToolAdapter:
         # Observation and policy: decided once per adapter, so a call pays for neither
@@ -1013,9 +1019,9 @@ class _GovernedAdapter(CustomToolAdapter):
         return text_result(raw) if type(raw) is str else self._outcome(raw, None)
 
 
-class _CachingAdapter(_GovernedAdapter):
-    """A governed adapter whose results are cached in this process (with orjson): a repeat
-    is answered by the cache's aliases (:meth:`MemoryCache.index`) before anything else."""
+class _OneCapAdapter(_GovernedAdapter):
+    """A governed adapter whose policy is one cap kept in this process and nothing else: the
+    inline path of :class:`_GovernedAdapter` for one gate, without its checks for more."""
 
     __slots__ = ()
 
@@ -1034,10 +1040,64 @@ class _CachingAdapter(_GovernedAdapter):
     ) -> ToolResult:
         if _keywords is not _KEYWORDS:
             raise _positional_options(_keywords)
-        # The caller, then the arguments' bytes as given; an entry is (result, expiry, ...),
-        # of this tool's current digest (customtools._policy._backends.Entry).
-        index, dumps, options = self._hits  # type: ignore[misc]
-        forms = index.get((ctx if ctx is not None else self._context).caller)
+        gate: MemoryGate = self._gate  # type: ignore[assignment]
+        if signal is None and on_update is None and timeout is None:
+            fast_check = self._fast_check
+            try:
+                valid = fast_check(params)  # type: ignore[misc]  # None before the first call
+            except Exception:
+                valid = False
+            if valid and gate.free > 0:
+                gate.free -= 1
+                context = ctx if ctx is not None else self._context
+                try:
+                    raw = await self._execute(tool_call_id, params, discard_update, context, _NEVER)
+                except BaseException as exc:
+                    if belongs_to_caller(exc):
+                        raise
+                    return self._outcome(None, exc)
+                finally:
+                    gate.free += 1
+                    if gate.waiters:
+                        gate.wake()
+                return text_result(raw) if type(raw) is str else self._outcome(raw, None)
+        return await super().execute(  # the full check, the line, or the options' path
+            tool_call_id,
+            params,
+            signal=signal,
+            on_update=on_update,
+            ctx=ctx,
+            timeout=timeout,
+            approver=approver,
+            grace=grace,
+        )
+
+
+class _CachingAdapter(_GovernedAdapter):
+    """A governed adapter of a tool the in-memory cache keeps, with orjson: its first step
+    looks the call up under the caller, then the arguments' bytes as given
+    (:meth:`~customtools.policy.MemoryCache.index`)."""
+
+    __slots__ = ()
+
+    @_keyword_options
+    async def execute(
+        self,
+        tool_call_id: str,
+        params: Any,
+        _keywords: _Keywords = _KEYWORDS,
+        signal: AbortSignal | None = None,
+        on_update: UpdateCallback | None = None,
+        ctx: ToolContext | None = None,
+        timeout: float | None = None,
+        approver: Approver | None = None,
+        grace: float | None = None,
+    ) -> ToolResult:
+        if _keywords is not _KEYWORDS:
+            raise _positional_options(_keywords)
+        # An entry is (result, expiry, ...) of this tool's current digest (_backends.Entry).
+        aliases, dumps, options = self._hits  # type: ignore[misc]
+        forms = aliases.get((ctx if ctx is not None else self._context).caller)
         if forms is not None:
             try:
                 entry = forms.get(dumps(params, None, options))

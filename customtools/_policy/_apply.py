@@ -77,26 +77,23 @@ def tool_facts(tool: CustomTool) -> PackFacts:
     return PackFacts(key=f"tool:{tool.name}", digest=digest)
 
 
-_SORT_KEYS: Final = 1 << 5  # orjson.OPT_SORT_KEYS (a test pins it)
+# orjson's options for an alias's bytes (MemoryCache.index): subclasses, dataclasses and dates
+# go to ``default``, which is none, so they raise; a key sorts the keys too. The flags by
+# value, so that a plan without a cache need not import orjson (a test pins them).
+AS_GIVEN: Final = 256 | 2048 | 512  # OPT_PASSTHROUGH_SUBCLASS, _DATACLASS, _DATETIME
+_SORT_KEYS: Final = 32  # OPT_SORT_KEYS
 _PLAIN: Final = frozenset((str, int, type(None)))  # kept as they are: bool, float are tagged
 _ORDERS: Final = 256  # key orders remembered per tool (a caller may vary them freely)
 
 
 def _json_key() -> tuple[Callable[..., bytes], int] | None:
-    """orjson's ``dumps`` and its options for a key (sorted keys at every depth; subclasses,
-    dataclasses and dates go to ``default``, which is none: they raise), when installed.
-    Without ``OPT_SORT_KEYS`` (``_SORT_KEYS``), the options give an alias's bytes."""
+    """orjson's ``dumps`` and its options for a key (:data:`AS_GIVEN`, and sorted keys at
+    every depth), when installed."""
     try:
         import orjson
     except ImportError:
         return None
-    options = (
-        orjson.OPT_SORT_KEYS
-        | orjson.OPT_PASSTHROUGH_SUBCLASS
-        | orjson.OPT_PASSTHROUGH_DATACLASS
-        | orjson.OPT_PASSTHROUGH_DATETIME
-    )
-    return orjson.dumps, options
+    return orjson.dumps, _SORT_KEYS | AS_GIVEN
 
 
 def _freeze(value: Any) -> Hashable:
@@ -127,7 +124,8 @@ Call = Callable[[], Awaitable[ToolResult]]
 
 _OPEN: Final = MemoryGate(1 << 62)  # the inline path's gate of a tool without caps
 Caps = tuple[MemoryGate, MemoryGate | None, MemoryGate | None]
-# The in-memory cache's aliases of one tool's digest, orjson's dumps, its options for an alias
+# The in-memory cache's aliases of one tool's digest (caller -> the arguments' bytes -> entry),
+# orjson's dumps and AS_GIVEN: what the adapter needs to answer a repeat by itself
 Hits = tuple[dict[Any, dict[bytes, Entry]], Callable[..., bytes], int]
 
 
@@ -204,17 +202,12 @@ class ToolPlan:
         cache = policy.backend.cache
         self.memory = cache if ttl is not None and isinstance(cache, MemoryCache) else None
         self.dumps = _json_key() if ttl is not None else None
-        # What the adapter needs to answer a repeat from the in-memory cache by itself: the
-        # aliases of this tool's digest (MemoryCache.index), orjson's dumps and its options
-        # without sorted keys (the arguments' bytes as given).
+        # With orjson, the adapter answers a repeat from the aliases of this tool's digest
+        # (MemoryCache.index) before anything else.
         self.hits: Hits | None = (
             None
             if self.memory is None or self.dumps is None
-            else (
-                self.memory.index(self.scope, self.digest),
-                self.dumps[0],
-                self.dumps[1] & ~_SORT_KEYS,
-            )
+            else (self.memory.index(self.scope, self.digest), self.dumps[0], AS_GIVEN)
         )
         self.orders: dict[tuple[Any, ...], tuple[tuple[Any, ...], Callable[..., Any]]] = {}
         self.schema = tool.output_schema
@@ -322,7 +315,7 @@ class ToolPlan:
                 size += len(key[1])
             kept = _with_record(result, as_hit)
             if self.hits is not None and type(key) is tuple and len(key) == 2:  # an alias too
-                alias = (caller, self.hits[1](params, None, self.hits[2]))
+                alias = (caller, self.dumps[0](params, None, AS_GIVEN))  # type: ignore[index]
                 size += len(alias[1])
                 refused = await self.memory.put(  # type: ignore[union-attr]
                     self.scope, self.digest, key, kept, size, ttl, alias

@@ -531,3 +531,14 @@ async def test_the_aliases_of_a_digest_long_gone_are_emptied_not_left_to_an_old_
     assert all(aliases == {} for aliases in later)
     assert await cache.get("tool", "d8", ("al", 0)) is None  # and its entry goes with d0
     assert len(cache) == 0
+
+
+def test_the_alias_options_are_orjsons_flags_by_value() -> None:
+    """The adapter knows orjson's option flags by value (it need not import orjson)."""
+    orjson = pytest.importorskip("orjson")
+    from customtools._policy._apply import _SORT_KEYS, AS_GIVEN, _json_key
+
+    assert _SORT_KEYS == orjson.OPT_SORT_KEYS
+    passthrough = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS
+    assert passthrough | orjson.OPT_PASSTHROUGH_DATETIME == AS_GIVEN
+    assert _json_key() == (orjson.dumps, orjson.OPT_SORT_KEYS | AS_GIVEN)

@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import pytest
 
-from customtools import AbortController, CustomTool, CustomToolAdapter, ToolRegistry
+from customtools import AbortController, CustomTool, CustomToolAdapter, ToolRegistry, ToolResult
 from customtools.policy import MemorySlots, Policy
 
 pytestmark = pytest.mark.anyio
@@ -299,3 +299,40 @@ async def test_a_gate_follows_the_newest_limit_the_host_sets() -> None:
         slots.gate("host", 3)  # room for it now
         await wait_for(lambda: gate.waiting == 0)
     assert gate.used == 2
+
+
+@pytest.mark.parametrize("caps", [1, 2, 3])
+async def test_the_inline_path_gives_every_unit_back_whatever_the_call_does(caps: int) -> None:
+    """An uncontended call takes its caps inline (one cap has a path of its own): whether
+    the tool returns, raises, exits or is cancelled by its caller, every unit comes back."""
+    limits = {"max_concurrent": 2, "max_concurrent_pack": 3, "max_concurrent_host": 4}
+    policy = Policy(**dict(list(limits.items())[:caps]))
+    gate = anyio.Event()
+
+    async def execute(call_id: str, params: Any, on_update: Any, ctx: Any, sig: Any) -> Any:
+        how = ["text", "result", "raise", "exit", "block"][params["i"]]
+        if how == "raise":
+            raise ValueError("no")
+        if how == "exit":
+            raise SystemExit(3)
+        if how == "block":
+            await gate.wait()
+        return ToolResult.from_text("ok") if how == "result" else "ok"
+
+    adapter = CustomToolAdapter(
+        CustomTool(name="t", parameters=SCHEMA, execute=execute), policy=policy
+    )
+    assert (type(adapter).__name__ == "_OneCapAdapter") == (caps == 1)
+    gates = [g for g, _ in adapter._plan.gates]  # type: ignore[union-attr]
+    outcomes = [await adapter.execute("c", {"i": i}) for i in range(4)]
+    assert [r.is_error for r in outcomes] == [False, False, True, True]
+    assert [g.used for g in gates] == [0] * caps
+    with anyio.move_on_after(0.05):
+        running = adapter.execute("c", {"i": 4})
+        await running  # the caller gives up while the tool runs
+    assert [g.used for g in gates] == [0] * caps
+    async with anyio.create_task_group() as group:
+        group.start_soon(adapter.execute, "c", {"i": 4})
+        await wait_for(lambda: [g.used for g in gates] == [1] * caps)
+        gate.set()
+    assert [g.used for g in gates] == [0] * caps

@@ -333,6 +333,7 @@ class CustomToolAdapter:
         "_timeout",
         "_update_interval",
         "_validator",
+        "_watcher",
         "tool",
     )
 
@@ -391,6 +392,7 @@ class CustomToolAdapter:
         self._caps: Caps | None = None
         self._hits: Hits | None = None
         self._gate: MemoryGate | None = None
+        self._watcher: _observe.ToolObserver  # an observed adapter's (set by __new__)
         if policy is not None:
             from customtools._policy import Policy, ToolPlan
 
@@ -1124,9 +1126,7 @@ class _ObservedAdapter(CustomToolAdapter):
     """The adapter of a tool an observer watches (see :mod:`customtools._observe`): the same
     call, between the observer's start and finish hooks."""
 
-    __slots__ = ("_watcher",)
-
-    _watcher: _observe.ToolObserver
+    __slots__ = ()  # its _watcher is the base's slot: a host's slotted subclass can sit above
 
     async def execute(  # type: ignore[override]  # its options are keyword-only (_Keywords)
         self, tool_call_id: str, params: Any, **options: Any

@@ -110,6 +110,11 @@ class ToolContext:
     caller: str | None = None
 
     def __post_init__(self) -> None:
+        if self.caller is not None and not isinstance(self.caller, str):
+            raise TypeError(
+                f"ToolContext(caller=...) must be a str or None, not {type(self.caller).__name__}:"
+                " pass the host's name for the client, user or session the call is made for"
+            )
         if not isinstance(self.session, MappingProxyType):
             object.__setattr__(self, "session", MappingProxyType(dict(self.session)))
         if not isinstance(self.extra, MappingProxyType):

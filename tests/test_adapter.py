@@ -626,13 +626,20 @@ async def test_a_subclass_of_the_adapter_gets_the_policy_and_the_observer() -> N
             self.started.append(tool_call_id)
             raise RuntimeError("enough")  # an observer never breaks a call
 
+    class Slotted(CustomToolAdapter):
+        __slots__ = ("note",)  # a layout of its own: the observed adapter adds none
+
     previous = _observe.set_observer(Watcher())  # type: ignore[arg-type]
     try:
         watched = Audited(tool, policy=Policy(), context=ToolContext(caller="bo"))
         assert (await watched.execute("3", {"x": 1})).text == "ok"
+        for policy in (None, Policy()):
+            slotted = Slotted(tool, policy=policy)
+            slotted.note = "kept"
+            assert (await slotted.execute("4", {"x": 1})).text == "ok"
     finally:
         _observe.set_observer(previous)
-    assert Watcher.started == ["3"]
+    assert Watcher.started == ["3", "4", "4"]
     assert isinstance(watched, Audited)
     assert Audited.seen == ["1", "2", "3"]
-    assert len(calls) == 2
+    assert len(calls) == 4  # another caller, then no caller: no hit

@@ -37,3 +37,14 @@ def test_default_context_is_headless() -> None:
     assert not DEFAULT_CONTEXT.has_ui
     assert isinstance(DEFAULT_CONTEXT.ui, NoOpUIContext)
     DEFAULT_CONTEXT.abort("nothing to abort")  # logs at debug, never raises
+
+
+@pytest.mark.parametrize("caller", [["alice"], {"id": 1}, 5, b"alice"])
+def test_a_caller_that_is_not_a_name_is_refused_where_it_is_given(caller: object) -> None:
+    """A list as the caller made a cached tool's call raise "unhashable type" out of
+    ``execute`` (which promises a result); an int was kept as a cache key. The context says
+    what it wants instead, when it is built."""
+    with pytest.raises(TypeError, match=r"caller=\.\.\.\) must be a str or None, not "):
+        ToolContext(caller=caller)  # type: ignore[arg-type]
+    assert ToolContext(caller="alice").caller == "alice"
+    assert ToolContext().caller is None

@@ -278,6 +278,10 @@ class ToolPlan:
                 hit = await self.backend.cache.get(self.scope, self.digest, key)
                 if hit is not None:
                     return hit
+        alias = None
+        if self.hits is not None and type(key) is tuple and len(key) == 2:
+            # The arguments' bytes as given, taken now: the tool may change its arguments.
+            alias = (caller, self.hits[1](params, None, AS_GIVEN))
         record: dict[str, Any] = {}
         held: list[tuple[Gate, int]] = []
         gates = self.gates
@@ -314,8 +318,7 @@ class ToolPlan:
             if type(key) is tuple and len(key) == 2:  # the arguments' bytes are kept too
                 size += len(key[1])
             kept = _with_record(result, as_hit)
-            if self.hits is not None and type(key) is tuple and len(key) == 2:  # an alias too
-                alias = (caller, self.dumps[0](params, None, AS_GIVEN))  # type: ignore[index]
+            if alias is not None:  # the entry is found under its alias too
                 size += len(alias[1])
                 refused = await self.memory.put(  # type: ignore[union-attr]
                     self.scope, self.digest, key, kept, size, ttl, alias

@@ -542,3 +542,30 @@ def test_the_alias_options_are_orjsons_flags_by_value() -> None:
     passthrough = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS
     assert passthrough | orjson.OPT_PASSTHROUGH_DATETIME == AS_GIVEN
     assert _json_key() == (orjson.dumps, orjson.OPT_SORT_KEYS | AS_GIVEN)
+
+
+async def test_a_tool_changing_its_arguments_does_not_change_what_its_result_is_kept_under() -> (
+    None
+):
+    """The alias (the arguments' bytes as given) is taken before the call: a tool that
+    changed the dict it was given made its result the answer to the changed arguments."""
+    calls: list[Any] = []
+
+    async def execute(call_id: str, params: Any, on_update: Any, ctx: Any, sig: Any) -> str:
+        calls.append(dict(params))
+        answer = f"square of {params['n']} is {params['n'] ** 2}"
+        params["n"] += 1  # a careless tool: the caller's dict itself
+        return answer
+
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    tool = CustomTool(name="sq", execute=execute, parameters=schema, annotations=READ_ONLY)
+    adapter = CustomToolAdapter(tool, policy=Policy(), context=as_caller("al"))
+    first = await adapter.execute("1", {"n": 2})
+    second = await adapter.execute("2", {"n": 3})
+    again = await adapter.execute("3", {"n": 2})
+    assert (first.text, second.text, again.text) == (
+        "square of 2 is 4",
+        "square of 3 is 9",
+        "square of 2 is 4",
+    )
+    assert calls == [{"n": 2}, {"n": 3}]

@@ -144,8 +144,8 @@ def _keyword_options(method: _Method) -> _Method:
     """Marks the parameters of ``method`` after ``_keywords`` keyword-only to its callers.
 
     ``execute``'s options are keyword-only, but are not declared after ``*``: CPython fills
-    each omitted keyword-only argument with a dict lookup (six of them, about a sixteenth of a
-    valid call) and an omitted positional one from a tuple. So they follow a positional
+    each omitted keyword-only argument with a dict lookup (six of them, about 6% of a valid
+    call) and an omitted positional one from a tuple. So they follow a positional
     ``_keywords`` whose default is :data:`_KEYWORDS`; ``method`` refuses any other value (a
     third positional argument: :func:`_positional_options`), and its ``__signature__``, what
     ``inspect`` and ``help`` show, has them keyword-only."""

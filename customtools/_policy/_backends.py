@@ -420,9 +420,8 @@ class MemoryCache:
         old = table.get(key)
         if old is not None:
             self._drop(old)
-        aliases = self.index(scope, digest)
         if alias is not None:
-            old = aliases.get(alias[0], {}).get(alias[1])
+            old = self.index(scope, digest).get(alias[0], {}).get(alias[1])
             if old is not None:
                 self._drop(old)
         order = self._order
@@ -432,7 +431,7 @@ class MemoryCache:
         entry = (kept, _monotonic() + ttl, digest, size, serial, scope, key, alias)
         table[key] = order[serial] = entry
         if alias is not None:
-            aliases.setdefault(alias[0], {})[alias[1]] = entry
+            self.index(scope, digest).setdefault(alias[0], {})[alias[1]] = entry
         self._bytes += size
         return None
 
